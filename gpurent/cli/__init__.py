@@ -1,0 +1,1 @@
+"""The front door: thin Typer commands over flows, warehouse and sizing."""

@@ -1,0 +1,41 @@
+"""Settings from the environment (pydantic-settings): one place that knows the variable names.
+
+Secrets (provider tokens) are read here and nowhere else, so they can be kept out of
+logs, the database and exports.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from platformdirs import user_data_dir
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_db_path() -> Path:
+    return Path(user_data_dir("gpurent", appauthor=False)) / "gpurent.duckdb"
+
+
+class Settings(BaseSettings):
+    """gpurent's settings; every field can be set with a ``GPURENT_``-prefixed variable."""
+
+    model_config = SettingsConfigDict(env_prefix="GPURENT_", extra="ignore")
+
+    db: Path = Field(default_factory=default_db_path)
+    """DuckDB file (GPURENT_DB)."""
+    chromium: str | None = None
+    """Chromium executable for Playwright (GPURENT_CHROMIUM); default: `chromium` on PATH."""
+    work_dir: Path | None = None
+    """Where crawl feeds and run reports are kept (GPURENT_WORK_DIR); default: beside the DB."""
+
+    def chromium_path(self) -> str | None:
+        return self.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+
+    def feeds_dir(self) -> Path:
+        return (self.work_dir or self.db.parent / "feeds").resolve()
+
+
+def load_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,1 @@
+"""spiders/providers."""
