@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     """DuckDB file (GPURENT_DB)."""
     chromium: str | None = None
     """Chromium executable for Playwright (GPURENT_CHROMIUM); default: `chromium` on PATH."""
+    currency: str = "CNY"
+    """Display currency for costs and rankings (GPURENT_CURRENCY); native prices are kept too."""
     work_dir: Path | None = None
     """Where crawl feeds and run reports are kept (GPURENT_WORK_DIR); default: beside the DB."""
 

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Sequence
 
 import typer
 
 app = typer.Typer(
     name="gpurent",
-    help="GPU-rental price and availability tracker: crawl providers, then ask what you can rent now.",
+    help="GPU-rental price and availability tracker: crawl providers, then ask what you can "
+    "rent now, what it really costs, and whether it fits your model.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
 
-# Each module exposes register(app). Kept as names so a broken optional command
-# cannot stop the others from loading at import time of this list.
-COMMAND_MODULES: tuple[str, ...] = ()
+# Each module exposes register(app).
+COMMAND_MODULES: tuple[str, ...] = ("crawl", "queries", "replay_cmd")
+
+# Options whose value may be left out (`--replay` alone means "the bundled recordings").
+OPTIONAL_VALUE_OPTIONS = frozenset({"--replay"})
 
 
 def build_app() -> typer.Typer:
@@ -25,5 +30,17 @@ def build_app() -> typer.Typer:
     return app
 
 
+def expand_optional_values(argv: Sequence[str]) -> list[str]:
+    """Click has no optional option values: rewrite a bare ``--replay`` to ``--replay=``."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUE_OPTIONS and (nxt is None or nxt.startswith("-")):
+            out.append(f"{arg}=")
+        else:
+            out.append(arg)
+    return out
+
+
 def main() -> None:
-    build_app()()
+    build_app()(args=expand_optional_values(sys.argv[1:]), prog_name="gpurent")

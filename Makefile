@@ -1,0 +1,30 @@
+# The two commands of the README's quick start, plus the checks CI runs.
+.PHONY: setup demo test lint typecheck check bench
+
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_DB ?= var/demo.duckdb
+
+setup:
+	@./scripts/setup.sh
+
+# Set up, crawl the bundled recordings (offline, on 127.0.0.1) into a DuckDB file,
+# and print the cheapest in-stock cards with at least 32 GB.
+demo: setup
+	$(BIN)/gpurent crawl --replay --db $(DEMO_DB)
+	$(BIN)/gpurent cheapest --min-vram 32 --db $(DEMO_DB)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: setup
+	$(BIN)/mypy gpurent spiders flows warehouse sizing replay dashboards
+
+test: setup
+	$(BIN)/python -m pytest
+
+check: lint typecheck test
+
+bench: setup
+	$(BIN)/python benchmarks/run_all.py

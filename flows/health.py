@@ -1,0 +1,98 @@
+"""Parse health: turn a crawler's run report into an honest run status (rules of truth 2 and 3).
+
+Pure functions, so every verdict is unit-tested without a crawl.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpurent.model import RunStatus
+
+# A good run yielding under this share of the provider's usual offer count is treated as a
+# layout change rather than as a market event: real markets do not lose half their listings
+# between two polls, pages that stopped parsing do.
+MIN_SHARE_OF_RECENT = 0.5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: RunStatus
+    message: str
+
+
+def _ok_responses(report: Mapping[str, Any]) -> int:
+    by_status = report.get("responses_by_status") or {}
+    return sum(int(n) for code, n in by_status.items() if str(code).startswith("2"))
+
+
+def _error_summary(report: Mapping[str, Any]) -> str:
+    errors = [str(e) for e in report.get("errors") or []]
+    if not errors:
+        return ""
+    head = "; ".join(errors[:3])
+    return head + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else "")
+
+
+def classify_run(
+    report: Mapping[str, Any] | None,
+    *,
+    returncode: int | None,
+    recent_counts: Sequence[int] = (),
+) -> Verdict:
+    """Decide how a provider run ended from its report and the provider's recent good runs."""
+    if report is None:
+        return Verdict(
+            RunStatus.FAILED, f"crawler process ended (exit {returncode}) without a report"
+        )
+
+    offers = int(report.get("offers") or 0)
+    ok_pages = _ok_responses(report)
+    errors = _error_summary(report)
+    failures = int(report.get("requests_failed") or 0) + sum(
+        int(n)
+        for code, n in (report.get("responses_by_status") or {}).items()
+        if not str(code).startswith(("2", "3"))
+        and str(code) != "404"  # robots.txt misses are not failures
+    )
+    auth = report.get("auth") or "not_needed"
+    layout_errors = [str(e) for e in report.get("layout_errors") or []]
+
+    if auth in ("missing", "rejected"):
+        detail = "credentials missing" if auth == "missing" else "credentials rejected"
+        if offers:
+            return Verdict(
+                RunStatus.AUTH_REQUIRED,
+                f"{detail}: stock unknown, {offers} public price rows recorded",
+            )
+        return Verdict(RunStatus.AUTH_REQUIRED, f"{detail}: nothing could be read")
+
+    if offers == 0:
+        if layout_errors:
+            return Verdict(
+                RunStatus.LAYOUT_CHANGED, "layout changed: " + "; ".join(layout_errors[:3])
+            )
+        if ok_pages:
+            return Verdict(
+                RunStatus.LAYOUT_CHANGED,
+                f"{ok_pages} page(s) answered 200 but yielded no offers: the layout probably changed",
+            )
+        return Verdict(RunStatus.FAILED, errors or "no page answered")
+
+    if recent_counts:
+        usual = statistics.median(recent_counts)
+        if usual and offers < MIN_SHARE_OF_RECENT * usual:
+            return Verdict(
+                RunStatus.LAYOUT_CHANGED,
+                f"only {offers} offers against a usual {usual:g}: treating as a layout change",
+            )
+
+    if failures or layout_errors:
+        parts = [p for p in (errors, "; ".join(layout_errors[:2])) if p]
+        return Verdict(
+            RunStatus.PARTIAL, f"{offers} offers; some pages failed: " + "; ".join(parts)
+        )
+    return Verdict(RunStatus.OK, f"{offers} offers")

@@ -1,0 +1,197 @@
+"""The nightly crawl: every provider in its own process, then one single-writer load, then a summary.
+
+One provider failing never stops the others: crawl tasks never raise for a bad provider
+response (the run report says what happened); a crawler *process* that dies is retried with
+backoff and, if it keeps dying, is recorded as a ``failed`` run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from flows.crawl import REPLAY_DEMO_TOKEN, CrawlOutcome, CrawlSpec, crawl_command, run_crawl
+from flows.health import classify_run
+from flows.providers import check_names, provider_infos
+from gpurent.model import ProviderRun, RunStatus, utcnow
+from replay import ReplayServer
+from warehouse.db import connect
+from warehouse.load import load_run
+from warehouse.queries import recent_offer_counts
+
+# Chromium and several Scrapy processes on a 2-core machine: keep the fan-out modest.
+MAX_PARALLEL_CRAWLS = 3
+
+
+class CrawlerCrashed(RuntimeError):
+    """The crawler process ended without writing its run report."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    provider: str
+    status: str
+    offers: int
+    quarantined: int
+    duration_s: float
+    message: str
+
+
+def new_run_id() -> str:
+    return utcnow().strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@task(
+    retries=2,
+    retry_delay_seconds=[2, 8],
+    task_run_name="crawl-{spec.provider}",
+)
+def crawl_provider(spec: CrawlSpec) -> CrawlOutcome:
+    outcome = run_crawl(spec)
+    if outcome.report() is None:
+        raise CrawlerCrashed(
+            f"{spec.provider}: crawler exited {outcome.returncode} without a report "
+            f"(see {outcome.log_path})"
+        )
+    return outcome
+
+
+@task(task_run_name="load-warehouse")
+def load_outcomes(db_path: Path, outcomes: list[CrawlOutcome]) -> list[RunSummary]:
+    """The single writer: classify each provider run and load it, one transaction per provider."""
+    summaries = []
+    con = connect(db_path)
+    try:
+        for outcome in outcomes:
+            report = outcome.report()
+            verdict = classify_run(
+                report,
+                returncode=outcome.returncode,
+                recent_counts=recent_offer_counts(con, outcome.provider),
+            )
+            run = ProviderRun(
+                run_id=outcome.run_id,
+                provider=outcome.provider,
+                started_at=outcome.started_at,
+                finished_at=outcome.finished_at,
+                status=verdict.status,
+                offers=int((report or {}).get("offers") or 0),
+                quarantined=int((report or {}).get("quarantined") or 0),
+                http_errors=len((report or {}).get("errors") or []),
+                message=verdict.message,
+            )
+            feed = outcome.feed_path if outcome.feed_path.exists() else None
+            result = load_run(con, run, feed)
+            summaries.append(
+                RunSummary(
+                    provider=outcome.provider,
+                    status=verdict.status.value,
+                    offers=result.offers,
+                    quarantined=result.quarantined,
+                    duration_s=round(run.duration_s, 2),
+                    message=verdict.message,
+                )
+            )
+    finally:
+        con.close()
+    return summaries
+
+
+def summary_markdown(run_id: str, summaries: list[RunSummary]) -> str:
+    lines = [
+        f"# gpurent crawl {run_id}",
+        "",
+        "| provider | status | offers | quarantined | seconds | message |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for s in summaries:
+        message = s.message.replace("|", "\\|")
+        lines.append(
+            f"| {s.provider} | {s.status} | {s.offers} | {s.quarantined} | {s.duration_s} | {message} |"
+        )
+    return "\n".join(lines)
+
+
+def crawl_env(
+    providers: list[str], *, replay: bool, demo_credentials: bool
+) -> tuple[tuple[str, str | None], ...]:
+    """Credentials seen by crawler processes: real ones only when talking to real providers."""
+    if not replay:
+        return ()
+    infos = provider_infos()
+    names = sorted({var for p in providers for var in infos[p].auth_env})
+    value = REPLAY_DEMO_TOKEN if demo_credentials else None
+    return tuple((var, value) for var in names)
+
+
+@contextlib.contextmanager
+def _maybe_replay(
+    replay: bool, replay_dir: Path | None, scene: str, step: int
+) -> Iterator[ReplayServer | None]:
+    if not replay:
+        yield None
+        return
+    with ReplayServer(root=replay_dir, scene=scene, step=step) as server:
+        yield server
+
+
+@flow(
+    name="nightly_crawl",
+    task_runner=ThreadPoolTaskRunner(max_workers=MAX_PARALLEL_CRAWLS),  # type: ignore[arg-type]
+    log_prints=True,
+)
+def nightly_crawl(
+    db_path: Path,
+    work_dir: Path,
+    providers: list[str] | None = None,
+    replay: bool = False,
+    replay_dir: Path | None = None,
+    scene: str = "default",
+    step: int = 1,
+    demo_credentials: bool = True,
+    run_id: str | None = None,
+) -> list[dict[str, object]]:
+    """Crawl providers (all by default), load the warehouse, publish a summary artifact."""
+    chosen = check_names(list(providers)) if providers else list(provider_infos())
+    run_id = run_id or new_run_id()
+    env = crawl_env(chosen, replay=replay, demo_credentials=demo_credentials)
+    with _maybe_replay(replay, replay_dir, scene, step) as server:
+        specs = [
+            CrawlSpec(
+                provider=p,
+                run_id=run_id,
+                work_dir=work_dir,
+                base_url=server.base_url(p) if server else None,
+                env=env,
+            )
+            for p in chosen
+        ]
+        futures = [crawl_provider.submit(spec) for spec in specs]
+        outcomes = []
+        for spec, future in zip(specs, futures, strict=True):
+            future.wait()
+            if future.state.is_completed():
+                outcomes.append(future.result())
+            else:
+                # Retries exhausted: record the provider as failed, keep the others going.
+                _, feed, report, log = crawl_command(spec)
+                now = utcnow()
+                outcomes.append(
+                    CrawlOutcome(spec.provider, run_id, now, now, None, feed, report, log)
+                )
+    summaries = load_outcomes(db_path, outcomes)
+    create_markdown_artifact(
+        key="crawl-summary",
+        markdown=summary_markdown(run_id, summaries),
+        description=f"gpurent crawl {run_id}",
+    )
+    bad = [s.provider for s in summaries if s.status != RunStatus.OK.value]
+    print(f"crawl {run_id}: {len(summaries) - len(bad)} ok, not ok: {', '.join(bad) or 'none'}")
+    return [asdict(s) | {"run_id": run_id} for s in summaries]

@@ -1,0 +1,63 @@
+"""Options and helpers shared by the commands (one definition, reused everywhere)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpurent.cli.output import OutputFormat
+from gpurent.config import load_settings
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        envvar="GPURENT_DB",
+        help="DuckDB file. Default: $GPURENT_DB, else gpurent.duckdb in your user data directory.",
+        show_default=False,
+    ),
+]
+
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="table for people; json or csv for programs."),
+]
+
+CurrencyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--currency",
+        help="Display currency (CNY or USD); prices keep their native currency too. "
+        "Default: each offer's own currency.",
+        show_default=False,
+    ),
+]
+
+
+def resolve_db(db: Path | None) -> Path:
+    return (db or load_settings().db).expanduser()
+
+
+def require_db(db: Path | None) -> Path:
+    """The database path for a read command, with a friendly error when there is none yet."""
+    path = resolve_db(db)
+    if not path.exists():
+        typer.secho(
+            f"No database at {path}. Run `gpurent crawl --replay` (offline demo) "
+            "or `gpurent crawl` first, or point --db / GPURENT_DB at one.",
+            err=True,
+            fg="red",
+        )
+        raise typer.Exit(2)
+    return path
+
+
+def normalise_currency(value: str | None) -> str | None:
+    if value is None:
+        return None
+    code = value.strip().upper()
+    if len(code) != 3 or not code.isalpha():
+        raise typer.BadParameter(f"{value!r} is not an ISO 4217 currency code (try CNY or USD)")
+    return code

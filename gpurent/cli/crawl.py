@@ -1,0 +1,148 @@
+"""`gpurent crawl`: run the nightly crawl flow once, with a progress display."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from gpurent.cli.common import DbOption, FormatOption, resolve_db
+from gpurent.cli.output import OutputFormat, render
+from gpurent.config import load_settings
+
+# Prefect's ephemeral API server needs 15-20 s to start on a small machine; give it room,
+# and keep its INFO chatter out of a command-line tool's output unless asked for.
+PREFECT_DEFAULTS = {
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+}
+
+SUMMARY_COLUMNS = ["provider", "status", "offers", "quarantined", "duration_s", "message"]
+
+
+def _prepare_prefect_env() -> None:
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+
+
+def run_crawl_flow(
+    *,
+    db: Path,
+    providers: list[str],
+    replay_dir: Path | None,
+    replay: bool,
+    scene: str,
+    step: int,
+    demo_credentials: bool,
+    show_progress: bool,
+) -> list[dict[str, Any]]:
+    """Run the flow in a worker thread while the main thread shows per-provider progress."""
+    _prepare_prefect_env()
+    from flows.nightly import new_run_id, nightly_crawl
+    from flows.providers import check_names, provider_names
+
+    chosen = check_names(providers) if providers else provider_names()
+    settings = load_settings()
+    work_dir = settings.work_dir or db.parent / "feeds"
+    run_id = new_run_id()
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["rows"] = nightly_crawl(
+                db_path=db,
+                work_dir=work_dir,
+                providers=chosen,
+                replay=replay,
+                replay_dir=replay_dir,
+                scene=scene,
+                step=step,
+                demo_credentials=demo_credentials,
+                run_id=run_id,
+            )
+        except BaseException as exc:  # surfaced in the main thread below
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, name="gpurent-crawl", daemon=True)
+    worker.start()
+    reports = work_dir / run_id
+    console = Console(stderr=True)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]crawl[/] {task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} providers"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not show_progress,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("starting Prefect", total=len(chosen))
+        while worker.is_alive():
+            done = sorted(p.name.removesuffix(".run.json") for p in reports.glob("*.run.json"))
+            label = f"done: {', '.join(done)}" if done else "crawling " + ", ".join(chosen)
+            progress.update(bar, completed=len(done), description=label)
+            worker.join(0.5)
+        progress.update(bar, completed=len(chosen), description="loading the warehouse: done")
+    if "error" in result:
+        raise result["error"]
+    rows: list[dict[str, Any]] = result["rows"]
+    return rows
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def crawl(
+        provider: Annotated[
+            list[str] | None,
+            typer.Option("--provider", "-p", help="Crawl only this provider (repeatable)."),
+        ] = None,
+        replay: Annotated[
+            str | None,
+            typer.Option(
+                "--replay",
+                help="Crawl the bundled recordings (or the recordings in DIR) served on "
+                "127.0.0.1 instead of the real providers. `--replay` alone: bundled ones.",
+                metavar="[DIR]",
+                show_default=False,
+            ),
+        ] = None,
+        scene: Annotated[str, typer.Option(help="Replay scene to serve.")] = "default",
+        step: Annotated[int, typer.Option(min=1, help="Step of the replay scene.")] = 1,
+        demo_credentials: Annotated[
+            bool,
+            typer.Option(
+                help="In replay mode, give crawlers a dummy token so token-only APIs answer "
+                "(real tokens are never sent to the replay server).",
+            ),
+        ] = True,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """Run the crawl flow once: each provider in its own process, then load the warehouse.
+
+        Provider runs end ok, partial, failed, auth_required or layout_changed; only good runs
+        change what `offers` and `cheapest` show.
+        """
+        path = resolve_db(db)
+        replay_dir = Path(replay).expanduser() if replay else None
+        if replay_dir is not None and not replay_dir.is_dir():
+            raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
+        rows = run_crawl_flow(
+            db=path,
+            providers=list(provider or []),
+            replay_dir=replay_dir,
+            replay=replay is not None,
+            scene=scene,
+            step=step,
+            demo_credentials=demo_credentials,
+            show_progress=fmt is OutputFormat.TABLE,
+        )
+        render(rows, fmt, columns=SUMMARY_COLUMNS, title=f"crawl into {path}")
+        if fmt is OutputFormat.TABLE:
+            Console().print(f"[dim]database: {path}[/]")

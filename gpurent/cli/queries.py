@@ -1,0 +1,224 @@
+"""Read commands over the warehouse: offers, cheapest, providers, quarantine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import duckdb
+import typer
+from rich.console import Console
+
+from gpurent.cli.common import (
+    CurrencyOption,
+    DbOption,
+    FormatOption,
+    normalise_currency,
+    require_db,
+)
+from gpurent.cli.output import OutputFormat, render
+from gpurent.config import load_settings
+from gpurent.costing import UsageProfile
+
+# fmt: off
+OFFER_COLUMNS = [
+    "provider", "gpu_model", "gpu_vram_gb", "gpu_count", "status", "available_count",
+    "price", "currency", "billing_unit", "price_basis", "true_hourly", "true_monthly",
+    "cost_currency", "region", "age",
+]
+JSON_EXTRA = [
+    "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
+    "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "url",
+]
+# fmt: on
+
+
+@contextmanager
+def reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    from warehouse.db import connect
+
+    con = connect(require_db(db), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def human_age(then: datetime | None, now: datetime) -> str:
+    if then is None:
+        return ""
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def _profile(
+    hours_per_month: Decimal, storage_gb: Decimal, egress_gb: Decimal, gpus: int
+) -> UsageProfile:
+    try:
+        return UsageProfile(
+            hours_per_month=hours_per_month,
+            storage_gb=storage_gb,
+            egress_gb_per_month=egress_gb,
+            gpus=gpus,
+        )
+    except (ValueError, TypeError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], list[str]]:
+    now = datetime.now(UTC)
+    rows = []
+    for c in costed:
+        row = c.as_row()
+        row["age"] = human_age(row["observed_at"], now)
+        rows.append(row)
+    columns = OFFER_COLUMNS if fmt is OutputFormat.TABLE else OFFER_COLUMNS + JSON_EXTRA
+    return rows, columns
+
+
+HoursOption = Annotated[
+    Decimal,
+    typer.Option(
+        "--hours-per-month", help="Hours you run the card a month (730 = always on).", min=0
+    ),
+]
+StorageOption = Annotated[
+    Decimal, typer.Option("--storage-gb", help="Storage you keep, GB (per-GB fees).", min=0)
+]
+EgressOption = Annotated[
+    Decimal, typer.Option("--egress-gb", help="Outbound traffic a month, GB.", min=0)
+]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def offers(
+        gpu: Annotated[
+            str | None, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")
+        ] = None,
+        min_vram: Annotated[
+            int | None, typer.Option("--min-vram", help="Minimum VRAM per card, GB.")
+        ] = None,
+        provider: Annotated[
+            str | None, typer.Option("--provider", help="Only this provider.")
+        ] = None,
+        in_stock: Annotated[
+            bool, typer.Option("--in-stock", help="Only in_stock and low offers.")
+        ] = False,
+        currency: CurrencyOption = None,
+        hours_per_month: HoursOption = Decimal(730),
+        storage_gb: StorageOption = Decimal(50),
+        egress_gb: EgressOption = Decimal(0),
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """List the latest offers of every provider (sold-out and unknown ones too)."""
+        from warehouse.costed import costed_latest_offers
+
+        display = normalise_currency(currency) or load_settings().currency
+        profile = _profile(hours_per_month, storage_gb, egress_gb, 1)
+        with reader(db) as con:
+            costed = costed_latest_offers(
+                con,
+                profile,
+                display_currency=display,
+                gpu_model=gpu,
+                min_vram_gb=min_vram,
+                provider=provider,
+                in_stock_only=in_stock,
+            )
+        rows, columns = _rows(costed, fmt)
+        render(
+            rows,
+            fmt,
+            columns=columns,
+            title=f"latest offers ({profile.describe()})",
+            empty_message="No offers match. Has a crawl run? Try `gpurent providers`.",
+        )
+
+    @app.command()
+    def cheapest(
+        min_vram: Annotated[int, typer.Option("--min-vram", help="Minimum VRAM per card, GB.")],
+        gpus: Annotated[int, typer.Option("--gpus", min=1, help="Cards you need.")] = 1,
+        hours_per_month: HoursOption = Decimal(730),
+        storage_gb: StorageOption = Decimal(50),
+        egress_gb: EgressOption = Decimal(0),
+        currency: CurrencyOption = None,
+        limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """The cheapest in-stock offers with at least --min-vram GB per card, by true monthly cost.
+
+        Only offers whose provider says they can be rented now (in_stock or low) are ranked:
+        sold-out offers and offers of unknown stock are left out. Ties go to the lower true
+        hourly cost.
+        """
+        from warehouse.costed import costed_latest_offers
+
+        display = normalise_currency(currency) or load_settings().currency
+        profile = _profile(hours_per_month, storage_gb, egress_gb, gpus)
+        with reader(db) as con:
+            costed = costed_latest_offers(
+                con, profile, display_currency=display, min_vram_gb=min_vram, in_stock_only=True
+            )
+        rows, columns = _rows(costed[:limit], fmt)
+        render(
+            rows,
+            fmt,
+            columns=columns,
+            title=f"cheapest in-stock, >= {min_vram} GB x {gpus} ({profile.describe()})",
+            empty_message="No in-stock offer fits. Try a lower --min-vram, or crawl again.",
+        )
+
+    @app.command()
+    def providers(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
+        """Each provider's last run: status, offers, quarantined rows, age, and why it failed."""
+        from warehouse.queries import provider_status
+
+        now = datetime.now(UTC)
+        with reader(db) as con:
+            frame = provider_status(con)
+        rows = []
+        for r in frame.iter_rows(named=True):
+            rows.append(
+                {
+                    "provider": r["provider"],
+                    "last_status": r["last_status"],
+                    "last_offers": r["last_offers"],
+                    "last_quarantined": r["last_quarantined"],
+                    "last_run_at": r["last_run_at"],
+                    "age": human_age(r["last_run_at"], now),
+                    "good_data_from": r["last_good_at"],
+                    "good_data_age": human_age(r["last_good_at"], now),
+                    "message": r["last_message"],
+                }
+            )
+        render(rows, fmt, title="providers", empty_message="No crawl has run yet.")
+
+    @app.command()
+    def quarantine(
+        provider: Annotated[
+            str | None, typer.Option("--provider", help="Only this provider.")
+        ] = None,
+        limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """What was set aside instead of loaded (unknown GPU names, unparseable prices), and why."""
+        from warehouse.queries import quarantine_rows
+
+        with reader(db) as con:
+            frame = quarantine_rows(con, provider=provider, limit=limit)
+        render(frame.to_dicts(), fmt, title="quarantine", empty_message="Nothing quarantined.")
+        if fmt is OutputFormat.TABLE and frame.height:
+            Console().print(
+                "[dim]Each row is input a provider sent that gpurent would not guess about.[/]"
+            )

@@ -1,0 +1,634 @@
+"""True cost of renting an offer: per hour and per month, add-ons included, in any currency.
+
+Everything is computed with exact ``Fraction`` arithmetic (money in as ``Decimal``, never
+float) and rounded once, at the end, to 6 decimal places with ROUND_HALF_EVEN.
+A month is 730 hours (``gpurent.units``).
+
+Rules
+-----
+
+Fit. An offer is rented as listed: ``gpu_count`` cards. When the profile wants more cards
+than that (``profile.gpus > gpu_count``), ``true_cost`` raises ``DoesNotFit`` and the caller
+filters the offer out. This holds for both price bases: a per-GPU price is multiplied by the
+offer's ``gpu_count``, never by the profile's, because the offer is what is rented (spiders
+list each rentable card count as its own offer).
+
+Headline per hour. The published price converted exactly to one hour (per-second and
+per-minute prices scale up; day/week/month/year package prices are divided by their hours),
+times ``gpu_count`` when the basis is ``gpu``. ``price_per_gpu_hour`` is the same per card.
+
+Which add-ons count. Mandatory fees, plus traffic fees (egress/ingress) whatever their
+``mandatory`` flag, because traffic is billed whenever it happens and the profile says how
+much happens. Optional fees, and fees the engine cannot price, are listed in
+``TrueCost.not_counted`` with the reason, never silently dropped.
+
+Quantity a fee is charged on (``quantity`` is always for the whole offer, not per GPU):
+
+* basis ``instance``: ``quantity`` or 1;  basis ``gpu``: ``quantity`` or the offer's
+  ``gpu_count``;  basis ``vcpu`` / ``gib_ram``: ``quantity`` (required: without it the fee is
+  not counted, since the profile does not choose CPUs or RAM);
+* basis ``gb`` / ``tb``: ``quantity`` when the offer fixes the size, else the profile's
+  ``storage_gb`` (storage fees) or ``egress_gb_per_month`` (egress fees; the profile has no
+  ingress volume, so ingress fees are not counted). 1 TB = 1000 GB;
+* then the free allowance: ``max(0, quantity - included_quantity)``.
+
+Per hour and per month, for a fee of ``amount`` per ``unit``:
+
+* time-based fee (``unit`` set): per hour = amount x quantity / hours in unit. In the month
+  it accrues for the hours used (``hours_per_month``), except: fees ``charged_while_stopped``
+  accrue for the whole month (730 h) when ``keep_disks_while_stopped``; fees of type
+  ``storage_stopped`` (billed only while stopped) accrue for the stopped hours (730 - used)
+  when disks are kept, otherwise not at all, and add nothing to the running hourly figure.
+* volume fee (traffic, no ``unit``): per month = amount x volume; it is not an hourly rate,
+  so the hourly figure carries it spread over the hours used (monthly / hours_per_month).
+  A traffic fee quoted per time unit is not counted (it makes no sense to price).
+* any other fee without ``unit`` is a one-off charge per rental, counted once a month and
+  spread per hour like traffic (one rental a month is the assumption).
+
+True hourly = headline per hour + the add-ons per hour above.
+
+True monthly = the cheapest single way the offer allows to rent ``hours_per_month``, plus
+the monthly add-ons. Candidates are the headline price (always: it is what the row is, even
+if it is a spot or member price) and the ``plans`` of kind ``on_demand`` or ``commitment``
+(``member`` too with ``include_member=True``; ``spot`` plans never):
+
+* a price per second/minute/hour is metered: rate x hours used, except a ``commitment``
+  rate per second/minute/hour (a reserved rate, e.g. RunPod's one-month price) which is paid
+  for all 730 h of the month;
+* a day/week/month package is bought whole: ceil(hours / hours in unit) packages. The
+  packages are assumed to be used back to back, so for usage spread thinly over the month
+  this is a lower bound;
+* a year package is pro-rated to a month: price / 12 (a year covers any monthly hours; the
+  minimum picks it only when the hours make it worthwhile).
+
+The minimum wins; ties go to the earlier candidate (headline first, then plans in order).
+Plans and fees in another currency are converted into the offer's currency through the FX
+table (rate as of ``on``); the display currency likewise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import ROUND_HALF_EVEN, Context, Decimal
+from fractions import Fraction
+from typing import Literal
+
+from gpurent.fx import FxRate, FxTable, load_fx_table
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    OfferRecord,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+)
+from gpurent.units import HOURS_PER_MONTH, HOURS_PER_UNIT, hourly_rate, to_fraction
+
+MONEY_PLACES = 6
+GB_PER_TB = 1000
+_METERED = frozenset({BillingUnit.SECOND, BillingUnit.MINUTE, BillingUnit.HOUR})
+_TRAFFIC = frozenset({FeeType.EGRESS, FeeType.INGRESS})
+# Non-terminating counts in explanations (730/24 days) are shown to 6 significant digits.
+_SHOWN_CONTEXT = Context(prec=6, rounding=ROUND_HALF_EVEN)
+
+
+class DoesNotFit(ValueError):
+    """The profile wants more GPUs than the offer has."""
+
+
+def quantize_money(value: Fraction | Decimal | int) -> Decimal:
+    """Round to 6 decimal places, half-even, exactly (no float, no context precision limit)."""
+    frac = value if isinstance(value, Fraction) else to_fraction(value)
+    scaled = round(frac * 10**MONEY_PLACES)  # Fraction.__round__ is half-even
+    return Decimal(scaled).scaleb(-MONEY_PLACES)
+
+
+@dataclass(frozen=True)
+class UsageProfile:
+    """How the user will rent: hours a month, storage, traffic, cards wanted."""
+
+    hours_per_month: Decimal = Decimal(730)
+    """Hours the instance runs in a month; 730 = always on. 0 < hours <= 730."""
+    storage_gb: Decimal = Decimal(50)
+    """Storage the user keeps (GB), charged by per-GB storage fees."""
+    egress_gb_per_month: Decimal = Decimal(0)
+    """Outbound traffic a month (GB)."""
+    keep_disks_while_stopped: bool = True
+    """Keep the instance (and its disks) between sessions instead of releasing it."""
+    gpus: int = 1
+    """How many cards the user wants; offers with fewer do not fit."""
+
+    def __post_init__(self) -> None:
+        for name in ("hours_per_month", "storage_gb", "egress_gb_per_month"):
+            value = getattr(self, name)
+            if isinstance(value, float) or not isinstance(value, Decimal | int):
+                raise TypeError(f"{name} must be a Decimal (never float), got {value!r}")
+            value = Decimal(value)
+            if not value.is_finite() or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+            object.__setattr__(self, name, value)
+        if not 0 < self.hours_per_month <= HOURS_PER_MONTH:
+            raise ValueError(f"hours_per_month must be in (0, 730], got {self.hours_per_month}")
+        if self.gpus < 1:
+            raise ValueError(f"gpus must be >= 1, got {self.gpus}")
+
+    def describe(self) -> str:
+        kept = (
+            "disks kept while stopped" if self.keep_disks_while_stopped else "released when stopped"
+        )
+        return (
+            f"{_num(self.hours_per_month)} h/month, storage {_num(self.storage_gb)} GB, "
+            f"egress {_num(self.egress_gb_per_month)} GB/month, {self.gpus} GPU(s), {kept}"
+        )
+
+
+@dataclass(frozen=True)
+class CostInput:
+    """The fields of an offer the cost engine needs (an OfferRecord without the pydantic)."""
+
+    price: Decimal
+    currency: str
+    billing_unit: BillingUnit
+    price_basis: PriceBasis
+    price_kind: PriceKind = PriceKind.ON_DEMAND
+    gpu_count: int = 1
+    fees: Sequence[AddonFee] = ()
+    plans: Sequence[PricePlan] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.price, Decimal) or not self.price.is_finite() or self.price < 0:
+            raise ValueError(f"price must be a finite Decimal >= 0, got {self.price!r}")
+        if self.gpu_count < 1:
+            raise ValueError(f"gpu_count must be >= 1, got {self.gpu_count}")
+        object.__setattr__(self, "fees", tuple(self.fees))
+        object.__setattr__(self, "plans", tuple(self.plans))
+
+    @classmethod
+    def from_offer(cls, offer: OfferRecord) -> CostInput:
+        return cls(
+            price=offer.price,
+            currency=offer.currency,
+            billing_unit=offer.billing_unit,
+            price_basis=offer.price_basis,
+            price_kind=offer.price_kind,
+            gpu_count=offer.gpu_count,
+            fees=offer.fees,
+            plans=offer.plans,
+        )
+
+
+@dataclass(frozen=True)
+class ChosenPlan:
+    """The way of renting that gives the month its base cost."""
+
+    source: Literal["headline", "plan"]
+    billing_unit: BillingUnit
+    price_kind: PriceKind
+    price_basis: PriceBasis
+    price: Decimal
+    """As published, in ``currency``, per billing unit and per basis."""
+    currency: str
+    offer_price: Decimal
+    """Per billing unit for the whole offer, in the offer's currency (x gpu_count if per GPU)."""
+    units: Decimal
+    """Billing units paid for in the month: hours/seconds metered, whole packages, 1/12 year."""
+    cost: Decimal
+    """offer_price x units, in the offer's currency."""
+
+
+@dataclass(frozen=True)
+class SkippedFee:
+    """A fee left out of the totals, and why."""
+
+    fee: AddonFee
+    reason: str
+
+
+@dataclass(frozen=True)
+class TrueCost:
+    """What an offer really costs for a usage profile. Money rounded to 6 places."""
+
+    currency: str
+    """The offer's (native) currency."""
+    base_hourly: Decimal
+    """Headline price per hour for the whole offer."""
+    hourly: Decimal
+    """True hourly: base_hourly + add-ons per hour."""
+    monthly: Decimal
+    """True monthly: plan.cost + add-ons per month."""
+    price_per_gpu_hour: Decimal
+    plan: ChosenPlan
+    addons_hourly: Mapping[FeeType, Decimal]
+    addons_monthly: Mapping[FeeType, Decimal]
+    display_currency: str
+    hourly_display: Decimal
+    monthly_display: Decimal
+    price_per_gpu_hour_display: Decimal
+    fx_rate: FxRate | None
+    """Rate from ``currency`` to ``display_currency``; None when they are the same."""
+    profile: UsageProfile
+    not_counted: tuple[SkippedFee, ...] = ()
+    lines: tuple[str, ...] = field(default=(), repr=False)
+
+    def explain(self) -> str:
+        """A breakdown a reader can recompute by hand."""
+        return "\n".join(self.lines)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _decimal_places(frac: Fraction) -> int | None:
+    """Decimal places of ``frac``'s exact decimal form, or None when it does not terminate."""
+    den, twos, fives = frac.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    return max(twos, fives) if den == 1 else None
+
+
+def _num(value: Decimal | Fraction | int) -> str:
+    """A number for the explanation: Decimals as given; fractions exact when they have a finite
+    decimal form (without trailing zeros), else 6 significant digits."""
+    if isinstance(value, Decimal | int):
+        return format(value, "f")
+    places = _decimal_places(value)
+    if places is not None:
+        scaled = value * 10**places  # an integer, by construction
+        text = format(Decimal(scaled.numerator).scaleb(-places), "f")
+    else:
+        num, den = Decimal(value.numerator), Decimal(value.denominator)
+        text = format(_SHOWN_CONTEXT.divide(num, den), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _money(value: Fraction) -> str:
+    return format(quantize_money(value), "f")
+
+
+class _Converter:
+    """Converts into one currency, fetching the FX table only when needed."""
+
+    def __init__(self, fx: FxTable | None, on: date | None) -> None:
+        self._fx = fx
+        self._on = on
+
+    def table(self) -> FxTable:
+        if self._fx is None:
+            self._fx = load_fx_table()
+        return self._fx
+
+    def rate(self, from_ccy: str, to_ccy: str) -> FxRate | None:
+        if from_ccy == to_ccy:
+            return None
+        return self.table().rate(from_ccy, to_ccy, self._on)
+
+    def to(self, amount: Decimal, from_ccy: str, to_ccy: str) -> tuple[Fraction, str]:
+        """Exact converted amount and a note for the explanation ('' when same currency)."""
+        used = self.rate(from_ccy, to_ccy)
+        if used is None:
+            return to_fraction(amount), ""
+        converted = to_fraction(amount) * to_fraction(used.rate)
+        return converted, f" [from {_num(amount)} {from_ccy} at {used.describe()}]"
+
+
+def _per_gpu_hour(price: Decimal, unit: BillingUnit, basis: PriceBasis, gpu_count: int) -> Fraction:
+    per_hour = hourly_rate(price, unit)
+    return per_hour / gpu_count if basis is PriceBasis.INSTANCE else per_hour
+
+
+def price_per_gpu_hour(
+    price: Decimal, unit: BillingUnit, basis: PriceBasis, gpu_count: int
+) -> Decimal:
+    """Published price per hour, divided by the cards when the price is per instance."""
+    if gpu_count < 1:
+        raise ValueError(f"gpu_count must be >= 1, got {gpu_count}")
+    return quantize_money(_per_gpu_hour(price, unit, basis, gpu_count))
+
+
+# ---------------------------------------------------------------- add-ons
+
+
+@dataclass(frozen=True)
+class _FeeCost:
+    fee_type: FeeType
+    hourly: Fraction
+    monthly: Fraction
+    hourly_line: str | None
+    monthly_line: str
+
+
+def _fee_quantity(
+    fee: AddonFee, inp: CostInput, profile: UsageProfile
+) -> tuple[Fraction, str] | str:
+    """Billable quantity and how it was found, or the reason the fee cannot be priced."""
+    basis = fee.basis
+    chosen: Fraction
+    label: str
+    if fee.quantity is not None:
+        chosen, label = to_fraction(fee.quantity), f"{_num(fee.quantity)} {basis.value}"
+    elif basis is FeeBasis.INSTANCE:
+        chosen, label = Fraction(1), "1 instance"
+    elif basis is FeeBasis.GPU:
+        chosen, label = Fraction(inp.gpu_count), f"{inp.gpu_count} gpu"
+    elif basis in (FeeBasis.VCPU, FeeBasis.GIB_RAM):
+        return f"per-{basis.value} fee without a fixed quantity"
+    else:
+        if fee.fee_type is FeeType.INGRESS:
+            return "the usage profile has no ingress volume"
+        if fee.fee_type is FeeType.EGRESS:
+            volume_gb, what = profile.egress_gb_per_month, "egress GB"
+        else:
+            volume_gb, what = profile.storage_gb, "storage GB"
+        chosen = to_fraction(volume_gb)
+        label = f"{_num(volume_gb)} {what}"
+        if basis is FeeBasis.TB:
+            chosen /= GB_PER_TB
+            label = f"{_num(chosen)} TB ({label} / {GB_PER_TB})"
+    if fee.included_quantity is not None:
+        included = to_fraction(fee.included_quantity)
+        billable = max(Fraction(0), chosen - included)
+        return (
+            billable,
+            f"{_num(billable)} {basis.value} (= max(0, {label} - {_num(included)} included))",
+        )
+    return chosen, label
+
+
+def _fee_cost(
+    fee: AddonFee, inp: CostInput, profile: UsageProfile, conv: _Converter
+) -> _FeeCost | str:
+    if not fee.mandatory and fee.fee_type not in _TRAFFIC:
+        return "optional"
+    if fee.fee_type in _TRAFFIC and fee.unit is not None:
+        return f"traffic fee quoted per {fee.unit.value}"
+    found = _fee_quantity(fee, inp, profile)
+    if isinstance(found, str):
+        return found
+    qty, qty_label = found
+    amount, fx_note = conv.to(fee.amount, fee.currency, inp.currency)
+    shown = _num(amount) if fx_note else _num(fee.amount)  # as published when not converted
+    name = fee.fee_type.value
+    ccy = inp.currency
+    hours_used = to_fraction(profile.hours_per_month)
+
+    if fee.unit is None:
+        monthly = amount * qty
+        hourly = monthly / hours_used
+        kind = "per month" if fee.fee_type in _TRAFFIC else "once a month (one-off per rental)"
+        monthly_line = f"+ {name} {shown} {ccy} x {qty_label} {kind} = {_money(monthly)}{fx_note}"
+        spread = f"+ {name} {_money(monthly)} / {_num(hours_used)} h = {_money(hourly)}/h"
+        return _FeeCost(fee.fee_type, hourly, monthly, spread, monthly_line)
+
+    unit_hours = HOURS_PER_UNIT[fee.unit]
+    per_hour = amount * qty / unit_hours
+    hourly_line: str | None
+    if fee.fee_type is FeeType.STORAGE_STOPPED:
+        charged = HOURS_PER_MONTH - hours_used if profile.keep_disks_while_stopped else Fraction(0)
+        why = "stopped hours, 730 - used" if profile.keep_disks_while_stopped else "released"
+        hourly = Fraction(0)
+        hourly_line = None
+    else:
+        if fee.charged_while_stopped and profile.keep_disks_while_stopped:
+            charged, why = HOURS_PER_MONTH, "730 h, kept while stopped"
+        else:
+            charged, why = hours_used, f"{_num(hours_used)} h used"
+        hourly = per_hour
+        per_unit = "" if unit_hours == 1 else f" / {_num(unit_hours)} h"
+        hourly_line = (
+            f"+ {name} {shown} {ccy}/{fee.unit.value} x {qty_label}{per_unit}"
+            f" = {_money(hourly)}/h{fx_note}"
+        )
+    monthly = per_hour * charged
+    monthly_line = (
+        f"+ {name} {shown} {ccy}/{fee.unit.value} x {qty_label}"
+        f" x {_num(charged / unit_hours)} {fee.unit.value} ({why}) = {_money(monthly)}{fx_note}"
+    )
+    return _FeeCost(fee.fee_type, hourly, monthly, hourly_line, monthly_line)
+
+
+# ---------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    source: Literal["headline", "plan"]
+    unit: BillingUnit
+    kind: PriceKind
+    basis: PriceBasis
+    price: Decimal
+    currency: str
+    offer_price: Fraction
+    units: Fraction
+    line: str
+
+    @property
+    def cost(self) -> Fraction:
+        return self.offer_price * self.units
+
+
+def _candidate(
+    source: Literal["headline", "plan"],
+    price: Decimal,
+    currency: str,
+    unit: BillingUnit,
+    basis: PriceBasis,
+    kind: PriceKind,
+    inp: CostInput,
+    profile: UsageProfile,
+    conv: _Converter,
+) -> _Candidate:
+    native, fx_note = conv.to(price, currency, inp.currency)
+    shown = _num(native) if fx_note else _num(price)
+    multiplier = inp.gpu_count if basis is PriceBasis.GPU else 1
+    offer_price = native * multiplier
+    unit_hours = HOURS_PER_UNIT[unit]
+    hours_used = to_fraction(profile.hours_per_month)
+    if unit in _METERED:
+        if kind is PriceKind.COMMITMENT:
+            units, how = HOURS_PER_MONTH / unit_hours, "reserved: all 730 h"
+        else:
+            units, how = hours_used / unit_hours, f"{_num(hours_used)} h used"
+    elif unit is BillingUnit.YEAR:
+        units, how = HOURS_PER_MONTH / unit_hours, "year pro-rated: 1/12"
+    else:
+        count = math.ceil(hours_used / unit_hours)
+        units, how = Fraction(count), f"ceil({_num(hours_used)} h / {_num(unit_hours)} h)"
+    per_gpu = f" x {inp.gpu_count} gpu" if basis is PriceBasis.GPU else ""
+    line = (
+        f"{source} {kind.value}: {shown} {inp.currency}/{unit.value}{per_gpu}"
+        f" x {_num(units)} {unit.value} ({how}) = {_money(offer_price * units)}{fx_note}"
+    )
+    return _Candidate(source, unit, kind, basis, price, currency, offer_price, units, line)
+
+
+def _plan_allowed(kind: PriceKind, include_member: bool) -> bool:
+    return kind in (PriceKind.ON_DEMAND, PriceKind.COMMITMENT) or (
+        include_member and kind is PriceKind.MEMBER
+    )
+
+
+def _candidates(
+    inp: CostInput, profile: UsageProfile, conv: _Converter, include_member: bool
+) -> list[_Candidate]:
+    out = [
+        _candidate(
+            "headline",
+            inp.price,
+            inp.currency,
+            inp.billing_unit,
+            inp.price_basis,
+            inp.price_kind,
+            inp,
+            profile,
+            conv,
+        )
+    ]
+    for plan in inp.plans:
+        if _plan_allowed(plan.price_kind, include_member):
+            out.append(
+                _candidate(
+                    "plan",
+                    plan.price,
+                    plan.currency,
+                    plan.billing_unit,
+                    plan.price_basis,
+                    plan.price_kind,
+                    inp,
+                    profile,
+                    conv,
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------- the engine
+
+
+def true_cost(
+    inp: CostInput,
+    profile: UsageProfile,
+    *,
+    display_currency: str | None = None,
+    fx: FxTable | None = None,
+    on: date | None = None,
+    include_member: bool = False,
+) -> TrueCost:
+    """True hourly and monthly cost of ``inp`` for ``profile`` (rules: module docstring).
+
+    ``fx`` defaults to the built-in table plus ``GPURENT_FX`` (read only if a conversion is
+    needed); ``on`` dates the FX lookups (latest rate when None). Raises ``DoesNotFit`` when
+    the profile wants more GPUs than the offer has, ``gpurent.fx.FxRateMissing`` when a
+    needed rate is absent.
+    """
+    if profile.gpus > inp.gpu_count:
+        raise DoesNotFit(f"profile wants {profile.gpus} GPU(s), the offer has {inp.gpu_count}")
+    conv = _Converter(fx, on)
+    ccy = inp.currency
+    display = display_currency or ccy
+    hours_used = to_fraction(profile.hours_per_month)
+
+    base_hourly = hourly_rate(inp.price, inp.billing_unit) * (
+        inp.gpu_count if inp.price_basis is PriceBasis.GPU else 1
+    )
+    per_gpu_hour = _per_gpu_hour(inp.price, inp.billing_unit, inp.price_basis, inp.gpu_count)
+
+    fee_costs: list[_FeeCost] = []
+    skipped: list[SkippedFee] = []
+    for fee in inp.fees:
+        result = _fee_cost(fee, inp, profile, conv)
+        if isinstance(result, str):
+            skipped.append(SkippedFee(fee, result))
+        else:
+            fee_costs.append(result)
+
+    candidates = _candidates(inp, profile, conv, include_member)
+    best = min(enumerate(candidates), key=lambda pair: (pair[1].cost, pair[0]))[1]
+
+    addons_hourly: dict[FeeType, Fraction] = {}
+    addons_monthly: dict[FeeType, Fraction] = {}
+    for cost in fee_costs:
+        addons_hourly[cost.fee_type] = addons_hourly.get(cost.fee_type, Fraction(0)) + cost.hourly
+        addons_monthly[cost.fee_type] = (
+            addons_monthly.get(cost.fee_type, Fraction(0)) + cost.monthly
+        )
+    hourly = base_hourly + sum(addons_hourly.values(), Fraction(0))
+    monthly = best.cost + sum(addons_monthly.values(), Fraction(0))
+
+    fx_rate = conv.rate(ccy, display)
+    factor = to_fraction(fx_rate.rate) if fx_rate is not None else Fraction(1)
+
+    # The explanation, built from the same exact numbers.
+    per_gpu = f" x {inp.gpu_count} gpu" if inp.price_basis is PriceBasis.GPU else " (whole offer)"
+    per_unit = (
+        ""
+        if inp.billing_unit is BillingUnit.HOUR
+        else f" / {_num(HOURS_PER_UNIT[inp.billing_unit])} h"
+    )
+    lines = [
+        f"Profile: {profile.describe()}.",
+        f"Hourly ({ccy}):",
+        f"  headline {inp.price_kind.value} {_num(inp.price)} {ccy}/{inp.billing_unit.value}"
+        f"{per_unit}{per_gpu} = {_money(base_hourly)}/h"
+        f" ({_money(per_gpu_hour)} per GPU-hour over {inp.gpu_count} gpu)",
+    ]
+    lines += [f"  {c.hourly_line}" for c in fee_costs if c.hourly_line is not None]
+    lines.append(f"  = {_money(hourly)} {ccy}/h")
+    lines.append(f"Monthly ({ccy}), cheapest way to rent {_num(hours_used)} h:")
+    lines.append(f"  {best.line}")
+    lines += [f"    (also considered: {c.line})" for c in candidates if c is not best]
+    lines += [
+        f"    (not considered: plan {p.price_kind.value} {_num(p.price)} {p.currency}"
+        f"/{p.billing_unit.value}: {p.price_kind.value} plans do not count)"
+        for p in inp.plans
+        if not _plan_allowed(p.price_kind, include_member)
+    ]
+    lines += [f"  {c.monthly_line}" for c in fee_costs]
+    lines.append(f"  = {_money(monthly)} {ccy}/month")
+    lines += [f"Not counted: {s.fee.fee_type.value} ({s.reason})" for s in skipped]
+    if fx_rate is not None:
+        lines.append(
+            f"In {display}: x {fx_rate.describe()}: "
+            f"{_money(hourly * factor)} {display}/h, {_money(monthly * factor)} {display}/month"
+        )
+
+    plan = ChosenPlan(
+        source=best.source,
+        billing_unit=best.unit,
+        price_kind=best.kind,
+        price_basis=best.basis,
+        price=best.price,
+        currency=best.currency,
+        offer_price=quantize_money(best.offer_price),
+        units=quantize_money(best.units),
+        cost=quantize_money(best.cost),
+    )
+    return TrueCost(
+        currency=ccy,
+        base_hourly=quantize_money(base_hourly),
+        hourly=quantize_money(hourly),
+        monthly=quantize_money(monthly),
+        price_per_gpu_hour=quantize_money(per_gpu_hour),
+        plan=plan,
+        addons_hourly={k: quantize_money(v) for k, v in addons_hourly.items()},
+        addons_monthly={k: quantize_money(v) for k, v in addons_monthly.items()},
+        display_currency=display,
+        hourly_display=quantize_money(hourly * factor),
+        monthly_display=quantize_money(monthly * factor),
+        price_per_gpu_hour_display=quantize_money(per_gpu_hour * factor),
+        fx_rate=fx_rate,
+        profile=profile,
+        not_counted=tuple(skipped),
+        lines=tuple(lines),
+    )
+
+
+def rank_key(tc: TrueCost) -> tuple[Decimal, Decimal]:
+    """Sort key: true monthly, then true hourly, both in the display currency."""
+    return (tc.monthly_display, tc.hourly_display)

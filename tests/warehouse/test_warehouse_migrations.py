@@ -1,0 +1,138 @@
+"""Schema migrations: recorded, re-runnable, atomic; CHECK lists mirror the model's enums."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from gpurent.model import (
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    RunStatus,
+    StockStatus,
+)
+from warehouse import migrations
+from warehouse.db import connect
+from warehouse.errors import MigrationError
+from warehouse.migrations import MIGRATIONS, Migration, applied_migrations, migrate
+
+EXPECTED_RELATIONS = {
+    "schema_migrations",
+    "crawl_runs",
+    "observations",
+    "addon_fees",
+    "price_plans",
+    "quarantine",
+    "fx_rates",
+    "good_runs",
+    "latest_runs",
+    "last_runs",
+    "latest_offers",
+}
+
+
+def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    return {name for (name,) in rows}
+
+
+def test_a_fresh_warehouse_records_every_migration(con: duckdb.DuckDBPyConnection) -> None:
+    assert applied_migrations(con) == [(m.version, m.name) for m in MIGRATIONS]
+    assert applied_migrations(con) == [(1, "init"), (2, "views")]
+    stamps = con.execute("SELECT applied_at FROM schema_migrations").fetchall()
+    assert all(stamp is not None for (stamp,) in stamps)
+    assert relations(con) >= EXPECTED_RELATIONS
+
+
+def test_migrating_again_applies_nothing(db_path: Path) -> None:
+    first = connect(db_path)
+    assert migrate(first) == []
+    first.close()
+    second = connect(db_path)  # a writer migrates on connect: nothing left to do
+    try:
+        assert second.execute("SELECT count(*) FROM schema_migrations").fetchall() == [(2,)]
+        assert migrate(second) == []
+    finally:
+        second.close()
+
+
+def test_an_older_gpurent_refuses_a_newer_schema(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
+    with pytest.raises(MigrationError, match="version 99, newer than this gpurent"):
+        migrate(con)
+
+
+@dataclass(frozen=True)
+class InlineMigration(Migration):
+    script: str = ""
+
+    def sql(self) -> str:
+        return self.script
+
+
+def test_a_failing_migration_leaves_the_schema_as_it_was(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = InlineMigration(
+        3, "broken", "", "CREATE TABLE half_built (x INTEGER); SELECT * FROM no_such_table;"
+    )
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*MIGRATIONS, broken))
+    with pytest.raises(MigrationError, match="migration 3"):
+        migrate(con)
+    assert "half_built" not in relations(con)
+    assert [v for v, _ in applied_migrations(con)] == [1, 2]
+
+    fixed = InlineMigration(3, "fixed", "", "CREATE TABLE half_built (x INTEGER);")
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*MIGRATIONS, fixed))
+    assert migrate(con) == [3]
+    assert "half_built" in relations(con)
+
+
+ENUM_CHECKS: dict[tuple[str, str], type[StrEnum]] = {
+    ("crawl_runs", "status"): RunStatus,
+    ("observations", "status"): StockStatus,
+    ("observations", "billing_unit"): BillingUnit,
+    ("observations", "price_basis"): PriceBasis,
+    ("observations", "price_kind"): PriceKind,
+    ("addon_fees", "fee_type"): FeeType,
+    ("addon_fees", "unit"): BillingUnit,
+    ("addon_fees", "basis"): FeeBasis,
+    ("price_plans", "billing_unit"): BillingUnit,
+    ("price_plans", "price_basis"): PriceBasis,
+    ("price_plans", "price_kind"): PriceKind,
+}
+
+
+def test_enum_check_lists_match_the_model(con: duckdb.DuckDBPyConnection) -> None:
+    # If an enum gains a member, this fails here instead of failing a load in production.
+    rows = con.execute(
+        "SELECT table_name, constraint_text FROM duckdb_constraints()"
+        " WHERE constraint_type = 'CHECK'"
+    ).fetchall()
+    found: dict[tuple[str, str], set[str]] = {}
+    for table, text in rows:
+        match = re.search(r"\(?(\w+) IN \(([^)]*)\)", text)
+        if match:
+            found[(table, match.group(1))] = set(re.findall(r"'([^']*)'", match.group(2)))
+    assert found == {key: {m.value for m in enum} for key, enum in ENUM_CHECKS.items()}
+
+
+def test_constraints_reject_values_outside_the_enums(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute(
+            "INSERT INTO crawl_runs (run_id, provider, started_at, finished_at, duration_s, status)"
+            " VALUES ('r', 'p', now(), now(), 0, 'sold_out')"
+        )
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute(
+            "INSERT INTO fx_rates (rate_date, base, quote, rate, source)"
+            " VALUES (DATE '2026-11-01', 'usd', 'CNY', 7.1, 'test')"
+        )

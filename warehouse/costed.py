@@ -1,0 +1,193 @@
+"""Latest offers with their true cost: the one join that `offers`, `cheapest`, sizing and the
+dashboard all read, so every surface shows the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+
+from gpurent.costing import CostInput, DoesNotFit, TrueCost, UsageProfile, rank_key, true_cost
+from gpurent.fx import FxError, FxRate, FxTable, load_fx_table
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+    StockStatus,
+)
+from warehouse.queries import latest_offers
+
+
+@dataclass(frozen=True)
+class CostedOffer:
+    """One offer of the latest state, as stored, with its true cost for a usage profile."""
+
+    offer: Mapping[str, Any]
+    cost: TrueCost
+    gpus_rented: int
+    """Cards the cost is for: the offer's count, or the profile's for per-card offers."""
+
+    @property
+    def status(self) -> StockStatus:
+        return StockStatus(self.offer["status"])
+
+    def as_row(self) -> dict[str, Any]:
+        o, c = self.offer, self.cost
+        return {
+            "provider": o["provider"],
+            "offer_key": o["offer_key"],
+            "gpu_model": o["gpu_model"],
+            "gpu_vram_gb": o["gpu_vram_gb"],
+            "gpu_count": self.gpus_rented,
+            "status": o["status"],
+            "available_count": o["available_count"],
+            "price": o["price"],
+            "currency": o["currency"],
+            "billing_unit": o["billing_unit"],
+            "price_basis": o["price_basis"],
+            "price_kind": o["price_kind"],
+            "region": o["region"],
+            "true_hourly": c.hourly_display,
+            "true_monthly": c.monthly_display,
+            "cost_currency": c.display_currency,
+            "native_true_hourly": c.hourly,
+            "native_true_monthly": c.monthly,
+            "price_per_gpu_hour": c.price_per_gpu_hour_display,
+            "monthly_plan": (
+                f"{c.plan.units} x {c.plan.billing_unit.value} ({c.plan.price_kind.value})"
+            ),
+            "fx_rate": c.fx_rate.rate if c.fx_rate else None,
+            "fx_date": c.fx_rate.rate_date if c.fx_rate else None,
+            "observed_at": o["observed_at"],
+            "url": o["url"],
+        }
+
+
+def _fee(d: Mapping[str, Any]) -> AddonFee:
+    return AddonFee(
+        fee_type=FeeType(d["fee_type"]),
+        amount=Decimal(d["amount"]),
+        currency=d["currency"],
+        unit=BillingUnit(d["unit"]) if d.get("unit") else None,
+        basis=FeeBasis(d["basis"]),
+        quantity=d.get("quantity"),
+        included_quantity=d.get("included_quantity"),
+        mandatory=bool(d["mandatory"]),
+        charged_while_stopped=bool(d["charged_while_stopped"]),
+        note=d.get("note"),
+    )
+
+
+def _plan(d: Mapping[str, Any]) -> PricePlan:
+    return PricePlan(
+        price=Decimal(d["price"]),
+        currency=d["currency"],
+        billing_unit=BillingUnit(d["billing_unit"]),
+        price_basis=PriceBasis(d["price_basis"]),
+        price_kind=PriceKind(d["price_kind"]),
+    )
+
+
+def fx_table_for(con: duckdb.DuckDBPyConnection) -> FxTable:
+    """Built-in default rates, then rates stored in the warehouse, then GPURENT_FX overrides."""
+    stored = [
+        FxRate(base=b, quote=q, rate=Decimal(r), rate_date=d, source=src)
+        for d, b, q, r, src in con.execute(
+            "SELECT rate_date, base, quote, rate, source FROM fx_rates ORDER BY rate_date"
+        ).fetchall()
+    ]
+    return FxTable.default().with_rates(stored).with_rates(load_fx_table().rates)
+
+
+def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
+    """Cards the user would rent from this offer, or None when it cannot supply them.
+
+    Whole-machine offers are rented as listed. Per-card offers (AutoDL, Cudo) rent as many
+    cards as wanted while the provider's free count (when it gives one) covers them.
+    """
+    count = int(offer["gpu_count"])
+    if offer["price_basis"] == PriceBasis.INSTANCE.value:
+        return count if count >= wanted else None
+    if wanted <= count:
+        return count
+    free = offer["available_count"]
+    return wanted if free is None or int(free) >= wanted else None
+
+
+def cost_offer(
+    offer: Mapping[str, Any],
+    profile: UsageProfile,
+    *,
+    display_currency: str | None,
+    fx: FxTable | None,
+) -> CostedOffer | None:
+    """True cost of one stored offer, or None when it cannot supply the profile's cards."""
+    gpus = cards_to_rent(offer, profile.gpus)
+    if gpus is None:
+        return None
+    inp = CostInput(
+        price=Decimal(offer["price"]),
+        currency=offer["currency"],
+        billing_unit=BillingUnit(offer["billing_unit"]),
+        price_basis=PriceBasis(offer["price_basis"]),
+        price_kind=PriceKind(offer["price_kind"]),
+        gpu_count=gpus,
+        fees=[_fee(f) for f in offer["fees"] or []],
+        plans=[_plan(p) for p in offer["plans"] or []],
+    )
+    try:
+        cost = true_cost(inp, profile, display_currency=display_currency, fx=fx)
+    except DoesNotFit:
+        return None
+    return CostedOffer(offer=offer, cost=cost, gpus_rented=gpus)
+
+
+def costed_latest_offers(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    display_currency: str,
+    fx: FxTable | None = None,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    in_stock_only: bool = False,
+) -> list[CostedOffer]:
+    """Latest offers that can supply the profile, each with its true cost, cheapest first.
+
+    Ranking needs one currency, so ``display_currency`` is required; every row keeps its
+    native price and currency beside it, and the FX rate used.
+    """
+    fx = fx or fx_table_for(con)
+    frame = latest_offers(
+        con,
+        gpu_model=gpu_model,
+        min_vram_gb=min_vram_gb,
+        provider=provider,
+        in_stock_only=in_stock_only,
+    )
+    costed = [
+        c
+        for row in frame.iter_rows(named=True)
+        if (c := cost_offer(row, profile, display_currency=display_currency, fx=fx)) is not None
+    ]
+    return rank(costed)
+
+
+def rank(offers: Iterable[CostedOffer]) -> list[CostedOffer]:
+    """Cheapest true monthly first, ties by true hourly, then by provider and key (stable)."""
+    return sorted(
+        offers,
+        key=lambda c: (*rank_key(c.cost), c.offer["provider"], c.offer["offer_key"]),
+    )
+
+
+__all__ = ["CostedOffer", "FxError", "cards_to_rent", "cost_offer", "costed_latest_offers", "rank"]

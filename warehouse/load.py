@@ -1,0 +1,194 @@
+"""Loading one provider run into the warehouse: all of it in one transaction, or nothing.
+
+Rules of truth 2, 5 and 6: a run's ``crawl_runs`` row and its rows commit together (a crash
+mid-load leaves the database as it was); loading a run already stored changes nothing
+(skip: the first load wins); only ok / partial / auth_required runs store offers; bad
+input lands in ``quarantine`` whatever the status.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from gpurent.model import ProviderRun, RunStatus
+from warehouse.db import fetch_one
+from warehouse.feed import FeedBatch, read_feed
+
+__all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_run", "read_feed"]
+
+log = logging.getLogger(__name__)
+
+# Statuses whose rows feed the latest state (rule of truth 2).
+LOADING_STATUSES = frozenset({RunStatus.OK, RunStatus.PARTIAL, RunStatus.AUTH_REQUIRED})
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What the warehouse holds for the run after ``load_run``.
+
+    ``offers``/``fees``/``plans``/``quarantined`` count the rows stored for the run (on a
+    skipped duplicate: the rows the first load stored, and its status). ``ignored_offers``
+    counts valid offers in the feed of a run whose status does not feed the latest state (failed,
+    layout_changed), which this call set aside (0 on a skip).
+    """
+
+    run_id: str
+    provider: str
+    status: RunStatus
+    offers: int
+    fees: int
+    plans: int
+    quarantined: int
+    ignored_offers: int = 0
+    skipped_duplicate_run: bool = False
+
+
+def load_run(
+    con: duckdb.DuckDBPyConnection, run: ProviderRun, feed_path: Path | None
+) -> LoadResult:
+    """Store ``run`` and, if its status allows, the offers of its feed; idempotent.
+
+    The feed is read and validated before the transaction opens. Must be called outside
+    an open transaction: it owns BEGIN / COMMIT and rolls back on any error, re-raising it.
+    """
+    batch = (
+        read_feed(feed_path, provider=run.provider, run_id=run.run_id)
+        if feed_path is not None
+        else FeedBatch.empty()
+    )
+    feeds_latest = run.status in LOADING_STATUSES
+    empty = FeedBatch.empty()
+    offers = batch.offers if feeds_latest else empty.offers
+    fees = batch.fees if feeds_latest else empty.fees
+    plans = batch.plans if feeds_latest else empty.plans
+    # Quarantine rows belong to this run whatever the spider wrote in them.
+    quarantine = batch.quarantine.with_columns(
+        run_id=pl.lit(run.run_id, pl.String), provider=pl.lit(run.provider, pl.String)
+    )
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        stored = _stored_counts(con, run)
+        if stored is not None:
+            con.execute("ROLLBACK")  # nothing written: the first load of this run wins
+            return _skipped(con, run, batch, stored)
+        con.execute(
+            """
+            INSERT INTO crawl_runs (
+                run_id, provider, started_at, finished_at, duration_s, status, offers,
+                quarantined, http_errors, message, reported_offers, reported_quarantined,
+                feed_sha256
+            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                run.run_id,
+                run.provider,
+                run.started_at,
+                run.finished_at,
+                run.duration_s,
+                run.status.value,
+                offers.height,
+                quarantine.height,
+                run.http_errors,
+                run.message,
+                run.offers,
+                run.quarantined,
+                batch.sha256,
+            ],
+        )
+        _insert_frame(con, "observations", offers)
+        _insert_frame(con, "addon_fees", fees)
+        _insert_frame(con, "price_plans", plans)
+        _insert_frame(con, "quarantine", quarantine)
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        raise
+    return LoadResult(
+        run_id=run.run_id,
+        provider=run.provider,
+        status=run.status,
+        offers=offers.height,
+        fees=fees.height,
+        plans=plans.height,
+        quarantined=quarantine.height,
+        ignored_offers=0 if feeds_latest else batch.offers.height,
+    )
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    # A failed ROLLBACK must not hide the error that caused it.
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error as exc:  # e.g. a failed COMMIT already ended the transaction
+        log.debug("rollback after a failed load: %s", exc)
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> int:
+    """Append ``frame`` to ``table`` through Arrow; column names match the table's."""
+    if frame.is_empty():
+        return 0
+    view = f"_gpurent_load_{table}"
+    columns = ", ".join(frame.columns)
+    con.register(view, frame.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {view}")
+    finally:
+        con.unregister(view)
+    return frame.height
+
+
+@dataclass(frozen=True)
+class _Stored:
+    status: RunStatus
+    offers: int
+    quarantined: int
+    feed_sha256: str | None
+
+
+def _stored_counts(con: duckdb.DuckDBPyConnection, run: ProviderRun) -> _Stored | None:
+    row = fetch_one(
+        con,
+        "SELECT status, offers, quarantined, feed_sha256 FROM crawl_runs"
+        " WHERE run_id = ? AND provider = ?",
+        [run.run_id, run.provider],
+    )
+    if row is None:
+        return None
+    return _Stored(RunStatus(row[0]), int(row[1]), int(row[2]), row[3])
+
+
+def _skipped(
+    con: duckdb.DuckDBPyConnection,
+    run: ProviderRun,
+    batch: FeedBatch,
+    stored: _Stored,
+) -> LoadResult:
+    if batch.sha256 is not None and stored.feed_sha256 != batch.sha256:
+        log.warning(
+            "run %s of %s is already loaded from a different feed; keeping the first load",
+            run.run_id,
+            run.provider,
+        )
+    params = [run.run_id, run.provider]
+    fees = fetch_one(
+        con, "SELECT count(*) FROM addon_fees WHERE run_id = ? AND provider = ?", params
+    )
+    plans = fetch_one(
+        con, "SELECT count(*) FROM price_plans WHERE run_id = ? AND provider = ?", params
+    )
+    return LoadResult(
+        run_id=run.run_id,
+        provider=run.provider,
+        status=stored.status,
+        offers=stored.offers,
+        fees=int(fees[0]) if fees else 0,
+        plans=int(plans[0]) if plans else 0,
+        quarantined=stored.quarantined,
+        skipped_duplicate_run=True,
+    )

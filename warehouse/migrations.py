@@ -1,0 +1,84 @@
+"""Versioned schema migrations, recorded in ``schema_migrations``.
+
+Each migration is one SQL script applied in its own transaction together with its
+``schema_migrations`` row, so a failed script leaves no half-built schema and a re-run
+applies only what is missing. Migrations are append-only: never edit an applied script,
+add a new version instead (``views.sql`` holds only CREATE OR REPLACE VIEW, so a later
+migration may point at it again after it changes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from importlib import resources
+
+import duckdb
+
+from warehouse.errors import MigrationError
+
+_BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER     PRIMARY KEY,
+    name       VARCHAR     NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+)
+"""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: ``resource`` is a path inside the ``warehouse`` package."""
+
+    version: int
+    name: str
+    resource: str
+
+    def sql(self) -> str:
+        return resources.files("warehouse").joinpath(self.resource).read_text(encoding="utf-8")
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "init", "sql/0001_init.sql"),
+    Migration(2, "views", "views.sql"),
+)
+
+
+def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
+    """(version, name) of the applied migrations, oldest first."""
+    rows = con.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    return [(int(version), str(name)) for version, name in rows]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply the pending migrations in order; return the versions applied by this call."""
+    con.execute(_BOOTSTRAP)
+    done = {version for version, _ in applied_migrations(con)}
+    known = max(m.version for m in MIGRATIONS)
+    if done and max(done) > known:
+        # An older gpurent must not write into a schema it does not know.
+        raise MigrationError(
+            f"the warehouse schema is at version {max(done)}, newer than this gpurent "
+            f"(which knows up to {known}): upgrade gpurent"
+        )
+    applied: list[int] = []
+    for migration in sorted(MIGRATIONS, key=lambda m: m.version):
+        if migration.version in done:
+            continue
+        script = migration.sql()
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(script)
+            con.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
+                [migration.version, migration.name],
+            )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            with contextlib.suppress(duckdb.Error):  # keep the migration's error, not this one
+                con.execute("ROLLBACK")
+            raise MigrationError(
+                f"migration {migration.version} ({migration.name}) failed: {exc}"
+            ) from exc
+        applied.append(migration.version)
+    return applied

@@ -1,0 +1,185 @@
+"""The read side: latest state, provider health, quarantine, as Polars frames via Arrow.
+
+Money comes back as Decimal (Polars Decimal columns, Python Decimal scalars), never float;
+times are UTC. The latest state is "latest good run per provider" (views.sql, rule 4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from gpurent.model import StockStatus
+from warehouse.fx import fx_rate_on, upsert_fx_rate
+
+__all__ = [
+    "fx_rate_on",
+    "latest_offers",
+    "provider_status",
+    "quarantine_rows",
+    "recent_offer_counts",
+    "upsert_fx_rate",
+]
+
+_RUN_ORDER = "started_at DESC, finished_at DESC, run_id DESC"
+_RENTABLE = [status.value for status in StockStatus if status.rentable]
+
+
+def frame(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
+) -> pl.DataFrame:
+    """Run a read query and hand its result to Polars through Arrow."""
+    result = pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
+    if not isinstance(result, pl.DataFrame):  # from_arrow of a Table is always a frame
+        raise TypeError(f"expected a DataFrame, got {type(result).__name__}")
+    return result
+
+
+def provider_status(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """One row per provider ever run.
+
+    Columns: provider; last_run_id, last_status, last_run_started_at, last_run_at (its
+    finished_at), last_message, last_offers, last_quarantined, last_http_errors (the last
+    run, any status); last_good_run_id, last_good_at (finished_at), last_good_offers (the
+    run the latest state comes from; null when the provider never had a good run).
+    """
+    return frame(
+        con,
+        """
+        SELECT
+            l.provider,
+            l.run_id      AS last_run_id,
+            l.status      AS last_status,
+            l.started_at  AS last_run_started_at,
+            l.finished_at AS last_run_at,
+            l.message     AS last_message,
+            l.offers      AS last_offers,
+            l.quarantined AS last_quarantined,
+            l.http_errors AS last_http_errors,
+            g.run_id      AS last_good_run_id,
+            g.finished_at AS last_good_at,
+            g.offers      AS last_good_offers
+        FROM last_runs AS l
+        LEFT JOIN latest_runs AS g ON g.provider = l.provider
+        ORDER BY l.provider
+        """,
+    )
+
+
+def latest_offers(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    in_stock_only: bool = False,
+) -> pl.DataFrame:
+    """The offers of each provider's latest good run, with their fees and plans.
+
+    Columns: every ``observations`` column, ``run_finished_at``, ``age_s`` (seconds since
+    observed_at), ``fees`` (list of structs: seq, fee_type, amount, currency, unit, basis,
+    quantity, included_quantity, mandatory, charged_while_stopped, note; ordered by seq)
+    and ``plans`` (list of structs: seq, price, currency, billing_unit, price_basis,
+    price_kind). Offers without fees or plans get empty lists. ``gpu_model`` matches the
+    canonical model case-insensitively; ``in_stock_only`` keeps in_stock and low offers
+    (never unknown: unknown is not in stock either). Ordered by provider, gpu_model, offer_key.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if gpu_model is not None:
+        where.append("lower(o.gpu_model) = lower(?)")
+        params.append(gpu_model)
+    if min_vram_gb is not None:
+        where.append("o.gpu_vram_gb >= ?")
+        params.append(min_vram_gb)
+    if provider is not None:
+        where.append("o.provider = ?")
+        params.append(provider)
+    if in_stock_only:
+        where.append("list_contains(?, o.status)")
+        params.append(_RENTABLE)
+    condition = f"WHERE {' AND '.join(where)}" if where else ""
+    return frame(
+        con,
+        f"""
+        WITH fee_lists AS (
+            SELECT f.run_id, f.provider, f.offer_key,
+                   list({{'seq': f.seq, 'fee_type': f.fee_type, 'amount': f.amount,
+                          'currency': f.currency, 'unit': f.unit, 'basis': f.basis,
+                          'quantity': f.quantity, 'included_quantity': f.included_quantity,
+                          'mandatory': f.mandatory,
+                          'charged_while_stopped': f.charged_while_stopped,
+                          'note': f.note}} ORDER BY f.seq) AS fees
+            FROM addon_fees AS f
+            JOIN latest_runs AS r ON r.run_id = f.run_id AND r.provider = f.provider
+            GROUP BY f.run_id, f.provider, f.offer_key
+        ),
+        plan_lists AS (
+            SELECT p.run_id, p.provider, p.offer_key,
+                   list({{'seq': p.seq, 'price': p.price, 'currency': p.currency,
+                          'billing_unit': p.billing_unit, 'price_basis': p.price_basis,
+                          'price_kind': p.price_kind}} ORDER BY p.seq) AS plans
+            FROM price_plans AS p
+            JOIN latest_runs AS r ON r.run_id = p.run_id AND r.provider = p.provider
+            GROUP BY p.run_id, p.provider, p.offer_key
+        )
+        SELECT o.*, coalesce(fl.fees, []) AS fees, coalesce(pl.plans, []) AS plans
+        FROM latest_offers AS o
+        LEFT JOIN fee_lists AS fl
+            ON fl.run_id = o.run_id AND fl.provider = o.provider AND fl.offer_key = o.offer_key
+        LEFT JOIN plan_lists AS pl
+            ON pl.run_id = o.run_id AND pl.provider = o.provider AND pl.offer_key = o.offer_key
+        {condition}
+        ORDER BY o.provider, o.gpu_model, o.offer_key
+        """,
+        params,
+    )
+
+
+def recent_offer_counts(con: duckdb.DuckDBPyConnection, provider: str, limit: int = 5) -> list[int]:
+    """Offers stored by the provider's last ``limit`` good runs, newest first (parse health)."""
+    rows = con.execute(
+        f"SELECT offers FROM good_runs WHERE provider = ? ORDER BY {_RUN_ORDER} LIMIT ?",
+        [provider, limit],
+    ).fetchall()
+    return [int(offers) for (offers,) in rows]
+
+
+def quarantine_rows(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    provider: str | None = None,
+    run_id: str | None = None,
+    limit: int | None = 100,
+) -> pl.DataFrame:
+    """Quarantine rows, newest run first, then in feed order (``limit=None``: all).
+
+    Columns: the ``quarantine`` columns plus run_status and run_started_at.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if provider is not None:
+        where.append("q.provider = ?")
+        params.append(provider)
+    if run_id is not None:
+        where.append("q.run_id = ?")
+        params.append(run_id)
+    condition = f"WHERE {' AND '.join(where)}" if where else ""
+    tail = ""
+    if limit is not None:
+        tail = "LIMIT ?"
+        params.append(limit)
+    return frame(
+        con,
+        f"""
+        SELECT q.*, r.status AS run_status, r.started_at AS run_started_at
+        FROM quarantine AS q
+        JOIN crawl_runs AS r ON r.run_id = q.run_id AND r.provider = q.provider
+        {condition}
+        ORDER BY r.started_at DESC, q.run_id DESC, q.provider, q.seq
+        {tail}
+        """,
+        params,
+    )

@@ -1,0 +1,1 @@
+"""Versioned migration scripts (a package so that setuptools ships the ``*.sql`` files)."""
