@@ -18,7 +18,7 @@ app = typer.Typer(
 )
 
 # Each module exposes register(app).
-COMMAND_MODULES: tuple[str, ...] = ("crawl", "queries", "replay_cmd")
+COMMAND_MODULES: tuple[str, ...] = ("crawl", "queries", "gpus", "normalize", "replay_cmd")
 
 # Options whose value may be left out (`--replay` alone means "the bundled recordings").
 OPTIONAL_VALUE_OPTIONS = frozenset({"--replay"})

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gpurent.catalog import Catalog, GpuSku, get_catalog, sku_as_dict
+from gpurent.catalog import CSV_COLUMNS, Catalog, GpuSku, get_catalog, sku_as_dict
 from gpurent.cli.common import FormatOption
 from gpurent.cli.output import OutputFormat, render
 
@@ -88,7 +88,7 @@ def gpus(
             empty_message="no GPU in the catalog matches",
         )
     elif fmt is OutputFormat.CSV:
-        render([_csv_row(sku) for sku in skus], fmt, columns=list(sku_as_dict(catalog.all()[0])))
+        render([_csv_row(sku) for sku in skus], fmt, columns=list(CSV_COLUMNS))
     else:
         render([sku_as_dict(sku) for sku in skus], fmt)
 

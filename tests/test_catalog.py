@@ -1,0 +1,198 @@
+"""The GPU catalog: size, uniqueness, provenance and spot checks of datasheet figures."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpurent.catalog import (
+    CSV_COLUMNS,
+    FORM_FACTORS,
+    SEGMENTS,
+    CatalogError,
+    GpuSku,
+    get_catalog,
+    load_catalog,
+    parse_catalog,
+)
+
+CATALOG = get_catalog()
+HEADER = ",".join(CSV_COLUMNS)
+
+
+def _row(**cells: str) -> str:
+    base = dict.fromkeys(CSV_COLUMNS, "")
+    base.update(vendor="NVIDIA", model="X1", vram_gb="24", segment="consumer", source="test")
+    base.update(cells)
+    return ",".join(base[c] for c in CSV_COLUMNS)
+
+
+def sku(model: str, vram_gb: int, form_factor: str | None = None) -> GpuSku:
+    found = CATALOG.find(model, vram_gb, form_factor)
+    assert found is not None, f"{model} {vram_gb} {form_factor} missing"
+    return found
+
+
+def test_catalog_is_large_enough() -> None:
+    assert len(CATALOG) >= 80
+    assert len(CATALOG.all()) == len(CATALOG)
+
+
+def test_no_duplicate_sku() -> None:
+    keys = [(s.model.casefold(), s.vram_gb, s.form_factor) for s in CATALOG.all()]
+    assert len(keys) == len(set(keys))
+
+
+def test_every_row_has_a_source_and_valid_enums() -> None:
+    for s in CATALOG.all():
+        assert s.source and all(part.strip() for part in s.source), s.label
+        assert s.form_factor is None or s.form_factor in FORM_FACTORS, s.label
+        assert s.segment in SEGMENTS, s.label
+        assert s.architecture, s.label
+        # Consumer cards carry no form factor: GeForce boards are all PCIe, saying so adds nothing.
+        if s.segment == "consumer":
+            assert s.form_factor is None, s.label
+
+
+def test_model_names_carry_no_vendor_memory_or_form_factor() -> None:
+    for s in CATALOG.all():
+        words = s.model.lower().split()
+        assert s.vendor.lower() not in words, s.model
+        assert not {"geforce", "tesla", "instinct", "nvidia", "amd"} & set(words), s.model
+        assert not any(w.endswith("gb") or w in ("sxm", "pcie", "nvl", "oam") for w in words), (
+            s.model
+        )
+
+
+def test_numbers_are_sane() -> None:
+    for s in CATALOG.all():
+        assert 4 <= s.vram_gb <= 512, s.label
+        if s.mem_bandwidth_gbps is not None:
+            assert Decimal(100) <= s.mem_bandwidth_gbps <= Decimal(10000), s.label
+        for tflops in (s.bf16_dense_tflops, s.fp16_dense_tflops):
+            if tflops is not None:
+                assert Decimal(10) <= tflops <= Decimal(5000), s.label
+        if s.tdp_w is not None:
+            assert 40 <= s.tdp_w <= 1500, s.label
+        for value in (s.mem_bandwidth_gbps, s.bf16_dense_tflops, s.fp16_dense_tflops):
+            assert value is None or isinstance(value, Decimal)
+
+
+@pytest.mark.parametrize(
+    ("model", "vram", "form", "bandwidth", "bf16", "tdp"),
+    [
+        ("H100", 80, "SXM", "3350", "989.5", 700),
+        ("H100", 80, "PCIe", "2000", "756.5", 350),
+        ("H100", 94, "NVL", "3900", "835.5", 400),
+        ("A100", 80, "SXM", "2039", "312", 400),
+        ("A100", 40, "PCIe", "1555", "312", 250),
+        ("H200", 141, "SXM", "4800", "989.5", 700),
+        ("L40S", 48, "PCIe", "864", "362.05", 350),
+        ("RTX 4090", 24, None, "1008", "165.2", 450),
+        ("RTX 3090", 24, None, "936", "71", 350),
+        ("MI300X", 192, "OAM", "5300", "1307.4", 750),
+        ("RTX 5090", 32, None, "1792", None, 575),
+    ],
+)
+def test_datasheet_figures(
+    model: str, vram: int, form: str | None, bandwidth: str, bf16: str | None, tdp: int
+) -> None:
+    s = sku(model, vram, form)
+    assert s.mem_bandwidth_gbps == Decimal(bandwidth)
+    assert s.bf16_dense_tflops == (Decimal(bf16) if bf16 else None)
+    assert s.tdp_w == tdp
+
+
+def test_h100_sxm_is_roughly_989_dense_not_sparse() -> None:
+    bf16 = sku("H100", 80, "SXM").bf16_dense_tflops
+    assert bf16 is not None and Decimal(980) <= bf16 <= Decimal(1000)
+
+
+def test_fp8_only_from_hopper_ada_blackwell_cdna3() -> None:
+    assert sku("H100", 80, "SXM").fp8 and sku("L40S", 48).fp8 and sku("MI300X", 192).fp8
+    assert not sku("A100", 80, "SXM").fp8 and not sku("RTX 3090", 24).fp8
+    assert not sku("V100", 32, "SXM").fp8
+
+
+def test_modded_boards_are_flagged() -> None:
+    assert sku("RTX 4090", 48).modded and not sku("RTX 4090", 24).modded
+    assert sku("RTX 2080 Ti", 22).modded and not sku("RTX 2080 Ti", 11).modded
+    assert {s.label for s in CATALOG.all() if s.modded} == {"RTX 4090 48GB", "RTX 2080 Ti 22GB"}
+
+
+def test_required_models_present() -> None:
+    required = [
+        "V100", "T4", "A10", "A16", "A30", "A40", "A100", "A800", "H100", "H800", "H200",
+        "H20", "L4", "L20", "L40", "L40S", "B200", "GB200", "RTX A2000", "RTX A4000",
+        "RTX A4500", "RTX A5000", "RTX A6000", "RTX 2000 Ada", "RTX 4000 Ada",
+        "RTX 4500 Ada", "RTX 5000 Ada", "RTX 6000 Ada", "RTX PRO 6000", "RTX 2080 Ti",
+        "RTX 3060", "RTX 3070", "RTX 3080", "RTX 3080 Ti", "RTX 3090", "RTX 3090 Ti",
+        "RTX 4060 Ti", "RTX 4070", "RTX 4080", "RTX 4090", "RTX 4090D", "RTX 5060 Ti",
+        "RTX 5070", "RTX 5080", "RTX 5090", "TITAN RTX", "MI100", "MI210", "MI250",
+        "MI250X", "MI300X", "MI325X", "MI355X", "Ascend 910B1", "Ascend 910B2",
+        "Ascend 910B3", "Ascend 910B4", "MTT S4000",
+    ]  # fmt: skip
+    missing = [m for m in required if not CATALOG.variants(m)]
+    assert missing == []
+
+
+def test_a100_has_four_variants_in_order() -> None:
+    assert [s.label for s in CATALOG.variants("a100")] == [
+        "A100 40GB PCIe",
+        "A100 40GB SXM",
+        "A100 80GB PCIe",
+        "A100 80GB SXM",
+    ]
+
+
+def test_find_returns_none_when_ambiguous_or_missing() -> None:
+    assert CATALOG.find("A100") is None  # four variants
+    assert CATALOG.find("A100", 80) is None  # PCIe and SXM
+    assert CATALOG.find("A100", 80, "sxm") == sku("A100", 80, "SXM")
+    assert CATALOG.find("RTX 4090", 40) is None
+    assert CATALOG.find("No Such GPU") is None
+    assert CATALOG.find("l40s") == sku("L40S", 48, "PCIe")
+    assert CATALOG.variants("No Such GPU") == []
+
+
+def test_get_catalog_is_cached_and_load_reads_a_path(tmp_path: Path) -> None:
+    assert get_catalog() is get_catalog()
+    path = tmp_path / "gpus.csv"
+    path.write_text(f"{HEADER}\n{_row()}\n", encoding="utf-8")
+    loaded = load_catalog(path)
+    assert [s.label for s in loaded.all()] == ["X1 24GB"]
+
+
+def test_sku_label_and_key() -> None:
+    s = sku("H100", 94, "NVL")
+    assert s.label == "H100 94GB NVL"
+    assert s.key == ("H100", 94, "NVL")
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ({"vram_gb": ""}, "vram_gb is required"),
+        ({"vram_gb": "24.5"}, "whole number"),
+        ({"form_factor": "MXM"}, "form_factor"),
+        ({"segment": "gaming"}, "segment"),
+        ({"source": ""}, "no source"),
+        ({"mem_bandwidth_gbps": "fast"}, "not a number"),
+        ({"mem_bandwidth_gbps": "-5"}, "positive"),
+        ({"fp8": "maybe"}, "boolean"),
+    ],
+)
+def test_parse_rejects_bad_rows(cells: dict[str, str], message: str) -> None:
+    with pytest.raises(CatalogError, match=message):
+        parse_catalog(f"{HEADER}\n{_row(**cells)}\n")
+
+
+def test_parse_rejects_duplicates_and_short_rows_and_missing_columns() -> None:
+    with pytest.raises(CatalogError, match="duplicate"):
+        parse_catalog(f"{HEADER}\n{_row()}\n{_row(model='x1')}\n")
+    with pytest.raises(CatalogError, match="cells"):
+        parse_catalog(f"{HEADER}\nNVIDIA,X1,24\n")
+    with pytest.raises(CatalogError, match="lacks columns"):
+        parse_catalog("vendor,model\nNVIDIA,X1\n")

@@ -1,0 +1,343 @@
+"""GPU-name resolution, driven by tests/corpus/gpu_names.csv (real spellings, with their origin).
+
+Corpus columns: input, vendor, model, vram_gb, form_factor, vram_hint_gb, note.
+For rows that must not resolve, ``vendor`` is ``error`` and ``model`` holds a fragment the
+reason must contain. ``vram_hint_gb`` is a number of GB (``vram_gb=``), ``<n>MB`` (MiB,
+``vram_mb=``) or ``<n>B`` (bytes, converted to MiB here as a caller would).
+"""
+
+from __future__ import annotations
+
+import csv
+import pickle
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpurent.catalog import get_catalog
+from gpurent.normalize.gpu import (
+    GpuIdentity,
+    UnresolvedGpuName,
+    alias_index,
+    identity_as_json,
+    normalise_text,
+    resolve_gpu,
+    resolve_gpu_or_error,
+    snap_vram_gb,
+    split_gpu_count,
+)
+
+CORPUS = Path(__file__).parent / "corpus" / "gpu_names.csv"
+
+
+def _load_corpus() -> list[dict[str, str]]:
+    with CORPUS.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+ROWS = _load_corpus()
+GOOD = [row for row in ROWS if row["vendor"] != "error"]
+BAD = [row for row in ROWS if row["vendor"] == "error"]
+
+
+def _hint(text: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    if text.endswith("MB"):
+        return {"vram_mb": int(text[:-2])}
+    if text.endswith("B"):
+        return {"vram_mb": int(text[:-1]) // (1024 * 1024)}
+    return {"vram_gb": Decimal(text)}
+
+
+def _expected(row: dict[str, str]) -> GpuIdentity:
+    return GpuIdentity(
+        vendor=row["vendor"],
+        model=row["model"],
+        vram_gb=int(row["vram_gb"]) if row["vram_gb"] else None,
+        form_factor=row["form_factor"] or None,
+    )
+
+
+def _row_id(row: dict[str, str]) -> str:
+    return f"{row['input']!r}+{row['vram_hint_gb']}" if row["vram_hint_gb"] else repr(row["input"])
+
+
+def test_corpus_is_big_and_documented() -> None:
+    assert len(ROWS) >= 120
+    assert len(BAD) >= 20
+    assert all(row["note"].strip() for row in ROWS)
+    assert {row["vendor"] for row in GOOD} >= {"NVIDIA", "AMD", "Huawei", "Moore Threads"}
+
+
+@pytest.mark.parametrize("row", GOOD, ids=_row_id)
+def test_corpus_resolves(row: dict[str, str]) -> None:
+    assert resolve_gpu(row["input"], **_hint(row["vram_hint_gb"])) == _expected(row)
+
+
+@pytest.mark.parametrize("row", BAD, ids=_row_id)
+def test_corpus_unresolvable(row: dict[str, str]) -> None:
+    with pytest.raises(UnresolvedGpuName) as caught:
+        resolve_gpu(row["input"], **_hint(row["vram_hint_gb"]))
+    assert caught.value.raw == row["input"]
+    assert row["model"].lower() in caught.value.reason.lower()
+
+
+def test_resolved_identities_are_catalog_skus() -> None:
+    catalog = get_catalog()
+    for row in GOOD:
+        identity = resolve_gpu(row["input"], **_hint(row["vram_hint_gb"]))
+        variants = catalog.variants(identity.model)
+        assert variants, identity
+        if identity.vram_gb is not None:
+            assert identity.vram_gb in {v.vram_gb for v in variants}
+        if identity.vram_gb is not None and (identity.form_factor or not variants[0].form_factor):
+            assert catalog.find(identity.model, identity.vram_gb, identity.form_factor)
+
+
+def test_every_catalog_model_resolves_from_its_own_name() -> None:
+    for model in get_catalog().models():
+        assert resolve_gpu(model).model == model
+
+
+def test_ambiguous_spellings_are_exactly_the_known_ones() -> None:
+    ambiguous = {key for key, models in alias_index(get_catalog()).items() if len(models) > 1}
+    assert ambiguous == {"rtx4000", "rtx5000", "rtx6000", "910b", "ascend910b"}
+
+
+def test_cross_provider_observations_resolve_with_their_vram(shared_samples: Path) -> None:
+    path = shared_samples / "_cross_provider" / "cn_and_intl_price_observations_2026-10.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows
+    for row in rows:
+        if "/" in row["gpu"]:  # "RTX 2080Ti / 3080": one price row for two cards
+            with pytest.raises(UnresolvedGpuName, match="several GPU models"):
+                resolve_gpu(row["gpu"])
+            continue
+        identity = resolve_gpu(row["gpu"], vram_gb=int(row["vram_gb"]))
+        assert identity.vram_gb == int(row["vram_gb"]), row
+
+
+def test_vast_samples_resolve_with_gpu_ram(shared_samples: Path) -> None:
+    import json
+
+    for name in (
+        "bundles_offer_rtx4090_guangxi.vastai_cli_raw.json",
+        "bundles_offers_rtx5090_2025-07-26.json",
+    ):
+        data = json.loads((shared_samples / "vastai" / name).read_text(encoding="utf-8"))
+        offers = data["offers"] if isinstance(data, dict) and "offers" in data else data
+        offers = offers if isinstance(offers, list) else [offers]
+        for offer in offers:
+            identity = resolve_gpu(offer["gpu_name"], vram_mb=offer["gpu_ram"])
+            assert identity.model == offer["gpu_name"]
+            assert identity.vram_gb in (24, 32)
+
+
+# --- VRAM snapping --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hint", "sizes", "expected"),
+    [
+        ("23.99", [24, 48], 24),
+        ("47.99", [24, 48], 48),
+        ("40", [24, 48], None),
+        ("79.65", [40, 80], 80),
+        ("15", [16], 16),  # T4 with ECC on
+        ("45", [48], 48),  # L40S with ECC on
+        ("11", [10, 12], None),  # equally far from both
+        ("93.6", [80, 94], 94),
+        ("87", [80, 94], None),
+    ],
+)
+def test_snap_vram_gb(hint: str, sizes: list[int], expected: int | None) -> None:
+    assert snap_vram_gb(Decimal(hint), sizes) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "vram"),
+    [
+        ({"vram_mb": 24564}, 24),
+        ({"vram_mb": 24564.0}, 24),
+        ({"vram_gb": 24}, 24),
+        ({"vram_gb": 23.99}, 24),
+        ({"vram_gb": Decimal("47.9")}, 48),
+        ({"vram_gb": 24, "vram_mb": 24564}, 24),
+    ],
+)
+def test_vram_hint_types(kwargs: dict[str, Any], vram: int) -> None:
+    assert resolve_gpu("RTX 4090", **kwargs).vram_gb == vram
+
+
+@pytest.mark.parametrize("bad", [0, -24, float("nan"), float("inf"), True])
+def test_bad_vram_hint_is_unresolved_not_a_crash(bad: Any) -> None:
+    with pytest.raises(UnresolvedGpuName, match="VRAM hint"):
+        resolve_gpu("RTX 4090", vram_gb=bad)
+
+
+def test_vram_hints_that_disagree_raise() -> None:
+    with pytest.raises(UnresolvedGpuName, match="disagree"):
+        resolve_gpu("RTX 4090", vram_gb=24, vram_mb=49140)
+
+
+def test_several_sizes_in_name_raise() -> None:
+    with pytest.raises(UnresolvedGpuName, match="several memory sizes"):
+        resolve_gpu("RTX 4090 24GB 48GB")
+
+
+def test_ambiguous_vram_gives_none_and_a_hint_settles_it() -> None:
+    assert resolve_gpu("RTX 3080").vram_gb is None
+    assert resolve_gpu("RTX 3080", vram_mb=12288).vram_gb == 12
+    assert resolve_gpu("A100").form_factor is None
+    assert resolve_gpu("RTX 6000", vram_gb=48).model == "RTX 6000 Ada"
+    assert resolve_gpu("RTX 6000", vram_gb=24).model == "Quadro RTX 6000"
+    assert resolve_gpu("910B", vram_gb=32).model == "Ascend 910B4"
+
+
+def test_modded_board_needs_a_vram_figure() -> None:
+    assert resolve_gpu("RTX 4090") == GpuIdentity("NVIDIA", "RTX 4090", 24, None)
+    assert resolve_gpu("RTX 4090 48G").vram_gb == 48
+    assert resolve_gpu("RTX 4090", vram_mb=49140).vram_gb == 48
+
+
+# --- counts ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("8x H100", (8, "H100")),
+        ("8x A100 (80 GB SXM4)", (8, "A100 (80 GB SXM4)")),
+        ("2x RTX 4090", (2, "RTX 4090")),
+        ("2 x RTX 4090", (2, "RTX 4090")),
+        ("4×L40S", (4, "L40S")),
+        ("1x_A100-80GB_SECURE", (1, "A100-80GB_SECURE")),
+        ("８ｘ Ｈ１００", (8, "H100")),
+        ("A6000x2", (2, "A6000")),
+        ("RTX 4090 ×4", (4, "RTX 4090")),
+        ("8卡 A800-80G", (8, "A800-80G")),
+        ("RTX 4090 8卡", (8, "RTX 4090")),
+        ("RTX 4090", (None, "RTX 4090")),
+        ("4090卡", (None, "4090卡")),
+        ("MI300X", (None, "MI300X")),
+        ("2080 Ti", (None, "2080 Ti")),
+        ("0x H100", (None, "0x H100")),
+        ("  H100  ", (None, "H100")),
+    ],
+)
+def test_split_gpu_count(raw: str, expected: tuple[int | None, str]) -> None:
+    assert split_gpu_count(raw) == expected
+
+
+def test_resolve_ignores_the_count() -> None:
+    assert resolve_gpu("8x H100 SXM5 80GB") == resolve_gpu("H100 SXM5 80GB")
+
+
+# --- errors and JSON ------------------------------------------------------------------
+
+
+def test_unresolved_error_shape_and_pickling() -> None:
+    with pytest.raises(UnresolvedGpuName) as caught:
+        resolve_gpu("vGPU-32GB")
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert error.raw == "vGPU-32GB"
+    assert "virtual" in error.reason and "vGPU-32GB" in str(error)
+    clone = pickle.loads(pickle.dumps(error))
+    assert (clone.raw, clone.reason) == (error.raw, error.reason)
+
+
+def test_identity_as_json() -> None:
+    identity = resolve_gpu("A100-SXM4-80GB")
+    assert identity_as_json("A100-SXM4-80GB", identity) == {
+        "input": "A100-SXM4-80GB",
+        "vendor": "NVIDIA",
+        "model": "A100",
+        "vram_gb": 80,
+        "form_factor": "SXM",
+    }
+    assert identity_as_json("RTX 4090", resolve_gpu("RTX 4090"))["form_factor"] is None
+    assert identity_as_json("A100", resolve_gpu("A100"))["vram_gb"] is None
+    outcome = resolve_gpu_or_error("vGPU-32GB")
+    assert isinstance(outcome, UnresolvedGpuName)
+    assert identity_as_json("vGPU-32GB", outcome) == {"input": "vGPU-32GB", "error": outcome.reason}
+    assert resolve_gpu_or_error("L40S") == GpuIdentity("NVIDIA", "L40S", 48, "PCIe")
+
+
+def test_normalise_text() -> None:
+    assert normalise_text("  ＲＴＸ　４０９０（２４ＧＢ）\t") == "rtx 4090(24gb)"
+    assert normalise_text("昇腾910B2") == "ascend 910b2"
+
+
+# --- properties -----------------------------------------------------------------------
+
+
+def _full_width(text: str) -> str:
+    return "".join(
+        "\u3000" if c == " " else chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text
+    )
+
+
+@st.composite
+def spelling_variant(draw: st.DrawFn, raw: str) -> str:
+    """The same name with other letter case, whitespace runs and width."""
+    flips = draw(st.lists(st.booleans(), min_size=len(raw), max_size=len(raw)))
+    text = "".join(c.swapcase() if flip else c for c, flip in zip(raw, flips, strict=True))
+    spaces = st.sampled_from([" ", "  ", "\t", "\u3000", " \u3000 "])
+    text = "".join(draw(spaces) if c == " " else c for c in text)
+    text = draw(st.sampled_from(["", " ", "\t"])) + text + draw(st.sampled_from(["", "  "]))
+    return _full_width(text) if draw(st.booleans()) else text
+
+
+@st.composite
+def row_and_variant(draw: st.DrawFn) -> tuple[dict[str, str], str]:
+    row = draw(st.sampled_from(ROWS))
+    return row, draw(spelling_variant(row["input"]))
+
+
+def _outcome(raw: str, hint: str) -> GpuIdentity | str:
+    try:
+        return resolve_gpu(raw, **_hint(hint))
+    except UnresolvedGpuName as error:
+        return f"error: {error.reason}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(row_and_variant())
+def test_resolution_ignores_case_whitespace_and_width(case: tuple[dict[str, str], str]) -> None:
+    row, variant = case
+    assert _outcome(variant, row["vram_hint_gb"]) == _outcome(row["input"], row["vram_hint_gb"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    model=st.sampled_from(get_catalog().models()),
+    hint=st.decimals(min_value=1, max_value=300, places=2, allow_nan=False, allow_infinity=False),
+)
+def test_snapping_is_idempotent(model: str, hint: Decimal) -> None:
+    try:
+        first = resolve_gpu(model, vram_gb=hint)
+    except UnresolvedGpuName:
+        return
+    assert first.vram_gb is not None
+    assert resolve_gpu(model, vram_gb=first.vram_gb) == first
+    assert resolve_gpu(f"{model} {first.vram_gb}GB") == first
+    sizes = [sku.vram_gb for sku in get_catalog().variants(model)]
+    assert snap_vram_gb(Decimal(first.vram_gb), sizes) == first.vram_gb
+
+
+@given(
+    count=st.integers(min_value=1, max_value=999),
+    model=st.sampled_from(get_catalog().models()),
+    sep=st.sampled_from(["x ", "x", " x ", "× ", "* ", "X "]),
+)
+def test_split_count_round_trip(count: int, model: str, sep: str) -> None:
+    assert split_gpu_count(model) == (None, model)
+    assert split_gpu_count(f"{count}{sep}{model}") == (count, model)
+    assert split_gpu_count(f"{model}x{count}") == (count, model)
