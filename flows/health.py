@@ -52,12 +52,8 @@ def classify_run(
     offers = int(report.get("offers") or 0)
     ok_pages = _ok_responses(report)
     errors = _error_summary(report)
-    failures = int(report.get("requests_failed") or 0) + sum(
-        int(n)
-        for code, n in (report.get("responses_by_status") or {}).items()
-        if not str(code).startswith(("2", "3"))
-        and str(code) != "404"  # robots.txt misses are not failures
-    )
+    # Requests abandoned after Scrapy's retries; a 429 or 500 that a retry cured is not a failure.
+    gave_up = int(report.get("requests_gave_up") or 0)
     auth = report.get("auth") or "not_needed"
     layout_errors = [str(e) for e in report.get("layout_errors") or []]
 
@@ -75,6 +71,8 @@ def classify_run(
             return Verdict(
                 RunStatus.LAYOUT_CHANGED, "layout changed: " + "; ".join(layout_errors[:3])
             )
+        if gave_up:
+            return Verdict(RunStatus.FAILED, errors or f"{gave_up} request(s) failed")
         if ok_pages:
             return Verdict(
                 RunStatus.LAYOUT_CHANGED,
@@ -90,7 +88,7 @@ def classify_run(
                 f"only {offers} offers against a usual {usual:g}: treating as a layout change",
             )
 
-    if failures or layout_errors:
+    if gave_up or layout_errors:
         parts = [p for p in (errors, "; ".join(layout_errors[:2])) if p]
         return Verdict(
             RunStatus.PARTIAL, f"{offers} offers; some pages failed: " + "; ".join(parts)

@@ -15,7 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
 
 # Decimals travel as strings so no float ever touches a price.
-Money = Annotated[Decimal, PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json")]
+Money = Annotated[
+    Decimal, PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json")
+]
 
 
 class StockStatus(StrEnum):

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Tests never reach the internet: keep Prefect from trying.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 

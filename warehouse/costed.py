@@ -49,7 +49,7 @@ class CostedOffer:
             "gpu_count": self.gpus_rented,
             "status": o["status"],
             "available_count": o["available_count"],
-            "price": o["price"],
+            "price": plain(o["price"]),
             "currency": o["currency"],
             "billing_unit": o["billing_unit"],
             "price_basis": o["price_basis"],
@@ -62,13 +62,20 @@ class CostedOffer:
             "native_true_monthly": c.monthly,
             "price_per_gpu_hour": c.price_per_gpu_hour_display,
             "monthly_plan": (
-                f"{c.plan.units} x {c.plan.billing_unit.value} ({c.plan.price_kind.value})"
+                f"{plain(c.plan.units)} x {c.plan.billing_unit.value} ({c.plan.price_kind.value})"
             ),
             "fx_rate": c.fx_rate.rate if c.fx_rate else None,
             "fx_date": c.fx_rate.rate_date if c.fx_rate else None,
             "observed_at": o["observed_at"],
+            "run_id": o["run_id"],
             "url": o["url"],
         }
+
+
+def plain(value: Decimal) -> Decimal:
+    """Drop the storage scale's trailing zeros (1.98000000 -> 1.98) without going exponential."""
+    normalised = value.normalize()
+    return normalised.quantize(Decimal(1)) if normalised == normalised.to_integral() else normalised
 
 
 def _fee(d: Mapping[str, Any]) -> AddonFee:

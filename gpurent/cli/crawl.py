@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from pathlib import Path
@@ -20,6 +21,8 @@ from gpurent.config import load_settings
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_LOGGING_LEVEL": "WARNING",
+    # No network but the package registries here, and no phoning home anyway.
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
 }
 
 SUMMARY_COLUMNS = ["provider", "status", "offers", "quarantined", "duration_s", "message"]
@@ -68,7 +71,10 @@ def run_crawl_flow(
         except BaseException as exc:  # surfaced in the main thread below
             result["error"] = exc
 
-    worker = threading.Thread(target=target, name="gpurent-crawl", daemon=True)
+    # Prefect keeps its settings (a test harness's API URL, say) in context variables,
+    # which a new thread does not inherit unless given a copy.
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(target,), name="gpurent-crawl", daemon=True)
     worker.start()
     reports = work_dir / run_id
     console = Console(stderr=True)

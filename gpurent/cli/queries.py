@@ -32,7 +32,7 @@ OFFER_COLUMNS = [
 ]
 JSON_EXTRA = [
     "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
-    "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "url",
+    "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "run_id", "url",
 ]
 # fmt: on
 
@@ -72,15 +72,51 @@ def _profile(
         raise typer.BadParameter(str(exc)) from exc
 
 
-def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], list[str]]:
+UNIT_ABBREV = {
+    "second": "s",
+    "minute": "min",
+    "hour": "h",
+    "day": "d",
+    "week": "wk",
+    "month": "mo",
+    "year": "yr",
+}
+
+
+def _money(value: Decimal | None) -> str:
+    return "" if value is None else f"{value:,.2f}"
+
+
+def table_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A compact line for people; JSON and CSV keep every field at full precision."""
+    free = row["available_count"]
+    per = "/gpu" if row["price_basis"] == "gpu" else ""
+    price = row["price"]
+    shown = f"{price:.4f}".rstrip("0").rstrip(".") if price.as_tuple().exponent < -4 else str(price)
+    unit = UNIT_ABBREV.get(row["billing_unit"], row["billing_unit"])
+    return {
+        "provider": row["provider"],
+        "gpu": f"{row['gpu_model']} {row['gpu_vram_gb']}G",
+        "n": row["gpu_count"],
+        "status": row["status"] + (f" {free} free" if free is not None else ""),
+        "price": f"{shown} {row['currency']}/{unit}{per}",
+        f"true/h {row['cost_currency']}": _money(row["true_hourly"]),
+        f"true/month {row['cost_currency']}": _money(row["true_monthly"]),
+        "region": row["region"],
+        "age": row["age"].removesuffix(" ago"),
+    }
+
+
+def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], list[str] | None]:
     now = datetime.now(UTC)
     rows = []
     for c in costed:
         row = c.as_row()
         row["age"] = human_age(row["observed_at"], now)
         rows.append(row)
-    columns = OFFER_COLUMNS if fmt is OutputFormat.TABLE else OFFER_COLUMNS + JSON_EXTRA
-    return rows, columns
+    if fmt is OutputFormat.TABLE:
+        return [table_row(r) for r in rows], None
+    return rows, OFFER_COLUMNS + JSON_EXTRA
 
 
 HoursOption = Annotated[

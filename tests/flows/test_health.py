@@ -11,6 +11,7 @@ def report(**kw: object) -> dict[str, object]:
         "offers": 10,
         "responses_by_status": {"200": 3},
         "requests_failed": 0,
+        "requests_gave_up": 0,
         "errors": [],
         "auth": "not_needed",
         "layout_errors": [],
@@ -30,7 +31,12 @@ def test_missing_report_is_failed() -> None:
 
 
 def test_only_server_errors_is_failed_not_sold_out() -> None:
-    r = report(offers=0, responses_by_status={"500": 4}, errors=["500 on /api/v0/bundles/"])
+    r = report(
+        offers=0,
+        responses_by_status={"500": 4},
+        requests_gave_up=1,
+        errors=["500 on /api/v0/bundles/"],
+    )
     verdict = classify_run(r, returncode=0)
     assert verdict.status is RunStatus.FAILED
     assert "500" in verdict.message
@@ -55,12 +61,28 @@ def test_far_fewer_offers_than_usual_is_layout_changed() -> None:
 
 
 def test_normal_fluctuation_is_ok() -> None:
-    assert classify_run(report(offers=15), returncode=0, recent_counts=[20, 22]).status is RunStatus.OK
+    assert (
+        classify_run(report(offers=15), returncode=0, recent_counts=[20, 22]).status is RunStatus.OK
+    )
 
 
 def test_some_failed_pages_is_partial() -> None:
-    r = report(responses_by_status={"200": 2, "503": 1}, errors=["503 on page 3"])
+    r = report(
+        responses_by_status={"200": 2, "503": 4}, requests_gave_up=1, errors=["503 on page 3"]
+    )
     assert classify_run(r, returncode=0).status is RunStatus.PARTIAL
+
+
+def test_a_retry_that_cured_a_429_is_still_ok() -> None:
+    r = report(responses_by_status={"200": 3, "429": 1})
+    assert classify_run(r, returncode=0).status is RunStatus.OK
+
+
+def test_an_api_error_behind_http_200_is_failed_not_layout() -> None:
+    r = report(offers=0, requests_gave_up=1, errors=["api error on /api/v1/user/machine/list"])
+    verdict = classify_run(r, returncode=0)
+    assert verdict.status is RunStatus.FAILED
+    assert "api error" in verdict.message
 
 
 def test_robots_404_is_not_a_failure() -> None:

@@ -1,0 +1,160 @@
+"""The base class of gpurent's provider spiders: settings, run identity, records, run notes.
+
+A provider spider subclasses `ProviderSpider`, sets `name` and `default_base_url`,
+and in its callbacks turns responses into records through the pure functions of
+`spiders.parsers.<provider>`; `emit_page()` yields them as feed dicts and notes
+layout errors and parsed pages in the run ledger (see `spiders.ledger`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+from gpurent.model import utcnow
+from spiders.ledger import AuthState, RunLedger
+from spiders.parsers.common import (
+    PageResult,
+    ParseContext,
+    Record,
+    make_offer,
+    make_quarantine,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def generate_run_id(now: datetime | None = None) -> str:
+    """A UTC stamp plus a short random tail, e.g. ``20261004T120000Z-1a2b3c``."""
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+class ProviderSpider(scrapy.Spider):
+    """Base of every provider spider (abstract: subclasses set `name` and `default_base_url`)."""
+
+    default_base_url: ClassVar[str] = ""
+    """The provider's real base URL; GPURENT_BASE_URL replaces it (replay server)."""
+    home: ClassVar[str] = ""
+    """Country code of the platform ("CN" for the Chinese ones), shown by `gpurent providers`."""
+    needs_browser: ClassVar[bool] = False
+    """True when some page is read through Playwright and Chromium."""
+    auth_env: ClassVar[tuple[str, ...]] = ()
+    """Environment variables holding this provider's credentials (empty: public data only)."""
+    needs_auth: ClassVar[bool] = False
+    """True when the provider's main source needs credentials (report `auth` then defaults to
+    `unknown` until the spider notes `ok`, `missing` or `rejected`)."""
+    default_page_size: ClassVar[int] = 100
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ledger = RunLedger()
+        self._run_id: str | None = None
+
+    # -- settings ------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        configured = self.settings.get("GPURENT_BASE_URL") or self.default_base_url
+        return str(configured).rstrip("/")
+
+    @property
+    def run_id(self) -> str:
+        if self._run_id is None:
+            self._run_id = str(self.settings.get("GPURENT_RUN_ID") or generate_run_id())
+        return self._run_id
+
+    @property
+    def page_size(self) -> int:
+        value = self.settings.getint("GPURENT_PAGE_SIZE", 0)
+        return value if value > 0 else self.default_page_size
+
+    @property
+    def max_pages(self) -> int:
+        return max(1, self.settings.getint("GPURENT_MAX_PAGES", 200))
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def provider_path(self, url: str) -> str:
+        """The path at the provider (base URL prefix and query removed), for reports."""
+        plain = url.split("?", 1)[0].split("#", 1)[0]
+        if plain.startswith(self.base_url):
+            rest = plain[len(self.base_url) :]
+            return rest if rest.startswith("/") else "/" + rest
+        return urlsplit(plain).path or "/"
+
+    # -- records -------------------------------------------------------------
+
+    def observed_at(self) -> datetime:
+        """UTC now: call once per response, so all its records share the instant."""
+        return utcnow()
+
+    def context(self) -> ParseContext:
+        return ParseContext(provider=self.name, run_id=self.run_id, observed_at=self.observed_at())
+
+    def offer(self, *, offer_key: str, raw: Any = None, **fields: Any) -> dict[str, Any]:
+        """One offer feed line (a quarantine line if the contract refuses a field)."""
+        return make_offer(self.context(), offer_key=offer_key, raw=raw, **fields).model_dump(
+            mode="json"
+        )
+
+    def quarantine(
+        self, reason: str, field: str | None, raw: Any, offer_key: str | None
+    ) -> dict[str, Any]:
+        record = make_quarantine(
+            self.context(), reason=reason, field=field, raw=raw, offer_key=offer_key
+        )
+        return record.model_dump(mode="json")
+
+    def emit(self, records: Iterable[Record]) -> Iterator[dict[str, Any]]:
+        for record in records:
+            yield record.model_dump(mode="json")
+
+    def emit_page(self, page: PageResult, where: str) -> Iterator[dict[str, Any]]:
+        """Yield a parsed page's records and note how the page went."""
+        for note in page.notes:
+            self.note(note)
+        if page.layout_error is not None:
+            self.note_layout_error(f"{where}: {page.layout_error}")
+        else:
+            self.note_page_parsed()
+        yield from self.emit(page.records)
+
+    # -- run notes -----------------------------------------------------------
+
+    def note_auth(self, state: AuthState, detail: str | None = None) -> None:
+        """Declare how authentication went. Never pass a secret in `detail`."""
+        self.ledger.set_auth(state, detail)
+        if state in ("missing", "rejected"):
+            logger.warning("%s: auth %s%s", self.name, state, f" ({detail})" if detail else "")
+
+    def note(self, text: str) -> None:
+        self.ledger.add_note(text)
+
+    def note_layout_error(self, text: str) -> None:
+        logger.error("%s: layout error: %s", self.name, text)
+        self.ledger.add_layout_error(text)
+
+    def note_page_parsed(self) -> None:
+        self.ledger.pages_parsed += 1
+
+    def on_request_failed(self, failure: Failure) -> None:
+        """Errback for every request: the request is given up (retries already spent)."""
+        self.ledger.requests_gave_up += 1
+        request = getattr(failure, "request", None)
+        where = self.provider_path(request.url) if request is not None else "?"
+        if isinstance(failure.value, HttpError):
+            status = failure.value.response.status
+            logger.error("%s: gave up on %s after HTTP %s", self.name, where, status)
+        else:
+            # The ledger middleware already named the failure; keep the log short.
+            logger.error("%s: gave up on %s: %s", self.name, where, type(failure.value).__name__)

@@ -1,0 +1,1 @@
+"""Pure parsers: provider response -> offer and quarantine records (unit-tested)."""

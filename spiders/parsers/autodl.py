@@ -1,0 +1,320 @@
+"""AutoDL: the market machine list (token) and the public homepage price table (no token).
+
+Machine list, `POST /api/v1/user/machine/list` (PROVIDERS.md A1): envelope
+`{code, msg, data: {list, page_index, page_size, max_page, ...}}`; per machine
+`machine_id`, `region_name`, `gpu_name`, `gpu_idle_num` (free cards), `gpu_all_num` or
+`gpu_number` (cards on the host), `gpu_order_num` (cards orderable at once), `payg`
+and `payg_price` (1/1000 CNY per card per hour). `code: "AuthorizeFailed"` means the
+token was refused.
+
+Homepage (`/home`): a table rendered by JavaScript from the bundle's per-GPU
+`originalPrice` data; it has prices but no stock, so its rows are `unknown`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from parsel import Selector
+
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+    StockStatus,
+)
+from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from gpurent.normalize.price import ParsedPrice, PriceParseError, from_minor_units, parse_price
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    PRICE_UNPARSED,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    field_quarantine,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    optional_int,
+    require,
+)
+
+CURRENCY = "CNY"
+PAYG_PRICE_SCALE = 1000  # payg_price 2720 is ¥2.72
+MARKET_URL = "https://www.autodl.com/market/list"
+HOME_URL = "https://www.autodl.com/home"
+# Keys every machine carries (the free count included: without it all stock is unknown).
+CORE_KEYS = ("machine_id", "gpu_name", "payg_price", "gpu_idle_num")
+# The machine list names the card but not its memory. Where the catalog holds several
+# sizes of a model, AutoDL's own homepage price table says which one it rents under that
+# name ("RTX 4090 24GB", "V100 32GB"; _cross_provider/cn_and_intl_price_observations).
+VRAM_BY_NAME: dict[str, int] = {"RTX 4090": 24, "V100": 32}
+
+# Published add-on terms (third-party transcription, 2026-10; see
+# ../shared/data/provider-samples/_cross_provider/addon_fee_observations.csv). They are
+# platform-wide, so every AutoDL offer carries them. Paid data-disk expansion is also
+# billed while shut down, but its rate is not published in our sources: not listed.
+_SOURCE = "AutoDL published terms via third-party doc, 2026-10"
+ADDON_FEES: tuple[AddonFee, ...] = (
+    AddonFee(
+        fee_type=FeeType.SYSTEM_DISK,
+        amount=Decimal("0.10"),
+        currency=CURRENCY,
+        unit=BillingUnit.DAY,
+        basis=FeeBasis.INSTANCE,
+        mandatory=True,
+        note=f"30 GB system disk, ¥0.10/day ({_SOURCE})",
+    ),
+    AddonFee(
+        fee_type=FeeType.DATA_DISK,
+        amount=Decimal("0.01"),
+        currency=CURRENCY,
+        unit=BillingUnit.DAY,
+        basis=FeeBasis.GB,
+        included_quantity=Decimal(20),
+        mandatory=False,
+        charged_while_stopped=True,
+        note=f"file storage beyond the free 20 GB, ¥0.01/GB/day ({_SOURCE})",
+    ),
+    AddonFee(
+        fee_type=FeeType.NO_GPU_MODE,
+        amount=Decimal("0.10"),
+        currency=CURRENCY,
+        unit=BillingUnit.HOUR,
+        basis=FeeBasis.INSTANCE,
+        mandatory=False,
+        note=f"无卡模式 (0.5 core, 2 GB, no GPU), ¥0.10/h ({_SOURCE})",
+    ),
+)
+
+
+# -- machine list (API) --------------------------------------------------------
+
+
+@dataclass
+class MachineListPage(PageResult):
+    max_page: int | None = None
+    auth_rejected: bool = False
+    api_error: str | None = None
+    """A `code` other than Success/AuthorizeFailed: the API answered, but with an error."""
+
+
+def machine_list_body(*, page_index: int, page_size: int) -> dict[str, Any]:
+    """The web console's request form, every region and card type, sold-out hosts included.
+
+    `gpu_idle_num: 0` asks for hosts with at least 0 free cards, i.e. all of them; an empty
+    `region_sign_list` and `gpu_type_name` mean no filter (as the console sends before a
+    region or card is picked).
+    """
+    return {
+        "charge_type": "payg",
+        "region_sign": "",
+        "gpu_type_name": [],
+        "machine_tag_name": [],
+        "gpu_idle_num": 0,
+        "mount_net_disk": False,
+        "instance_disk_size_order": "",
+        "date_range": "",
+        "date_from": "",
+        "date_to": "",
+        "page_index": page_index,
+        "page_size": page_size,
+        "pay_price_order": "",
+        "gpu_idle_type": "",
+        "default_order": True,
+        "region_sign_list": [],
+    }
+
+
+def parse_machine_list(data: Any, ctx: ParseContext) -> MachineListPage:
+    if not isinstance(data, dict) or "code" not in data:
+        return MachineListPage(layout_error="no 'code' envelope in the answer")
+    code = data.get("code")
+    if code == "AuthorizeFailed":
+        return MachineListPage(auth_rejected=True)
+    if code != "Success":
+        msg = str(data.get("msg") or "")[:80]
+        return MachineListPage(api_error=f"code {code!r}: {msg}")
+    payload = data.get("data")
+    machines = payload.get("list") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict) or not isinstance(machines, list):
+        return MachineListPage(layout_error="no 'data.list' in a Success answer")
+    page = MachineListPage()
+    max_page = payload.get("max_page")
+    if isinstance(max_page, int) and not isinstance(max_page, bool) and max_page >= 1:
+        page.max_page = max_page
+    else:
+        page.notes.append("machine list without a usable data.max_page: read one page only")
+    for machine in machines:
+        page.records.extend(machine_records(machine, ctx))
+    missing = keys_missing_everywhere(machines, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no machine carries {', '.join(missing)}"
+    return page
+
+
+def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
+    if not isinstance(machine, dict):
+        return guarded(ctx, offer_key=None, raw=str(machine), build=_not_an_object)
+    key = machine.get("machine_id")
+    key = str(key) if isinstance(key, str | int) and not isinstance(key, bool) else None
+    return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build_machine(machine, ctx))
+
+
+def _not_an_object() -> list[Record]:
+    raise FieldProblem("not_an_offer", None, "machine entry is not an object")
+
+
+def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
+    machine_id = str(require(machine, "machine_id"))
+    raw_name = require(machine, "gpu_name")
+    identity = identify_gpu(raw_name, vram_gb=VRAM_BY_NAME.get(str(raw_name).strip()))
+    if machine.get("payg") is False:
+        raise FieldProblem(PRICE_UNPARSED, "payg", "pay-as-you-go not offered on this machine")
+    price_raw = require(machine, "payg_price")
+    try:
+        price = from_minor_units(price_raw, PAYG_PRICE_SCALE)
+    except ValueError as exc:
+        raise FieldProblem(PRICE_UNPARSED, "payg_price", str(exc)) from None
+    availability, problem = _availability(machine)
+    side = (
+        []
+        if problem is None
+        else [field_quarantine(ctx, problem, offer_key=machine_id, item=machine)]
+    )
+    return [
+        make_offer(
+            ctx,
+            offer_key=machine_id,
+            raw=machine,
+            **gpu_fields(identity, raw_name),
+            # One card is the unit rented (price per card); available_count says how many.
+            gpu_count=1,
+            status=availability.status,
+            available_count=availability.available_count,
+            price=price,
+            currency=CURRENCY,
+            billing_unit=BillingUnit.HOUR,
+            price_basis=PriceBasis.GPU,
+            price_kind=PriceKind.ON_DEMAND,
+            region=machine.get("region_name") or None,
+            url=MARKET_URL,
+            fees=ADDON_FEES,
+        ),
+        *side,
+    ]
+
+
+def _availability(machine: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
+    """Stock from the counts; missing counts are `unknown` (rule of truth 1), and so are
+    counts that contradict each other, whose field is then quarantined beside the offer."""
+    try:
+        idle = optional_int(machine, "gpu_idle_num")
+        total = optional_int(machine, "gpu_all_num")
+        if total is None:
+            total = optional_int(machine, "gpu_number")
+        orderable = optional_int(machine, "gpu_order_num")
+        if idle is None:
+            return UNKNOWN, None
+        # A free card that cannot be ordered (gpu_order_num) is not rentable (gpuhunter's reading).
+        free = idle if orderable is None else min(idle, orderable)
+        return availability_from_counts(free, total), None
+    except FieldProblem as problem:
+        return UNKNOWN, problem
+    except ValueError as exc:  # more free than total, negative counts
+        return UNKNOWN, FieldProblem(INVALID_VALUE, "gpu_idle_num", str(exc))
+
+
+# -- homepage price table (browser) ----------------------------------------------
+
+ROW_SELECTOR = "#gpu-price-body tr.gpu-row"
+"""What the spider waits for in the browser: rows exist only once the script has run."""
+
+
+def parse_home(html: str, ctx: ParseContext) -> PageResult:
+    rows = Selector(text=html).css(ROW_SELECTOR)
+    if not rows:
+        return PageResult(layout_error=f"no price rows ({ROW_SELECTOR}) in the rendered page")
+    page = PageResult(notes=["public price table: prices without stock (status unknown)"])
+    for row in rows:
+        cells = {
+            name: " ".join(row.css(f"td.{name} ::text").getall()).strip()
+            for name in ("gpu-name", "gpu-memory", "gpu-price", "gpu-member-price")
+        }
+        raw_name = cells["gpu-name"]
+        key = f"home:{raw_name}" if raw_name else None
+        page.records.extend(guarded(ctx, offer_key=key, raw=cells, build=_row_builder(cells, ctx)))
+    return page
+
+
+def _row_builder(cells: dict[str, str], ctx: ParseContext) -> Callable[[], list[Record]]:
+    return lambda: _build_home_row(cells, ctx)
+
+
+def _build_home_row(cells: dict[str, str], ctx: ParseContext) -> list[Record]:
+    raw_name = cells["gpu-name"]
+    identity = identify_gpu(raw_name, field="gpu-name", vram_gb=_vram_gb(cells["gpu-memory"]))
+    price = _price(cells["gpu-price"], "gpu-price")
+    plans: tuple[PricePlan, ...] = ()
+    member_text = cells["gpu-member-price"]
+    if member_text and member_text not in ("-", "—"):
+        member = _price(member_text, "gpu-member-price")
+        plans = (
+            PricePlan(
+                price=member.amount,
+                currency=member.currency,
+                billing_unit=member.unit,
+                price_basis=PriceBasis.GPU,
+                price_kind=PriceKind.MEMBER,
+            ),
+        )
+    return [
+        make_offer(
+            ctx,
+            offer_key=f"home:{raw_name}",
+            raw=cells,
+            **gpu_fields(identity, raw_name),
+            gpu_count=1,
+            status=StockStatus.UNKNOWN,
+            available_count=None,
+            price=price.amount,
+            currency=price.currency,
+            billing_unit=price.unit,
+            price_basis=_basis(price.basis),
+            price_kind=price.kind,
+            region=None,
+            url=HOME_URL,
+            fees=ADDON_FEES,
+            plans=plans,
+        )
+    ]
+
+
+def _basis(written: str | None) -> PriceBasis:
+    # The homepage lists card prices: per GPU unless the text says otherwise.
+    return PriceBasis(written) if written in ("gpu", "instance") else PriceBasis.GPU
+
+
+def _price(text: str, field: str) -> ParsedPrice:
+    if not text:
+        raise FieldProblem(MISSING_FIELD, field, f"{field} is empty")
+    try:
+        return parse_price(text)
+    except PriceParseError as exc:
+        raise FieldProblem(PRICE_UNPARSED, field, f"{text!r}: {exc.reason}") from None
+
+
+def _vram_gb(text: str) -> int | None:
+    digits = "".join(ch for ch in text if ch.isdigit())
+    return int(digits) if digits and text.upper().rstrip().endswith("GB") else None

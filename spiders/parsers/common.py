@@ -1,0 +1,246 @@
+"""Building blocks shared by the provider parsers: context, field readers, record builders.
+
+Parsers are pure: given the decoded response and a `ParseContext` (provider, run id,
+observation time) they return the same records every time, so a recorded page and
+its expected `output.json` make a complete test.
+
+A field that makes an offer untrustworthy raises `FieldProblem`; `guarded()` turns
+it into a quarantine record (rule of truth 6: never dropped, never fatal).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpurent.model import OfferRecord, QuarantineRecord
+from gpurent.normalize.gpu import GpuIdentity, UnresolvedGpuName, resolve_gpu
+
+Record = OfferRecord | QuarantineRecord
+
+# Quarantine reason codes: the text before ": " in QuarantineRecord.reason.
+GPU_UNRESOLVED = "gpu_unresolved"
+PRICE_UNPARSED = "price_unparsed"
+MISSING_FIELD = "missing_field"
+INVALID_VALUE = "invalid_value"
+INVALID_RECORD = "invalid_record"
+NOT_AN_OFFER = "not_an_offer"
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    provider: str
+    run_id: str
+    observed_at: datetime
+
+
+@dataclass
+class PageResult:
+    """What one page yielded. `layout_error` set: the page did not have the expected shape."""
+
+    records: list[Record] = field(default_factory=list)
+    layout_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def offers(self) -> list[OfferRecord]:
+        return [r for r in self.records if isinstance(r, OfferRecord)]
+
+
+class FieldProblem(ValueError):
+    """One field makes the offer untrustworthy; the offer becomes a quarantine line."""
+
+    def __init__(self, code: str, field: str | None, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.field = field
+        self.detail = detail
+
+    @property
+    def reason(self) -> str:
+        return f"{self.code}: {self.detail}"
+
+
+def load_json(body: bytes | str) -> Any:
+    """Decode JSON with every non-integer number as an exact Decimal (never a float)."""
+    text = body.decode("utf-8-sig") if isinstance(body, bytes) else body
+    return json.loads(text, parse_float=Decimal)
+
+
+def require(item: Mapping[str, Any], key: str) -> Any:
+    value = item.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise FieldProblem(MISSING_FIELD, key, f"{key} is missing")
+    return value
+
+
+def to_decimal(value: Any, field: str, *, code: str = INVALID_VALUE) -> Decimal:
+    """A JSON number (already Decimal/int) or numeric string as Decimal; floats refused."""
+    if value is None:
+        raise FieldProblem(MISSING_FIELD, field, f"{field} is missing")
+    if isinstance(value, bool | float):
+        raise FieldProblem(code, field, f"{field} is not an exact number: {_show(value)}")
+    if isinstance(value, int | Decimal):
+        number = Decimal(value)
+    elif isinstance(value, str):
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            raise FieldProblem(code, field, f"{field} is not a number: {_show(value)}") from None
+    else:
+        raise FieldProblem(code, field, f"{field} is not a number: {_show(value)}")
+    if not number.is_finite():
+        raise FieldProblem(code, field, f"{field} is not a finite number: {_show(value)}")
+    return number
+
+
+def to_price(value: Any, field: str) -> Decimal:
+    number = to_decimal(value, field, code=PRICE_UNPARSED)
+    if number < 0:
+        raise FieldProblem(PRICE_UNPARSED, field, f"{field} is negative: {_show(value)}")
+    return number
+
+
+def to_int(value: Any, field: str) -> int:
+    number = to_decimal(value, field)
+    if number != number.to_integral_value():
+        raise FieldProblem(INVALID_VALUE, field, f"{field} is not a whole number: {_show(value)}")
+    return int(number)
+
+
+def optional_int(item: Mapping[str, Any], key: str) -> int | None:
+    return None if item.get(key) is None else to_int(item[key], key)
+
+
+def identify_gpu(
+    raw_name: Any,
+    *,
+    field: str = "gpu_name",
+    vram_gb: int | None = None,
+    vram_mb: int | None = None,
+) -> GpuIdentity:
+    """The catalog identity of a provider's GPU name; VRAM must end up known."""
+    if not isinstance(raw_name, str) or not raw_name.strip():
+        raise FieldProblem(MISSING_FIELD, field, f"{field} is missing")
+    try:
+        identity = resolve_gpu(raw_name, vram_gb=vram_gb, vram_mb=vram_mb)
+    except UnresolvedGpuName as exc:
+        reason = getattr(exc, "reason", None) or str(exc)
+        raise FieldProblem(GPU_UNRESOLVED, field, f"{raw_name!r}: {reason}") from None
+    if identity.vram_gb is None:
+        raise FieldProblem(GPU_UNRESOLVED, field, f"{raw_name!r}: VRAM unknown")
+    return identity
+
+
+def gpu_fields(identity: GpuIdentity, raw_name: str) -> dict[str, Any]:
+    return {
+        "gpu_vendor": identity.vendor,
+        "gpu_model": identity.model,
+        "gpu_vram_gb": identity.vram_gb,
+        "gpu_form_factor": identity.form_factor,
+        "raw_gpu_name": raw_name,
+    }
+
+
+def make_quarantine(
+    ctx: ParseContext,
+    *,
+    reason: str,
+    field: str | None,
+    raw: Any,
+    offer_key: str | None,
+) -> QuarantineRecord:
+    return QuarantineRecord(
+        provider=ctx.provider,
+        run_id=ctx.run_id,
+        observed_at=ctx.observed_at,
+        offer_key=offer_key,
+        reason=reason,
+        field=field,
+        raw=_jsonable_raw(raw),
+    )
+
+
+def make_offer(ctx: ParseContext, *, offer_key: str, raw: Any, **fields: Any) -> Record:
+    """An OfferRecord, or a quarantine line saying which field the contract refused."""
+    try:
+        return OfferRecord(
+            provider=ctx.provider,
+            run_id=ctx.run_id,
+            observed_at=ctx.observed_at,
+            offer_key=offer_key,
+            **fields,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or None
+        return make_quarantine(
+            ctx,
+            reason=f"{INVALID_RECORD}: {where}: {first['msg']}",
+            field=where,
+            raw=raw,
+            offer_key=offer_key,
+        )
+
+
+def guarded(
+    ctx: ParseContext, *, offer_key: str | None, raw: Any, build: Callable[[], list[Record]]
+) -> list[Record]:
+    """Run one offer's builder; a FieldProblem becomes that offer's quarantine line."""
+    try:
+        return build()
+    except FieldProblem as problem:
+        return [
+            make_quarantine(
+                ctx, reason=problem.reason, field=problem.field, raw=raw, offer_key=offer_key
+            )
+        ]
+
+
+def field_quarantine(
+    ctx: ParseContext, problem: FieldProblem, *, offer_key: str | None, item: Mapping[str, Any]
+) -> QuarantineRecord:
+    """A quarantine line for one bad field of an offer that is kept (its other fields hold)."""
+    name = problem.field
+    raw = {name: item.get(name)} if name is not None and name in item else dict(item)
+    return make_quarantine(
+        ctx, reason=problem.reason, field=problem.field, raw=raw, offer_key=offer_key
+    )
+
+
+def keys_missing_everywhere(items: Iterable[Any], keys: Iterable[str]) -> list[str]:
+    """Keys that no dict item carries: a renamed field, not one odd offer."""
+    dicts = [item for item in items if isinstance(item, dict)]
+    if not dicts:
+        return []
+    return [key for key in keys if all(key not in item for item in dicts)]
+
+
+def feed_dicts(records: Iterable[Record]) -> list[dict[str, Any]]:
+    return [record.model_dump(mode="json") for record in records]
+
+
+def _show(value: Any) -> str:
+    # Decimals as written ("-0.1"), anything else as Python shows it ('n/a').
+    return format(value, "f") if isinstance(value, Decimal) else repr(value)
+
+
+def _jsonable_raw(raw: Any) -> dict[str, Any] | str | None:
+    # Decimals become strings: exact, and the feed stays plain JSON.
+    if raw is None or isinstance(raw, str):
+        return raw
+    text = json.dumps(raw, default=_json_default, ensure_ascii=False)
+    decoded = json.loads(text)
+    return decoded if isinstance(decoded, dict) else text
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return str(value)

@@ -1,0 +1,238 @@
+"""Vast.ai search results (`POST /api/v0/bundles/` -> `{"offers": [...]}`) to records.
+
+Field meanings (PROVIDERS.md B1; gpuhunt's Vast.ai provider for the money fields):
+
+* `dph_base`: USD per hour for the machine as offered (all `num_gpus` cards), without
+  storage: our price, basis `instance`. `dph_total` adds the storage of the disk asked
+  for in the search and is absent from one real capture, so it is never required.
+* `min_bid`: the interruptible (spot) price per hour for the same bundle.
+* `storage_cost`: USD per GB per month of disk, billed while the instance is stopped too.
+* `internet_up_cost_per_tb` / `internet_down_cost_per_tb` (USD/TB, newer) or
+  `inet_up_cost` / `inet_down_cost` (USD/GB): traffic out of / into the instance.
+* `rentable` / `rented`: on the market / taken. `gpu_ram`: MB per card (the VRAM hint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+)
+from gpurent.normalize.availability import availability_from_flag
+from spiders.parsers.common import (
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    field_quarantine,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    optional_int,
+    require,
+    to_int,
+    to_price,
+)
+
+CURRENCY = "USD"
+# A console link that opens the offer (the form public tools use; not a documented URL).
+OFFER_URL = "https://cloud.vast.ai/create/?offer_id={id}"
+# Keys every offer carries; all offers of a page lacking one means a renamed field (the
+# stock flag included: its loss would quietly turn the whole market "unknown").
+CORE_KEYS = ("id", "gpu_name", "num_gpus", "dph_base", "rentable")
+
+
+@dataclass
+class BundlesPage(PageResult):
+    count: int = 0
+    """Offers in the page's list (quarantined ones included)."""
+    last_id: int | None = None
+    """Highest offer id on the page: the keyset cursor for the next page."""
+
+
+def search_body(*, limit: int, after_id: int) -> dict[str, Any]:
+    """One page of the keyset search: offers with id > after_id, ascending, `limit` at most.
+
+    No rentable/rented filter: sold-out offers are part of what we track.
+    """
+    return {
+        "type": "on-demand",
+        "id": {"gt": after_id},
+        "order": [["id", "asc"]],
+        "limit": limit,
+    }
+
+
+def parse_bundles(data: Any, ctx: ParseContext) -> BundlesPage:
+    if not isinstance(data, dict) or not isinstance(data.get("offers"), list):
+        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        return BundlesPage(layout_error=f"no 'offers' list in the answer (got {keys})")
+    offers: list[Any] = data["offers"]
+    page = BundlesPage(count=len(offers))
+    ids = [o["id"] for o in offers if isinstance(o, dict) and _is_int(o.get("id"))]
+    page.last_id = max(ids) if ids else None
+    for offer in offers:
+        page.records.extend(offer_records(offer, ctx))
+    missing = keys_missing_everywhere(offers, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no offer carries {', '.join(missing)}"
+    return page
+
+
+def offer_records(offer: Any, ctx: ParseContext) -> list[Record]:
+    if not isinstance(offer, dict):
+        return [
+            make_quarantine(
+                ctx, reason="not_an_offer: not an object", field=None, raw=str(offer),
+                offer_key=None,
+            )
+        ]  # fmt: skip
+    key = str(offer["id"]) if _is_int(offer.get("id")) else None
+    return guarded(ctx, offer_key=key, raw=offer, build=lambda: _build(offer, ctx))
+
+
+def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
+    offer_id = to_int(require(offer, "id"), "id")
+    raw_name = require(offer, "gpu_name")
+    vram_mb = optional_int(offer, "gpu_ram")
+    identity = identify_gpu(raw_name, vram_mb=vram_mb)
+    count = to_int(require(offer, "num_gpus"), "num_gpus")
+    price = to_price(offer.get("dph_base"), "dph_base")
+    rentable = _rentable_now(offer)
+    # A rentable bundle is the whole machine: all num_gpus cards are free together.
+    availability = availability_from_flag(rentable, count=count if rentable else None)
+    side: list[Record] = []
+    plans = _spot_plan(offer, ctx, side)
+    fees = (*_storage_fee(offer), *_traffic_fees(offer, ctx, side))
+    record = make_offer(
+        ctx,
+        offer_key=str(offer_id),
+        raw=offer,
+        **gpu_fields(identity, raw_name),
+        gpu_count=count,
+        status=availability.status,
+        available_count=availability.available_count,
+        price=price,
+        currency=CURRENCY,
+        billing_unit=BillingUnit.HOUR,
+        price_basis=PriceBasis.INSTANCE,
+        price_kind=PriceKind.ON_DEMAND,
+        region=_region(offer.get("geolocation")),
+        url=OFFER_URL.format(id=offer_id),
+        fees=fees,
+        plans=plans,
+    )
+    return [record, *side]
+
+
+def _rentable_now(offer: dict[str, Any]) -> bool | None:
+    """True/False from `rentable` and `rented`; None (unknown) when `rentable` is absent.
+
+    A real capture lists sold-out offers with `rentable: false` and no `rented` key, so
+    a missing `rented` does not make an offer unknown.
+    """
+    rentable = offer.get("rentable")
+    if not isinstance(rentable, bool):
+        return None
+    if offer.get("rented") is True:
+        return False
+    return rentable
+
+
+def _spot_plan(
+    offer: dict[str, Any], ctx: ParseContext, side: list[Record]
+) -> tuple[PricePlan, ...]:
+    if offer.get("min_bid") is None:
+        return ()
+    try:
+        bid = to_price(offer["min_bid"], "min_bid")
+    except FieldProblem as problem:
+        # The on-demand offer stands; the bad spot price is set aside on its own line.
+        side.append(field_quarantine(ctx, problem, offer_key=str(offer.get("id")), item=offer))
+        return ()
+    if bid == 0:
+        return ()
+    return (
+        PricePlan(
+            price=bid,
+            currency=CURRENCY,
+            billing_unit=BillingUnit.HOUR,
+            price_basis=PriceBasis.INSTANCE,
+            price_kind=PriceKind.SPOT,
+        ),
+    )
+
+
+def _storage_fee(offer: dict[str, Any]) -> tuple[AddonFee, ...]:
+    # Mandatory: every instance has a disk. A bad value quarantines the offer, since its
+    # true cost could not be computed.
+    if offer.get("storage_cost") is None:
+        return ()
+    return (
+        AddonFee(
+            fee_type=FeeType.DATA_DISK,
+            amount=to_price(offer["storage_cost"], "storage_cost"),
+            currency=CURRENCY,
+            unit=BillingUnit.MONTH,
+            basis=FeeBasis.GB,
+            mandatory=True,
+            charged_while_stopped=True,
+            note="per GB of the disk size chosen when renting",
+        ),
+    )
+
+
+_TRAFFIC = (
+    (FeeType.EGRESS, "internet_up_cost_per_tb", "inet_up_cost"),
+    (FeeType.INGRESS, "internet_down_cost_per_tb", "inet_down_cost"),
+)
+
+
+def _traffic_fees(offer: dict[str, Any], ctx: ParseContext, side: list[Record]) -> list[AddonFee]:
+    fees: list[AddonFee] = []
+    for fee_type, per_tb, per_gb in _TRAFFIC:
+        # Prefer the per-TB field: it is the published figure (2), the per-GB one is
+        # derived from it (0.001953125 = 2/1024).
+        key, basis = (
+            (per_tb, FeeBasis.TB) if offer.get(per_tb) is not None else (per_gb, FeeBasis.GB)
+        )
+        if offer.get(key) is None:
+            continue
+        try:
+            amount = to_price(offer[key], key)
+        except FieldProblem as problem:
+            side.append(field_quarantine(ctx, problem, offer_key=str(offer.get("id")), item=offer))
+            continue
+        fees.append(
+            AddonFee(
+                fee_type=fee_type,
+                amount=amount,
+                currency=CURRENCY,
+                unit=None,
+                basis=basis,
+                mandatory=False,
+            )
+        )
+    return fees
+
+
+def _region(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lstrip(",").strip()
+    return text or None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

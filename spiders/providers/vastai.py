@@ -1,0 +1,73 @@
+"""Vast.ai marketplace: every on-demand offer, sold-out ones included.
+
+Search is `POST {base}/api/v0/bundles/` with a JSON filter body; no key is needed.
+
+Pagination (our choice; the API documents `limit` and `order` but no page cursor):
+keyset on the offer id. Each page asks for `"id": {"gt": <highest id so far>}` with
+`"order": [["id", "asc"]]` and `"limit": N`, starting from id > 0, and the crawl stops
+at the first page that comes back empty. Stopping at an empty page rather than at the
+first page shorter than N costs one request per run, but stays right if the server
+caps `limit` below N (a short page would then end the crawl early and silently drop
+offers). GPURENT_MAX_PAGES stops a server that ignores the id filter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+
+from spiders.base import ProviderSpider
+from spiders.parsers.common import load_json
+from spiders.parsers.vastai import parse_bundles, search_body
+
+BUNDLES_PATH = "/api/v0/bundles/"
+
+
+class VastaiSpider(ProviderSpider):
+    name = "vastai"
+    home = "US"
+    default_base_url = "https://console.vast.ai"
+    default_page_size = 500
+    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
+        # A documented JSON API that Vast.ai's own CLI calls; robots.txt is for page crawlers.
+        "ROBOTSTXT_OBEY": False,
+    }
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield self.page_request(after_id=0, page=1)
+
+    def page_request(self, *, after_id: int, page: int) -> scrapy.Request:
+        body = search_body(limit=self.page_size, after_id=after_id)
+        return scrapy.Request(
+            self.url(BUNDLES_PATH),
+            method="POST",
+            body=json.dumps(body),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            callback=self.parse_page,
+            errback=self.on_request_failed,
+            cb_kwargs={"after_id": after_id, "page": page},
+            dont_filter=True,
+        )
+
+    def parse_page(self, response: Response, after_id: int, page: int) -> Iterator[Any]:
+        where = f"{BUNDLES_PATH} page {page}"
+        try:
+            data = load_json(response.body)
+        except ValueError:
+            self.note_layout_error(f"{where}: answer is not JSON")
+            return
+        result = parse_bundles(data, self.context())
+        yield from self.emit_page(result, where)
+        if result.layout_error is not None or result.count == 0:
+            return
+        if result.last_id is None or result.last_id <= after_id:
+            self.note_layout_error(f"{where}: offer ids do not advance past {after_id}")
+            return
+        if page >= self.max_pages:
+            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+            return
+        yield self.page_request(after_id=result.last_id, page=page + 1)

@@ -1,0 +1,124 @@
+"""End to end: the real Prefect flow crawls the replay server with real `scrapy crawl`
+processes into a real DuckDB file, and the CLI answers from it.
+
+One database goes through a sequence of crawls (good, good again, an outage, a layout
+change), as a user's database would over a few nights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import invoke_json, run_gpurent_json
+from warehouse.db import connect
+
+pytestmark = pytest.mark.prefect
+
+
+@pytest.fixture(scope="module")
+def db(prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("e2e") / "gpurent.duckdb"
+    first = run_gpurent_json("crawl", "--replay", "--db", str(path))
+    assert {r["provider"]: r["status"] for r in first} == {
+        "autodl": "ok",
+        "cudo": "ok",
+        "vastai": "ok",
+    }
+    yield path
+
+
+def latest_state(db: Path) -> set[tuple[str, str, str, str, str]]:
+    rows = invoke_json("offers", "--db", str(db))
+    return {(r["provider"], r["offer_key"], r["status"], r["price"], r["run_id"]) for r in rows}
+
+
+def test_cheapest_32gb_lists_only_in_stock_cards_ranked_by_true_cost(db: Path) -> None:
+    rows = invoke_json("cheapest", "--min-vram", "32", "--limit", "100", "--db", str(db))
+    assert rows, "the bundled recordings have in-stock 32 GB+ cards"
+    assert {r["status"] for r in rows} <= {"in_stock", "low"}
+    assert all(r["gpu_vram_gb"] >= 32 for r in rows)
+    keys = [(Decimal(r["true_monthly"]), Decimal(r["true_hourly"])) for r in rows]
+    assert keys == sorted(keys)
+    assert {r["cost_currency"] for r in rows} == {"CNY"}
+    required = {
+        "provider", "gpu_model", "gpu_vram_gb", "gpu_count", "status", "available_count",
+        "price", "currency", "billing_unit", "true_hourly", "true_monthly", "cost_currency",
+        "observed_at",
+    }  # fmt: skip
+    assert required <= rows[0].keys()
+    providers = {r["provider"] for r in rows}
+    assert len(providers) >= 2, providers
+
+    everything = invoke_json("offers", "--min-vram", "32", "--db", str(db))
+    sold_out = {r["offer_key"] for r in everything if r["status"] == "sold_out"}
+    assert sold_out, "the recordings include sold-out 32 GB+ offers"
+    assert not sold_out & {r["offer_key"] for r in rows}
+
+
+def test_usd_display_converts_with_the_recorded_rate(db: Path) -> None:
+    rows = invoke_json("cheapest", "--min-vram", "32", "--currency", "USD", "--db", str(db))
+    for r in rows:
+        assert r["cost_currency"] == "USD"
+        if r["currency"] == "USD":
+            assert r["fx_rate"] is None
+            assert Decimal(r["true_hourly"]) == Decimal(r["native_true_hourly"])
+        else:
+            rate = Decimal(r["fx_rate"])
+            native = Decimal(r["native_true_hourly"])
+            assert abs(native * rate - Decimal(r["true_hourly"])) < Decimal("0.000001")
+
+
+def test_crawling_twice_gives_the_same_latest_state(db: Path) -> None:
+    before = {row[:4] for row in latest_state(db)}
+    runs_before = {row[4] for row in latest_state(db)}
+    run_gpurent_json("crawl", "--replay", "--db", str(db))
+    after = latest_state(db)
+    assert {row[:4] for row in after} == before
+    assert {row[4] for row in after}.isdisjoint(runs_before), "a new run is now the latest"
+
+
+def test_a_provider_outage_keeps_its_last_good_offers_and_others_load(db: Path) -> None:
+    before = {
+        r["offer_key"]: r for r in invoke_json("offers", "--provider", "vastai", "--db", str(db))
+    }
+    summary = run_gpurent_json("crawl", "--replay", "--scene", "outage-vastai", "--db", str(db))
+    status = {r["provider"]: r for r in summary}
+    assert status["vastai"]["status"] == "failed"
+    assert "500" in status["vastai"]["message"]
+    assert status["cudo"]["status"] == "ok" and status["autodl"]["status"] == "ok"
+
+    after = {
+        r["offer_key"]: r for r in invoke_json("offers", "--provider", "vastai", "--db", str(db))
+    }
+    assert after.keys() == before.keys()
+    assert all(after[k]["observed_at"] == before[k]["observed_at"] for k in after)
+    assert all(after[k]["age"] for k in after)
+
+    providers = {r["provider"]: r for r in invoke_json("providers", "--db", str(db))}
+    assert providers["vastai"]["last_status"] == "failed"
+    assert providers["vastai"]["good_data_from"] < providers["vastai"]["last_run_at"]
+    assert providers["cudo"]["last_status"] == "ok"
+
+
+def test_a_changed_layout_writes_no_sold_out_rows(db: Path) -> None:
+    before = latest_state(db)
+    summary = run_gpurent_json("crawl", "--replay", "--scene", "layout-cudo", "--db", str(db))
+    cudo = next(r for r in summary if r["provider"] == "cudo")
+    assert cudo["status"] == "layout_changed"
+    con = connect(db, read_only=True)
+    try:
+        stored = con.execute(
+            "SELECT count(*) FROM observations WHERE run_id = ? AND provider = 'cudo'",
+            [cudo["run_id"]],
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    assert stored == 0
+    cudo_before = {row[:4] for row in before if row[0] == "cudo"}
+    cudo_after = {row[:4] for row in latest_state(db) if row[0] == "cudo"}
+    assert cudo_after == cudo_before
+    assert not any(row[2] == "sold_out" for row in cudo_after - cudo_before)

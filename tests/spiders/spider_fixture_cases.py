@@ -1,0 +1,87 @@
+"""Fixture cases for the parser tests: `fixtures/<provider>/<case>/`.
+
+A case folder holds the input and what parsing it must give:
+
+* `input.json` / `input.html`: the page itself, or `input.path`: one line naming a page kept
+  elsewhere, `recording:<provider>/<file>` (replay/recordings/default) or
+  `shared:<provider>/<file>` (the real samples in ../shared/data/provider-samples, read in
+  place, never copied);
+* `output.json`: the records as feed lines, without `run_id` and `observed_at`;
+* `page.json` (optional): expected page facts (layout_error, last_id, max_page, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RECORDINGS = REPO_ROOT / "replay" / "recordings" / "default"
+SHARED_SAMPLES = REPO_ROOT.parent / "shared" / "data" / "provider-samples"
+
+RUN_ID = "test-run"
+OBSERVED_AT = datetime(2026, 10, 4, 12, 0, tzinfo=UTC)
+VOLATILE = ("run_id", "observed_at")
+
+
+@dataclass(frozen=True)
+class Case:
+    provider: str
+    name: str
+    folder: Path
+
+    @property
+    def source(self) -> Path:
+        ref = self.folder / "input.path"
+        if ref.is_file():
+            kind, _, rel = ref.read_text(encoding="utf-8").strip().partition(":")
+            base = {"recording": RECORDINGS, "shared": SHARED_SAMPLES}[kind]
+            return base / rel
+        for name in ("input.json", "input.html"):
+            if (self.folder / name).is_file():
+                return self.folder / name
+        raise FileNotFoundError(f"{self.folder}: no input.json, input.html or input.path")
+
+    @property
+    def is_html(self) -> bool:
+        return self.source.suffix == ".html"
+
+    def input_bytes(self) -> bytes:
+        return self.source.read_bytes()
+
+    def expected_records(self) -> list[dict[str, Any]]:
+        return json.loads((self.folder / "output.json").read_text(encoding="utf-8"))
+
+    def expected_page(self) -> dict[str, Any]:
+        path = self.folder / "page.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def cases(provider: str) -> list[Case]:
+    root = FIXTURES / provider
+    return [Case(provider, d.name, d) for d in sorted(root.iterdir()) if d.is_dir()]
+
+
+def strip_volatile(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+
+
+def recorded_bodies(provider: str) -> set[str]:
+    """Body files the default scene serves for `provider` (scripts excluded)."""
+    routes = json.loads((RECORDINGS / provider / "routes.json").read_text(encoding="utf-8"))
+    return {r["body"] for r in routes if "body" in r and not r["body"].endswith(".js")}
+
+
+def covered_recordings(provider: str) -> set[str]:
+    covered: set[str] = set()
+    for case in cases(provider):
+        ref = case.folder / "input.path"
+        if ref.is_file():
+            kind, _, rel = ref.read_text(encoding="utf-8").strip().partition(":")
+            if kind == "recording" and rel.startswith(f"{provider}/"):
+                covered.add(rel.split("/", 1)[1])
+    return covered

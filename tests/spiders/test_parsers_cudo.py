@@ -1,0 +1,83 @@
+"""Cudo parser: the recorded machine types, component fees, broken inputs."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import FeeType, OfferRecord, StockStatus, parse_feed_line
+from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
+from spiders.parsers.cudo import parse_machine_types
+
+CTX = ParseContext("cudo", RUN_ID, OBSERVED_AT)
+
+
+def parse(case: Case) -> PageResult:
+    return parse_machine_types(load_json(case.input_bytes()), CTX)
+
+
+@pytest.mark.parametrize("case", cases("cudo"), ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("cudo") <= covered_recordings("cudo")
+
+
+def test_one_card_offer_with_the_smallest_vm_as_mandatory_fees() -> None:
+    case = next(c for c in cases("cudo") if c.name == "recorded_machine_types")
+    offers = {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
+    a100 = offers["gb-bournemouth-1/epyc-milan-a100-pcie/nvidia-a100-80gb-pcie"]
+    assert (a100.gpu_model, a100.gpu_vram_gb, a100.gpu_form_factor) == ("A100", 80, "PCIe")
+    assert (a100.price, a100.price_basis.value, a100.gpu_count) == (Decimal("1.350000"), "gpu", 1)
+    assert (a100.status, a100.available_count) == (StockStatus.IN_STOCK, 6)
+    fees = {f.fee_type: f for f in a100.fees}
+    # minVcpuPerGpu 2; maxVcpuPerMemoryGib 0.5 -> at least 2 / 0.5 = 4 GiB of RAM.
+    assert fees[FeeType.VCPU].quantity == 2 and fees[FeeType.VCPU].mandatory
+    assert fees[FeeType.MEMORY].quantity == 4 and fees[FeeType.MEMORY].mandatory
+    assert fees[FeeType.DATA_DISK].mandatory
+    assert not fees[FeeType.PUBLIC_IP].mandatory
+    h100 = offers["se-smedjebacken-1/epyc-genoa-h100-sxm/nvidia-h100-sxm"]
+    assert (h100.status, h100.available_count) == (StockStatus.SOLD_OUT, 0)
+
+
+@pytest.mark.parametrize(
+    ("vcpus", "vcpu_per_gib", "gib"),
+    [(1, "1.036437", 1), (2, "0.5", 4), (3, "0.75", 4), (1, "0.25", 4)],
+)
+def test_minimum_memory_rounds_up_to_whole_gib(vcpus: int, vcpu_per_gib: str, gib: int) -> None:
+    item = {
+        "dataCenterId": "dc",
+        "machineType": "mt",
+        "gpuModel": "L40S",
+        "gpuModelId": "nvidia-l40s",
+        "minVcpuPerGpu": vcpus,
+        "maxVcpuPerMemoryGib": Decimal(vcpu_per_gib),
+        "gpuPriceHr": {"value": "1"},
+        "vcpuPriceHr": {"value": "0.002"},
+        "memoryGibPriceHr": {"value": "0.003"},
+        "minStorageGibPriceHr": {"value": "0.0001"},
+        "totalGpuFree": 1,
+    }
+    record = parse_machine_types({"machineTypes": [item]}, CTX).records[0]
+    assert isinstance(record, OfferRecord)
+    memory = next(f for f in record.fees if f.fee_type is FeeType.MEMORY)
+    assert memory.quantity == gib
