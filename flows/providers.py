@@ -20,6 +20,7 @@ class ProviderInfo:
     auth_env: tuple[str, ...]
     """Environment variables holding this provider's credentials (empty: public)."""
     default_base_url: str
+    min_poll_interval_s: int
 
 
 @cache
@@ -34,6 +35,7 @@ def provider_infos() -> dict[str, ProviderInfo]:
             needs_browser=bool(getattr(cls, "needs_browser", False)),
             auth_env=tuple(getattr(cls, "auth_env", ())),
             default_base_url=getattr(cls, "default_base_url", ""),
+            min_poll_interval_s=int(getattr(cls, "min_poll_interval_s", 300)),
         )
     return infos
 

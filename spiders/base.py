@@ -49,6 +49,8 @@ class ProviderSpider(scrapy.Spider):
     """True when some page is read through Playwright and Chromium."""
     auth_env: ClassVar[tuple[str, ...]] = ()
     """Environment variables holding this provider's credentials (empty: public data only)."""
+    min_poll_interval_s: ClassVar[int] = 300
+    """Politeness: the watch poll never fetches this provider more often than this."""
     needs_auth: ClassVar[bool] = False
     """True when the provider's main source needs credentials (report `auth` then defaults to
     `unknown` until the spider notes `ok`, `missing` or `rejected`)."""

@@ -8,15 +8,6 @@ from collections.abc import Sequence
 
 import typer
 
-app = typer.Typer(
-    name="gpurent",
-    help="GPU-rental price and availability tracker: crawl providers, then ask what you can "
-    "rent now, what it really costs, and whether it fits your model.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-)
-
 # Each module exposes register(app).
 COMMAND_MODULES: tuple[str, ...] = ("crawl", "queries", "gpus", "normalize", "replay_cmd")
 
@@ -25,6 +16,15 @@ OPTIONAL_VALUE_OPTIONS = frozenset({"--replay"})
 
 
 def build_app() -> typer.Typer:
+    """A fresh app with every command registered (tests build as many as they like)."""
+    app = typer.Typer(
+        name="gpurent",
+        help="GPU-rental price and availability tracker: crawl providers, then ask what you "
+        "can rent now, what it really costs, and whether it fits your model.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_show_locals=False,
+    )
     for name in COMMAND_MODULES:
         importlib.import_module(f"gpurent.cli.{name}").register(app)
     return app

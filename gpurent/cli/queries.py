@@ -19,6 +19,7 @@ from gpurent.cli.common import (
     FormatOption,
     normalise_currency,
     require_db,
+    resolve_db,
 )
 from gpurent.cli.output import OutputFormat, render
 from gpurent.config import load_settings
@@ -119,6 +120,45 @@ def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], l
     return rows, OFFER_COLUMNS + JSON_EXTRA
 
 
+def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
+    """Known providers (from the spiders) joined with their run history, if a DB exists."""
+    from flows.providers import provider_infos
+    from gpurent.billing_facts import facts_for
+
+    status: dict[str, dict[str, Any]] = {}
+    if db.exists():
+        from warehouse.queries import provider_status
+
+        with reader(db) as con:
+            status = {r["provider"]: r for r in provider_status(con).iter_rows(named=True)}
+    now = datetime.now(UTC)
+    rows = []
+    for name, info in provider_infos().items():
+        st = status.get(name, {})
+        row: dict[str, Any] = {
+            "provider": name,
+            "home": info.home,
+            "needs_browser": info.needs_browser,
+            "auth_env": list(info.auth_env),
+            "last_status": st.get("last_status"),
+            "last_offers": st.get("last_offers"),
+            "last_quarantined": st.get("last_quarantined"),
+            "last_run_at": st.get("last_run_at"),
+            "age": human_age(st.get("last_run_at"), now),
+            "good_data_from": st.get("last_good_at"),
+            "good_data_age": human_age(st.get("last_good_at"), now),
+            "message": st.get("last_message"),
+        }
+        if details:
+            row["min_poll_interval_s"] = info.min_poll_interval_s
+            row["billing_facts"] = [
+                {"fact": f.fact.value, "value": f.value, "source": f.source, "as_of": f.as_of}
+                for f in facts_for(name)
+            ]
+        rows.append(row)
+    return rows
+
+
 HoursOption = Annotated[
     Decimal,
     typer.Option(
@@ -215,29 +255,46 @@ def register(app: typer.Typer) -> None:
         )
 
     @app.command()
-    def providers(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
-        """Each provider's last run: status, offers, quarantined rows, age, and why it failed."""
-        from warehouse.queries import provider_status
+    def providers(
+        details: Annotated[
+            bool,
+            typer.Option(
+                "--details", help="Also show each provider's billing facts, with source and date."
+            ),
+        ] = False,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """Every provider gpurent knows, with its last run: status, offers, age, and why it failed.
 
-        now = datetime.now(UTC)
-        with reader(db) as con:
-            frame = provider_status(con)
-        rows = []
-        for r in frame.iter_rows(named=True):
-            rows.append(
-                {
-                    "provider": r["provider"],
-                    "last_status": r["last_status"],
-                    "last_offers": r["last_offers"],
-                    "last_quarantined": r["last_quarantined"],
-                    "last_run_at": r["last_run_at"],
-                    "age": human_age(r["last_run_at"], now),
-                    "good_data_from": r["last_good_at"],
-                    "good_data_age": human_age(r["last_good_at"], now),
-                    "message": r["last_message"],
-                }
-            )
-        render(rows, fmt, title="providers", empty_message="No crawl has run yet.")
+        `last_status` is how the last run ended; `good_data_from` is when the data still shown
+        by `offers` and `cheapest` was fetched (the last good run).
+        """
+        rows = provider_rows(resolve_db(db), details=details)
+        if fmt is not OutputFormat.TABLE:
+            render(rows, fmt, title="providers")
+            return
+        table_rows = [
+            {
+                k: v
+                for k, v in r.items()
+                if k not in ("billing_facts", "last_run_at", "good_data_from")
+            }
+            | {"auth_env": ", ".join(r["auth_env"])}
+            for r in rows
+        ]
+        render(table_rows, fmt, title="providers")
+        if details:
+            console = Console()
+            for r in rows:
+                facts = r["billing_facts"]
+                render(
+                    facts,
+                    fmt,
+                    title=f"{r['provider']}: billing facts",
+                    empty_message=f"{r['provider']}: no billing facts on file (unknown, not none)",
+                    console=console,
+                )
 
     @app.command()
     def quarantine(

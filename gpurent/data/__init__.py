@@ -1,0 +1,1 @@
+"""Reference data files shipped with gpurent."""

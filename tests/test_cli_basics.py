@@ -1,0 +1,98 @@
+"""CLI ergonomics: every command explains itself, read commands fail kindly before a crawl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from gpurent.billing_facts import BillingFactKind, load_billing_facts
+from gpurent.cli.app import build_app, expand_optional_values
+from tests.cli_helpers import invoke, invoke_json
+
+
+def all_command_paths() -> list[list[str]]:
+    root = get_command(build_app())
+    paths: list[list[str]] = []
+
+    def walk(cmd: Any, prefix: list[str]) -> None:
+        paths.append(prefix)
+        # Typer may ship its own Click, so look for sub-commands rather than a class.
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                walk(sub, [*prefix, name])
+
+    walk(root, [])
+    return paths
+
+
+@pytest.mark.parametrize("path", all_command_paths(), ids=lambda p: " ".join(p) or "gpurent")
+def test_every_command_has_help(path: list[str]) -> None:
+    result = CliRunner().invoke(build_app(), [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
+    # A command whose help is only its usage line explains nothing.
+    assert len(result.output.strip().splitlines()) > 3
+
+
+def test_the_issue_commands_exist() -> None:
+    names = {" ".join(p) for p in all_command_paths()}
+    assert {"crawl", "offers", "cheapest", "providers", "quarantine", "gpus"} <= names
+
+
+def test_bare_replay_means_the_bundled_recordings() -> None:
+    assert expand_optional_values(["crawl", "--replay"]) == ["crawl", "--replay="]
+    assert expand_optional_values(["crawl", "--replay", "--db", "x"]) == [
+        "crawl", "--replay=", "--db", "x",
+    ]  # fmt: skip
+    assert expand_optional_values(["crawl", "--replay", "dir"]) == ["crawl", "--replay", "dir"]
+
+
+def test_read_commands_before_any_crawl_say_what_to_do(tmp_path: Path) -> None:
+    db = tmp_path / "none.duckdb"
+    result = CliRunner().invoke(build_app(), ["cheapest", "--min-vram", "32", "--db", str(db)])
+    assert result.exit_code == 2
+    assert "gpurent crawl --replay" in result.output
+    assert not db.exists(), "a read command must not create a database"
+
+
+def test_providers_lists_every_spider_before_any_crawl(tmp_path: Path) -> None:
+    rows = invoke_json("providers", "--db", str(tmp_path / "none.duckdb"))
+    by_name = {r["provider"]: r for r in rows}
+    assert {"autodl", "vastai", "cudo"} <= by_name.keys()
+    assert by_name["autodl"]["home"] == "CN"
+    assert by_name["autodl"]["needs_browser"] is True
+    assert by_name["autodl"]["auth_env"] == ["AUTODL_TOKEN"]
+    assert by_name["vastai"]["auth_env"] == []
+    assert all(r["last_status"] is None for r in rows)
+
+
+def test_providers_details_carry_sourced_billing_facts(tmp_path: Path) -> None:
+    rows = invoke_json("providers", "--details", "--db", str(tmp_path / "none.duckdb"))
+    autodl = next(r for r in rows if r["provider"] == "autodl")
+    facts = {f["fact"]: f for f in autodl["billing_facts"]}
+    assert facts["billing_granularity"]["value"] == "second"
+    assert facts["billing_granularity"]["source"]
+    assert autodl["min_poll_interval_s"] >= 60
+
+
+def test_every_billing_fact_has_a_source_and_a_date() -> None:
+    facts = load_billing_facts()
+    assert len(facts) >= 20
+    for f in facts:
+        assert isinstance(f.fact, BillingFactKind)
+        assert f.source.strip() and f.as_of.year >= 2024
+
+
+def test_currency_must_be_iso(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        build_app(), ["offers", "--currency", "yuan", "--db", str(tmp_path / "x.duckdb")]
+    )
+    assert result.exit_code != 0
+
+
+def test_gpus_command_is_reachable() -> None:
+    assert "H100" in invoke("gpus", "--format", "csv").stdout
