@@ -23,11 +23,9 @@ pytestmark = pytest.mark.prefect
 def db(prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("e2e") / "gpurent.duckdb"
     first = run_gpurent_json("crawl", "--replay", "--db", str(path))
-    assert {r["provider"]: r["status"] for r in first} == {
-        "autodl": "ok",
-        "cudo": "ok",
-        "vastai": "ok",
-    }
+    statuses = {r["provider"]: r["status"] for r in first}
+    assert {"autodl", "cudo", "vastai"} <= statuses.keys()
+    assert set(statuses.values()) == {"ok"}, statuses
     yield path
 
 
@@ -89,7 +87,7 @@ def test_a_provider_outage_keeps_its_last_good_offers_and_others_load(db: Path) 
     status = {r["provider"]: r for r in summary}
     assert status["vastai"]["status"] == "failed"
     assert "500" in status["vastai"]["message"]
-    assert status["cudo"]["status"] == "ok" and status["autodl"]["status"] == "ok"
+    assert all(s["status"] == "ok" for p, s in status.items() if p != "vastai"), status
 
     after = {
         r["offer_key"]: r for r in invoke_json("offers", "--provider", "vastai", "--db", str(db))
@@ -122,3 +120,15 @@ def test_a_changed_layout_writes_no_sold_out_rows(db: Path) -> None:
     cudo_after = {row[:4] for row in latest_state(db) if row[0] == "cudo"}
     assert cudo_after == cudo_before
     assert not any(row[2] == "sold_out" for row in cudo_after - cudo_before)
+
+
+def test_each_crawl_publishes_a_markdown_summary_artifact(db: Path) -> None:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts()
+    summaries = [a for a in artifacts if a.key == "crawl-summary"]
+    assert summaries, "the flow publishes its run summary as a Prefect artifact"
+    text = str(summaries[0].data)
+    assert "| provider | status | offers |" in text
+    assert "vastai" in text and "autodl" in text
