@@ -1,0 +1,370 @@
+"""`gpurent size`: GPU memory for a model and workload, the tier and card count, and the
+in-stock offers that fit, ranked by true cost. `gpurent models`: the model catalog.
+
+`size` works before any crawl: without a warehouse it prints the estimate alone, with
+``offers`` empty and ``offers_reason`` saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gpurent.cli.common import (
+    CurrencyOption,
+    DbOption,
+    FormatOption,
+    normalise_currency,
+    resolve_db,
+)
+from gpurent.cli.output import OutputFormat, render, to_jsonable
+from gpurent.config import load_settings
+from sizing.arch import ModelArch, describe
+from sizing.engines import Engine, Mode
+from sizing.hfconfig import ConfigError, checkpoint_bytes, config_precision, read_config
+from sizing.models import UnknownModel, catalog, generic_arch, get_entry
+from sizing.placement import Placement, choose, plan
+from sizing.quant import Precision, UnknownPrecision, get_precision, kv_bytes_per_element
+from sizing.recommend import Objective, RankedOffer, fitting_offers
+from sizing.report import ModelInfo, build_report
+from sizing.workload import Workload
+
+OFFER_COLUMNS = [
+    "provider",
+    "gpu_model",
+    "gpu_vram_gb",
+    "gpu_count",
+    "tensor_parallel",
+    "status",
+    "available_count",
+    "true_hourly",
+    "true_monthly",
+    "tokens_per_s",
+    "cost_per_million_tokens",
+    "cost_currency",
+    "region",
+    "offer_key",
+]
+
+# For people: short headers, money rounded (JSON and CSV keep every digit).
+TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("provider", "provider"),
+    ("card", "card"),
+    ("cards", "cards"),
+    ("tp", "TP"),
+    ("status", "status"),
+    ("true_hourly", "true/h"),
+    ("true_monthly", "true/month"),
+    ("tokens_per_s", "tok/s"),
+    ("cost_per_million_tokens", "per M tok"),
+    ("region", "region"),
+)
+
+
+def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
+    def money(value: Decimal | None, places: str) -> Decimal | None:
+        return None if value is None else value.quantize(Decimal(places))
+
+    free = row["available_count"]
+    return {
+        "provider": row["provider"],
+        "card": f"{row['gpu_model']} {row['gpu_vram_gb']}GB",
+        "cards": row["gpu_count"],
+        "TP": row["tensor_parallel"],
+        "status": row["status"] + (f" ({free} free)" if free is not None else ""),
+        "true/h": money(row["true_hourly"], "0.01"),
+        "true/month": money(row["true_monthly"], "0.01"),
+        "tok/s": row["tokens_per_s"],
+        "per M tok": money(row["cost_per_million_tokens"], "0.01"),
+        "region": row["region"],
+    }
+
+
+def _resolve_model(
+    model: str | None, config: Path | None, params_b: float | None, precision: str | None
+) -> tuple[ModelArch, ModelInfo, Precision, float | None]:
+    """The architecture, where it came from, the precision and exact checkpoint bytes."""
+    given = [x for x in (model, config, params_b) if x is not None]
+    if len(given) != 1:
+        raise typer.BadParameter("give exactly one of --model, --config or --params-b")
+    try:
+        if config is not None:
+            arch, raw = read_config(config)
+            own = config_precision(raw)
+            chosen = get_precision(precision or own or "bf16")
+            exact = checkpoint_bytes(config)
+            # The index holds the checkpoint's own format: exact only when that is what runs.
+            same = precision is None or (own is not None and get_precision(own) == chosen)
+            weights = float(exact) if exact and same else None
+            info = ModelInfo("config", str(config))
+            return arch, info, chosen, weights
+        chosen = get_precision(precision or "bf16")
+        if params_b is not None:
+            return generic_arch(params_b), ModelInfo("params", "--params-b"), chosen, None
+        found = get_entry(str(model))
+        return found.arch, ModelInfo("catalog", found.source, found.params_b), chosen, None
+    except (UnknownModel, ConfigError, UnknownPrecision, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _offers(
+    db: Path | None,
+    placements: list[Placement],
+    *,
+    objective: Objective,
+    currency: str,
+    hours_per_month: Decimal,
+) -> tuple[list[RankedOffer], str | None]:
+    """Ranked fitting offers, or none and the reason (no warehouse yet, nothing fits)."""
+    if choose(placements) is None:
+        return [], "no card is large enough at any tensor-parallel degree"
+    path = resolve_db(db)
+    if not path.exists():
+        return [], (
+            f"no warehouse at {path} yet: run `gpurent crawl --replay` (offline demo) or "
+            "`gpurent crawl` to rank live offers; this is the estimate alone"
+        )
+    from warehouse.db import connect
+    from warehouse.errors import WarehouseError
+
+    try:
+        con = connect(path, read_only=True)
+    except WarehouseError as exc:
+        return [], f"warehouse not readable: {exc}"
+    try:
+        offers = fitting_offers(
+            con,
+            placements,
+            objective=objective,
+            display_currency=currency,
+            hours_per_month=hours_per_month,
+        )
+    finally:
+        con.close()
+    if not offers:
+        return [], (
+            "no in-stock offer fits this placement (sold-out and unknown-stock offers are "
+            "left out); try another tier, fewer tokens, or crawl again"
+        )
+    return offers, None
+
+
+def _print_table(report: dict[str, Any], console: Console) -> None:
+    model = report["model"]
+    console.print(
+        Text(
+            f"{model['name']} ({model['params_b']}B params, {model['active_params_b']}B active) "
+            f"· {report['precision']} ({report['bits_per_weight']} bits/weight) · "
+            f"KV {report['kv_dtype']} · {report['engine']} · {report['mode']}",
+            style="bold",
+        )
+    )
+    breakdown = Table(title="memory per GPU (GiB)", header_style="bold")
+    breakdown.add_column("part")
+    breakdown.add_column("GiB", justify="right")
+    for part, value in report["breakdown_gib"].items():
+        if part == "optimizer" and not value:
+            continue
+        breakdown.add_row(part, f"{value:.2f}")
+    breakdown.add_row(
+        Text("per GPU", style="bold"), Text(f"{report['per_gpu_gib']:.2f}", style="bold")
+    )
+    breakdown.add_row("total", f"{report['total_gib']:.2f}")
+    console.print(breakdown)
+    placements = Table(title="placements", header_style="bold")
+    for column in ("cards", "GiB per GPU", "smallest tier", "max concurrency"):
+        placements.add_column(column, justify="right")
+    for p in report["placements"]:
+        placements.add_row(
+            str(p["tensor_parallel"]),
+            f"{p['per_gpu_gib']:.2f}",
+            f"{p['tier_gb']} GB" if p["tier_gb"] else "none",
+            "" if p["max_concurrency"] is None else str(p["max_concurrency"]),
+        )
+    console.print(placements)
+    console.print(Text(report["verdict"]))
+    for note in report["notes"]:
+        console.print(Text(f"· {note}", style="dim"))
+    if report["offers"]:
+        currency = report["currency"]
+        render(
+            [_table_offer(o) for o in report["offers"]],
+            OutputFormat.TABLE,
+            columns=[header for _, header in TABLE_COLUMNS],
+            title=f"in-stock offers that fit, by {report['objective']} ({currency})",
+            console=console,
+        )
+
+
+def size(
+    prompt_tokens: Annotated[
+        int,
+        typer.Option(
+            "--prompt-tokens", min=0, help="Prompt tokens per sequence (size for the p95)."
+        ),
+    ],
+    gen_tokens: Annotated[
+        int, typer.Option("--gen-tokens", min=0, help="Generated tokens per sequence.")
+    ],
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Catalog model name (see `gpurent models`)."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="A Hugging Face config.json (or its folder).", exists=True),
+    ] = None,
+    params_b: Annotated[
+        float | None,
+        typer.Option("--params-b", help="Only a parameter count, in billions (last resort)."),
+    ] = None,
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            "--precision",
+            "-p",
+            help="bf16, fp16, fp8, int8, gptq-int8, gptq-int4, awq, nf4, q8_0, q6_k, q5_k_m, "
+            "q4_k_m, q4_0 ... Default: the checkpoint's (--config) or bf16.",
+            show_default=False,
+        ),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, help="Concurrent sequences (training: micro-batch).")
+    ] = 1,
+    gpus: Annotated[
+        int | None,
+        typer.Option(
+            "--gpus", min=1, help="Fix the card count (1, 2, 4 or 8).", show_default=False
+        ),
+    ] = None,
+    engine: Annotated[Engine, typer.Option("--engine", help="Inference engine.")] = Engine.VLLM,
+    mode: Annotated[
+        Mode, typer.Option("--mode", help="Inference or fine-tuning.")
+    ] = Mode.INFERENCE,
+    kv_dtype: Annotated[
+        str, typer.Option("--kv-dtype", help="KV cache dtype: auto, fp16, bf16, fp8, q8_0, q4_0.")
+    ] = "auto",
+    lora_rank: Annotated[int, typer.Option("--lora-rank", min=1, help="LoRA rank.")] = 16,
+    objective: Annotated[
+        Objective, typer.Option("--objective", help="Rank fitting offers by this.")
+    ] = Objective.MONTHLY,
+    hours_per_month: Annotated[
+        Decimal,
+        typer.Option("--hours-per-month", min=0, help="Hours a month you run (730 = always on)."),
+    ] = Decimal(730),
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
+    currency: CurrencyOption = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """How much GPU memory a model and workload need, on which cards, and what fits in stock.
+
+    Per GPU: weights + KV cache + activations + overhead + headroom, on 1, 2, 4 or 8 cards.
+
+    Each VRAM tier is judged by its usable memory, not its label.
+
+    In-stock offers that fit are ranked by true monthly or hourly cost, or per token.
+
+    Before any crawl (no warehouse yet) it prints the estimate alone.
+    """
+    arch, info, prec, weights = _resolve_model(model, config, params_b, precision)
+    if prompt_tokens + gen_tokens < 1:
+        raise typer.BadParameter("--prompt-tokens + --gen-tokens must be at least 1")
+    try:
+        kv_bytes_per_element(kv_dtype)
+        workload = Workload(
+            prompt_tokens=prompt_tokens,
+            gen_tokens=gen_tokens,
+            batch=batch,
+            engine=engine,
+            mode=mode,
+            kv_dtype=kv_dtype,
+            lora_rank=lora_rank,
+        )
+        placements = plan(arch, prec, workload, gpus=gpus, weights_bytes=weights)
+    except (UnknownPrecision, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if hours_per_month <= 0 or hours_per_month > 730:
+        raise typer.BadParameter("--hours-per-month must be in (0, 730]")
+    display = normalise_currency(currency) or load_settings().currency
+    offers, reason = _offers(
+        db, placements, objective=objective, currency=display, hours_per_month=hours_per_month
+    )
+    report = build_report(
+        arch,
+        prec,
+        workload,
+        placements,
+        info,
+        objective=objective,
+        offers=offers,
+        offers_reason=reason,
+        display_currency=display,
+        limit=limit,
+    )
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n")
+    elif fmt is OutputFormat.CSV:
+        render(report["offers"], fmt, columns=OFFER_COLUMNS)
+    else:
+        _print_table(report, Console())
+
+
+MODEL_TABLE_HEADERS: dict[str, str] = {
+    "name": "model",
+    "params_b": "B params",
+    "active_params_b": "B active",
+    "layers": "layers",
+    "kv_heads": "KV heads",
+    "kv_kib_per_token": "KV KiB/tok",
+    "context": "context",
+    "attention": "attention",
+}
+
+
+def models(fmt: FormatOption = OutputFormat.TABLE) -> None:
+    """List the model catalog: architecture facts `gpurent size --model` uses, with sources."""
+    rows = []
+    for entry in catalog().values():
+        facts = describe(entry.arch)
+        attention = facts.get("attention") or (
+            "GQA" if entry.arch.num_kv_heads < entry.arch.num_heads else "MHA"
+        )
+        if entry.arch.is_moe:
+            attention = f"{attention}, MoE {facts['experts']}"
+        row: dict[str, Any] = {
+            "name": entry.name,
+            "params_b": entry.params_b,
+            "active_params_b": entry.active_params_b or facts["active_params_b"],
+            "layers": facts["layers"],
+            "hidden_size": facts["hidden_size"],
+            "heads": facts["heads"],
+            "kv_heads": facts["kv_heads"] if facts["kv_heads"] is not None else "MLA",
+            "head_dim": facts["head_dim"],
+            "kv_kib_per_token": facts["kv_kib_per_token_bf16"],
+            "context": entry.arch.max_position_embeddings,
+            "attention": attention,
+            "vocab_size": facts["vocab_size"],
+        }
+        if fmt is OutputFormat.TABLE:
+            row = {header: row[key] for key, header in MODEL_TABLE_HEADERS.items()}
+        else:
+            row["aliases"] = (
+                "|".join(entry.aliases) if fmt is OutputFormat.CSV else list(entry.aliases)
+            )
+            row["source"] = entry.source
+        rows.append(row)
+    render(rows, fmt, title="model catalog (KV per token at 16 bits, all layers)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("size")(size)
+    app.command("models")(models)

@@ -1,0 +1,173 @@
+"""How each inference engine spends memory beyond weights and KV: the few constants sizing uses.
+
+Each constant is physical (a buffer, a context, a utilisation cap) and named after what it
+is; the values come from engine logs and docs quoted in SIZING.md (§1.3, §1.4, §2.5, §2.6)
+and from the calibration against ``measured_memory.csv`` (benchmarks/sizing_calibration.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Engine(StrEnum):
+    """The runtime that serves the model."""
+
+    VLLM = "vllm"
+    """vLLM: paged KV in 16-token blocks, chunked prefill, CUDA graphs, tensor parallel."""
+    SGLANG = "sglang"
+    """SGLang: radix KV cache, chunked prefill, CUDA graphs, tensor parallel."""
+    HF = "hf"
+    """Hugging Face Transformers generate(): whole prompt in one prefill, layers split
+    across GPUs with device_map="auto"."""
+    LLAMACPP = "llamacpp"
+    """llama.cpp / Ollama: GGUF weights, one KV pool of n_ctx tokens, layer split."""
+
+
+class Mode(StrEnum):
+    """What the GPUs are doing with the model."""
+
+    INFERENCE = "inference"
+    """Serving / generating."""
+    LORA = "lora"
+    """LoRA fine-tuning on 16-bit base weights (PEFT + Transformers Trainer)."""
+    QLORA = "qlora"
+    """LoRA on 4-bit base weights (bitsandbytes NF4 or GPTQ)."""
+    FULL = "full"
+    """Full fine-tuning, mixed-precision AdamW (DeepSpeed ZeRO-3 across GPUs)."""
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """The memory habits of one engine (inference)."""
+
+    engine: Engine
+    utilization: float | None
+    """Share of the card the engine may take (vLLM gpu_memory_utilization, SGLang
+    mem_fraction_static); None: the engine takes what it needs, sized with headroom."""
+    prefill_chunk: int | None
+    """Tokens in one prefill step the engine profiles for; None = batch x prompt at once."""
+    act_bytes_per_ff: float
+    """Transient bytes per prefill token per unit of MLP width (gate, up, act(gate)*up in
+    16-bit plus the fp32 bits around them): 7.5 measured on Transformers 4.46 for every
+    Qwen2.5 size and precision, 7.8 in vLLM's profile (SIZING.md §1.3)."""
+    act_bytes_per_hidden: float
+    """Transient bytes per prefill token per unit of hidden size (residual stream copies,
+    attention output): vLLM's profile run keeps ~8 (Llama-3-8B: 1.26 GiB at 8192 tokens)."""
+    profile_sequences: int
+    """Sequences whose last-token fp32 logits the engine samples in its profile run
+    (vLLM max_num_seqs 256); HF: the batch."""
+    cuda_context_gib: float
+    """CUDA context, cuBLAS handles and other memory torch does not allocate, per GPU."""
+    cuda_graphs_gib: float
+    """Captured CUDA graphs (vLLM/SGLang unless --enforce-eager), per GPU."""
+    multi_gpu_gib: float
+    """NCCL / custom all-reduce buffers per GPU when more than one GPU works together."""
+    kv_block_tokens: int
+    """KV is allocated in blocks of this many tokens per sequence (vLLM 16)."""
+    materialises_mla: bool
+    """Caches full K/V for MLA models instead of the latent (Transformers does)."""
+    splits_layers: bool
+    """Multi-GPU by putting whole layers on each card (HF device_map, llama.cpp), so the
+    TP head-divisibility rule does not apply and each card has its own activation peak."""
+    remote_code_activation_factor: float = 1.0
+    """Multiplier on activations for models that run their own modeling code
+    (trust_remote_code): GLM-4-9B's peak grows by 15-20 B x ff per prompt token against
+    7.5 for native Transformers code (THUDM/GLM-4 README; calibration family hf_glm4)."""
+    full_prompt_logits_bytes: float = 6.0
+    """Transformers < 4.45 materialise logits for the whole prompt: bf16 plus an fp32
+    upcast, T x V x 6 bytes (SIZING.md §1.3). Only used when the workload asks for it."""
+
+
+PROFILES: dict[Engine, EngineProfile] = {
+    Engine.VLLM: EngineProfile(
+        engine=Engine.VLLM,
+        utilization=0.90,
+        prefill_chunk=8192,
+        act_bytes_per_ff=7.5,
+        act_bytes_per_hidden=8.0,
+        profile_sequences=256,
+        cuda_context_gib=0.75,
+        cuda_graphs_gib=0.75,
+        multi_gpu_gib=1.5,
+        kv_block_tokens=16,
+        materialises_mla=False,
+        splits_layers=False,
+    ),
+    Engine.SGLANG: EngineProfile(
+        engine=Engine.SGLANG,
+        utilization=0.88,
+        prefill_chunk=8192,
+        act_bytes_per_ff=7.5,
+        act_bytes_per_hidden=8.0,
+        profile_sequences=256,
+        cuda_context_gib=0.75,
+        cuda_graphs_gib=0.75,
+        multi_gpu_gib=1.5,
+        kv_block_tokens=1,
+        materialises_mla=False,
+        splits_layers=False,
+    ),
+    Engine.HF: EngineProfile(
+        engine=Engine.HF,
+        utilization=None,
+        prefill_chunk=None,
+        act_bytes_per_ff=7.5,
+        act_bytes_per_hidden=0.0,
+        profile_sequences=0,
+        cuda_context_gib=0.75,
+        cuda_graphs_gib=0.0,
+        multi_gpu_gib=0.0,
+        kv_block_tokens=1,
+        materialises_mla=True,
+        splits_layers=True,
+        remote_code_activation_factor=2.3,
+    ),
+    Engine.LLAMACPP: EngineProfile(
+        engine=Engine.LLAMACPP,
+        utilization=None,
+        prefill_chunk=512,
+        act_bytes_per_ff=0.0,  # llama.cpp sizes a compute buffer instead: see compute_buffer
+        act_bytes_per_hidden=0.0,
+        profile_sequences=0,
+        cuda_context_gib=0.45,  # "unaccounted" 466 MiB per GPU in llama_memory_breakdown
+        cuda_graphs_gib=0.0,
+        multi_gpu_gib=0.0,
+        kv_block_tokens=1,
+        materialises_mla=False,
+        splits_layers=True,
+    ),
+}
+
+
+def profile_for(engine: Engine | str) -> EngineProfile:
+    return PROFILES[Engine(engine)]
+
+
+QUANT_WORKSPACE_DEQUANT_COPIES = 1.0
+"""GPTQ/AWQ kernels keep scratch for one dequantised fp16 copy of the largest linear layer
+(exllama's temp_dq; AWQ dequantises for large prefills): 0.01 GiB on Qwen2.5-0.5B, 0.45 GiB
+on Qwen2.5-72B, matching the 0.03-0.67 GiB residuals in the Qwen2.5 speed tables at one
+prompt token (SIZING.md §1.4)."""
+
+HF_TORCH_WORKSPACE_GIB = 0.05
+"""cuBLAS workspaces and small buffers torch allocates in any HF forward (Qwen2.5 at one
+prompt token: 0.03-0.1 GiB above weights + KV)."""
+
+LONG_CONTEXT_TOKENS = 32768
+"""From this context on, engines without a utilisation cap get 20 % headroom, not 10 %."""
+
+HEADROOM_SHORT = 0.10
+HEADROOM_LONG = 0.20
+MIN_HEADROOM_GIB = 0.5
+"""Engines without a utilisation cap keep at least this much free per GPU: 10 % of a small
+model is less than the caching allocator's fragmentation alone."""
+
+
+def llamacpp_compute_buffer_gib(context_tokens: int, num_heads: int) -> float:
+    """llama.cpp's compute buffer for n_ubatch 512: (ctx/1024 x 2 + 0.75) x heads MiB.
+
+    NyxKrage's calculator fit (SIZING.md §2.3), the best public anchor for it.
+    """
+    return (context_tokens / 1024 * 2 + 0.75) * num_heads / 1024

@@ -1,0 +1,177 @@
+"""Placement: how many cards, of which VRAM tier, and how many sequences then fit.
+
+For each tensor-parallel degree 1, 2, 4, 8 that divides the attention heads (vLLM's rule;
+layer-split engines need no such rule), the per-GPU need is compared with each tier's
+*usable* memory, not its label (SIZING.md §1.6): measured figures where engines logged
+them, about 0.97 x nominal elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+
+from gpurent.catalog import GpuSku, get_catalog
+from sizing.arch import ModelArch
+from sizing.engines import profile_for
+from sizing.memory import estimate_memory
+from sizing.quant import Precision
+from sizing.workload import MemoryEstimate, Workload
+
+TP_DEGREES: tuple[int, ...] = (1, 2, 4, 8)
+
+UNMEASURED_USABLE_SHARE = 0.97
+"""Usable GiB per nominal GB where no engine log is known (an estimate: refine it with
+nvidia-smi figures from offers)."""
+
+MEASURED_USABLE_GIB: dict[tuple[str, int], tuple[float, str]] = {
+    ("H100", 80): (79.22, "vLLM PR #10511 log: total 79.22 GiB on H100 80GB"),
+    ("RTX 3090", 24): (23.58, "vLLM issue #10517 log: 23.58 GiB on RTX 3090"),
+    ("B200", 180): (178.36, "vLLM PR #21489 log: 178.36 GiB on B200"),
+}
+"""Memory engines reported as the card's total, by (model, nominal GB)."""
+
+
+def usable_gib(model: str, vram_gb: int) -> float:
+    """Usable GiB of a card: measured where known, else 0.97 x nominal."""
+    measured = MEASURED_USABLE_GIB.get((model, vram_gb))
+    if measured is not None:
+        return measured[0]
+    return round(vram_gb * UNMEASURED_USABLE_SHARE, 2)
+
+
+def sku_usable_gib(sku: GpuSku) -> float:
+    return usable_gib(sku.model, sku.vram_gb)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A VRAM size people rent, with the least usable memory of the cards sold at it."""
+
+    vram_gb: int
+    usable_gib: float
+    example: str
+    """A card of this tier, for people ("H100 80GB SXM")."""
+
+
+@cache
+def tiers() -> tuple[Tier, ...]:
+    """Every VRAM size in the GPU catalog, smallest first."""
+    best: dict[int, Tier] = {}
+    for sku in get_catalog().all():
+        usable = sku_usable_gib(sku)
+        current = best.get(sku.vram_gb)
+        if current is None or usable < current.usable_gib:
+            best[sku.vram_gb] = Tier(sku.vram_gb, usable, sku.label)
+    return tuple(sorted(best.values(), key=lambda t: t.vram_gb))
+
+
+def valid_degrees(arch: ModelArch, workload: Workload) -> list[int]:
+    """Degrees that can split the model: TP must divide the attention heads (vLLM), while
+    layer-split engines (HF, llama.cpp) and training only need that many layers."""
+    if workload.is_training or profile_for(workload.engine).splits_layers:
+        return [d for d in TP_DEGREES if d <= arch.num_layers]
+    return [d for d in TP_DEGREES if arch.num_heads % d == 0]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One way to place the workload: ``tensor_parallel`` cards of the smallest tier that fits."""
+
+    tensor_parallel: int
+    estimate: MemoryEstimate
+    tier: Tier | None
+    """None when no tier is large enough at this degree."""
+    max_concurrency: int | None
+    """Sequences of the workload's length that fit on this tier at this degree."""
+
+    @property
+    def fits(self) -> bool:
+        return self.tier is not None
+
+
+def smallest_tier(per_gpu_gib: float) -> Tier | None:
+    for tier in tiers():
+        if per_gpu_gib <= tier.usable_gib:
+            return tier
+    return None
+
+
+def fits_card(estimate: MemoryEstimate, card_usable_gib: float) -> bool:
+    """The recommended size (need plus headroom; for vLLM need / utilisation) fits."""
+    return estimate.per_gpu_gib <= card_usable_gib
+
+
+def max_concurrency(
+    arch: ModelArch,
+    precision: Precision,
+    workload: Workload,
+    gpus: int,
+    card_usable_gib: float,
+    *,
+    weights_bytes: float | None = None,
+    limit: int = 1 << 20,
+) -> int:
+    """The largest batch whose recommended size fits the card (0 if not even one)."""
+
+    def fits(batch: int) -> bool:
+        trial = replace(workload, batch=batch)
+        est = estimate_memory(arch, precision, trial, gpus, weights_bytes=weights_bytes)
+        return fits_card(est, card_usable_gib)
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while high <= limit and fits(high):
+        low, high = high, high * 2
+    high = min(high, limit + 1)
+    while high - low > 1:  # fits(low) and not fits(high)
+        mid = (low + high) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def plan(
+    arch: ModelArch,
+    precision: Precision,
+    workload: Workload,
+    *,
+    gpus: int | None = None,
+    weights_bytes: float | None = None,
+) -> list[Placement]:
+    """A placement per valid degree (or only ``gpus``), fewest cards first."""
+    degrees = valid_degrees(arch, workload)
+    if gpus is not None:
+        if gpus not in degrees:
+            raise ValueError(_degree_error(arch, workload, gpus, degrees))
+        degrees = [gpus]
+    out = []
+    for degree in degrees:
+        est = estimate_memory(arch, precision, workload, degree, weights_bytes=weights_bytes)
+        tier = smallest_tier(est.per_gpu_gib)
+        concurrency = (
+            max_concurrency(
+                arch, precision, workload, degree, tier.usable_gib, weights_bytes=weights_bytes
+            )
+            if tier is not None
+            else None
+        )
+        out.append(Placement(degree, est, tier, concurrency))
+    return out
+
+
+def choose(placements: list[Placement]) -> Placement | None:
+    """The placement with the fewest cards that fits some tier."""
+    return next((p for p in placements if p.fits), None)
+
+
+def _degree_error(arch: ModelArch, workload: Workload, gpus: int, degrees: list[int]) -> str:
+    if gpus not in TP_DEGREES:
+        return f"--gpus must be one of {', '.join(map(str, TP_DEGREES))} (got {gpus})"
+    return (
+        f"{gpus} GPUs cannot split {arch.name}: tensor parallelism must divide its "
+        f"{arch.num_heads} attention heads (valid here: {', '.join(map(str, degrees))})"
+    )

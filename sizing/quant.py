@@ -1,0 +1,199 @@
+"""Precisions and KV-cache dtypes: real bits per weight, and which weights stay 16-bit.
+
+GPTQ, AWQ, FP8 and bitsandbytes quantise the linear layers only: the token embedding, the
+lm_head, norms and biases stay 16-bit. That is why Qwen2.5-7B AWQ weighs 5.19 GiB, not
+3.55 GiB (SIZING.md §1.1). GGUF bits are measured over whole files, embeddings included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sizing.arch import ModelArch, ParamCounts
+
+
+class WeightScope(StrEnum):
+    """Which weights a precision's bits apply to."""
+
+    ALL = "all"
+    """Every tensor (plain 16-bit, or GGUF whose measured bits already include everything)."""
+    LINEAR = "linear"
+    """Attention and MLP linears; embeddings, lm_head, norms and biases stay 16-bit."""
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A weight format: its name, effective bits per quantised weight, and where they apply."""
+
+    name: str
+    bits: float
+    scope: WeightScope
+    family: str
+    """bf16, fp8, int8, gptq, awq, bnb or gguf: the kernel family (workspaces, engines)."""
+    note: str
+
+    @property
+    def is_quantised(self) -> bool:
+        return self.bits < 16
+
+    @property
+    def kernel_workspace(self) -> bool:
+        """GPTQ/AWQ kernels allocate scratch buffers (SIZING.md §1.4: 0.1-0.5 GiB)."""
+        return self.family in ("gptq", "awq")
+
+
+_GROUP = 128  # GPTQ/AWQ group size: one fp16 scale and one packed zero per 128 weights
+
+PRECISIONS: dict[str, Precision] = {
+    p.name: p
+    for p in (
+        Precision("fp32", 32, WeightScope.ALL, "fp32", "full precision"),
+        Precision("bf16", 16, WeightScope.ALL, "bf16", "bfloat16 checkpoint"),
+        Precision("fp16", 16, WeightScope.ALL, "bf16", "float16 checkpoint"),
+        Precision(
+            "fp8",
+            8 + 32 / (128 * 128),
+            WeightScope.LINEAR,
+            "fp8",
+            "FP8 linears with an fp32 scale per 128x128 block; embeddings and lm_head bf16",
+        ),
+        Precision(
+            "int8",
+            8 + 32 / 4096,
+            WeightScope.LINEAR,
+            "int8",
+            "bitsandbytes LLM.int8(): int8 linears with an fp32 scale per row",
+        ),
+        Precision(
+            "gptq-int8",
+            8 + (16 + 8) / _GROUP,
+            WeightScope.LINEAR,
+            "gptq",
+            "GPTQ 8-bit, group 128: fp16 scale + packed 8-bit zero per group",
+        ),
+        Precision(
+            "gptq-int4",
+            4 + (16 + 4) / _GROUP,
+            WeightScope.LINEAR,
+            "gptq",
+            "GPTQ 4-bit, group 128: fp16 scale + packed 4-bit zero per group",
+        ),
+        Precision(
+            "awq",
+            4 + (16 + 4) / _GROUP,
+            WeightScope.LINEAR,
+            "awq",
+            "AWQ 4-bit, group 128: fp16 scale + packed 4-bit zero per group",
+        ),
+        Precision(
+            "nf4",
+            4 + 32 / 64,
+            WeightScope.LINEAR,
+            "bnb",
+            "bitsandbytes NF4/FP4, blocksize 64, fp32 absmax (4.13 bits with double quant)",
+        ),
+        Precision("q8_0", 8.50, WeightScope.ALL, "gguf", "GGUF Q8_0, measured whole-file bits"),
+        Precision("q6_k", 6.56, WeightScope.ALL, "gguf", "GGUF Q6_K, measured whole-file bits"),
+        Precision("q5_k_m", 5.70, WeightScope.ALL, "gguf", "GGUF Q5_K_M (Llama-3.1-8B: 5.33 GiB)"),
+        Precision(
+            "q4_k_m",
+            4.89,
+            WeightScope.ALL,
+            "gguf",
+            "GGUF Q4_K_M, 4.85-4.91 measured (Llama-3.1-8B: 4.58 GiB); not 4.0",
+        ),
+        Precision("q4_0", 4.55, WeightScope.ALL, "gguf", "GGUF Q4_0 (Llama-3.1-70B: 4.53 bpw)"),
+        Precision("q3_k_m", 3.91, WeightScope.ALL, "gguf", "GGUF Q3_K_M"),
+        Precision("q2_k", 3.35, WeightScope.ALL, "gguf", "GGUF Q2_K (3.0-3.35 measured)"),
+    )
+}
+
+# Spellings people and checkpoints use, folded to a PRECISIONS key.
+_ALIASES: dict[str, str] = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float32": "fp32",
+    "fp8_e4m3": "fp8",
+    "fbgemm_fp8": "fp8",
+    "int4": "gptq-int4",
+    "gptq": "gptq-int4",
+    "gptq-4bit": "gptq-int4",
+    "gptq-8bit": "gptq-int8",
+    "awq-int4": "awq",
+    "bnb-4bit": "nf4",
+    "int4(bnb)": "nf4",
+    "bnb4": "nf4",
+    "fp4": "nf4",
+    "bnb-8bit": "int8",
+    "llm.int8": "int8",
+    "q8": "q8_0",
+    "q6": "q6_k",
+    "q5": "q5_k_m",
+    "q4": "q4_k_m",
+    "q4_k": "q4_k_m",
+    "q3": "q3_k_m",
+    "q2": "q2_k",
+}
+
+
+class UnknownPrecision(ValueError):
+    """A precision name gpurent does not know."""
+
+
+def precision_names() -> list[str]:
+    return list(PRECISIONS)
+
+
+def get_precision(name: str) -> Precision:
+    """The Precision for a name, case-insensitive (``GPTQ-Int4``, ``AWQ``, ``Q4_K_M``)."""
+    key = name.strip().lower().replace(" ", "")
+    key = _ALIASES.get(key, key)
+    try:
+        return PRECISIONS[key]
+    except KeyError:
+        raise UnknownPrecision(
+            f"unknown precision {name!r}; known: {', '.join(PRECISIONS)}"
+        ) from None
+
+
+def weight_bytes(counts: ParamCounts, precision: Precision, arch: ModelArch | None = None) -> float:
+    """Bytes of the model's weights in ``precision``.
+
+    Weight-only formats quantise the linears; the rest stays 16-bit. A model whose
+    published FP8 checkpoint leaves attention in BF16 (``fp8_mlp_only``) gets that.
+    """
+    if precision.scope is WeightScope.ALL:
+        return counts.total * precision.bits / 8
+    quantised = counts.linear
+    if precision.family == "fp8" and arch is not None and arch.fp8_mlp_only:
+        quantised = counts.mlp_linear
+    return quantised * precision.bits / 8 + (counts.total - quantised) * 2
+
+
+# ---------------------------------------------------------------------- KV cache dtypes
+
+KV_DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "fp8_e4m3": 1.0,
+    "fp8_e5m2": 1.0,
+    "q8_0": 34 / 32,  # llama.cpp block: 32 int8 + an fp16 scale
+    "q4_0": 18 / 32,  # 32 nibbles + an fp16 scale
+}
+"""Bytes per cached element. ``auto`` means the compute dtype: 2 bytes (bf16/fp16)."""
+
+
+def kv_bytes_per_element(kv_dtype: str) -> float:
+    key = kv_dtype.strip().lower()
+    if key in ("auto", ""):
+        return 2.0
+    try:
+        return KV_DTYPE_BYTES[key]
+    except KeyError:
+        raise UnknownPrecision(
+            f"unknown KV-cache dtype {kv_dtype!r}; known: auto, {', '.join(KV_DTYPE_BYTES)}"
+        ) from None

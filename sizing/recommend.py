@@ -1,0 +1,206 @@
+"""In-stock offers that fit a placement, with speed and cost per token, ranked by an objective.
+
+Reads the warehouse only through ``warehouse.costed.costed_latest_offers`` (the house plan:
+sizing imports warehouse queries, never flows or spiders). An offer is kept when the
+provider says it can be rented now (in_stock or low), it supplies the cards a placement
+needs, and the per-GPU recommendation fits the card's usable memory; for each offer the
+fewest cards that fit are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from gpurent.catalog import GpuSku, get_catalog
+from gpurent.costing import UsageProfile
+from sizing.placement import Placement, fits_card, sku_usable_gib, usable_gib
+from sizing.speed import Bound, DecodeSpeed, cost_per_million_tokens, decode_speed
+
+if TYPE_CHECKING:  # the warehouse (DuckDB, Polars) loads only when offers are ranked
+    import duckdb
+
+    from warehouse.costed import CostedOffer
+
+
+class Objective(StrEnum):
+    """How fitting offers are ranked."""
+
+    MONTHLY = "monthly"
+    """Cheapest true monthly cost (always-on deployments)."""
+    HOURLY = "hourly"
+    """Cheapest true hourly cost (short jobs)."""
+    PER_TOKEN = "per-token"
+    """Cheapest cost per million generated tokens (throughput work)."""
+
+
+@dataclass(frozen=True)
+class RankedOffer:
+    """A costed offer that fits, with the placement it would run and its speed."""
+
+    costed: CostedOffer
+    placement: Placement
+    sku: GpuSku | None
+    usable_gib: float
+    speed: DecodeSpeed | None
+    cost_per_million_tokens: Decimal | None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self.speed.tokens_per_s if self.speed else None
+
+    @property
+    def label(self) -> str:
+        o = self.costed.offer
+        return f"{o['provider']} {o['gpu_model']} {o['gpu_vram_gb']}GB x{self.costed.gpus_rented}"
+
+    def as_row(self) -> dict[str, Any]:
+        o, c = self.costed.offer, self.costed.cost
+        return {
+            "provider": o["provider"],
+            "offer_key": o["offer_key"],
+            "gpu_model": o["gpu_model"],
+            "gpu_vram_gb": o["gpu_vram_gb"],
+            "gpu_count": self.costed.gpus_rented,
+            "tensor_parallel": self.placement.tensor_parallel,
+            "usable_gib_per_gpu": self.usable_gib,
+            "need_gib_per_gpu": round(self.placement.estimate.per_gpu_gib, 2),
+            "status": o["status"],
+            "available_count": o["available_count"],
+            "price": o["price"],
+            "currency": o["currency"],
+            "billing_unit": o["billing_unit"],
+            "price_basis": o["price_basis"],
+            "true_hourly": c.hourly_display,
+            "true_monthly": c.monthly_display,
+            "cost_currency": c.display_currency,
+            "tokens_per_s": round(self.tokens_per_s, 1) if self.tokens_per_s else None,
+            "decode_bound": self.speed.bound.value if self.speed else None,
+            "cost_per_million_tokens": self.cost_per_million_tokens,
+            "region": o["region"],
+            "observed_at": o["observed_at"],
+            "url": o["url"],
+        }
+
+
+def offer_sku(offer: Mapping[str, Any]) -> GpuSku | None:
+    """The catalog SKU of a stored offer. When the form factor is unknown and the model has
+    several at that VRAM (A800 80GB PCIe/SXM), the slowest one: speed is then not overstated."""
+    catalog = get_catalog()
+    form = offer.get("gpu_form_factor")
+    if form:
+        exact = catalog.find(offer["gpu_model"], offer["gpu_vram_gb"], form)
+        if exact is not None:
+            return exact
+    same_size = [
+        s for s in catalog.variants(offer["gpu_model"]) if s.vram_gb == offer["gpu_vram_gb"]
+    ]
+    if not same_size:
+        return None
+    return min(same_size, key=lambda s: (s.mem_bandwidth_gbps is None, s.mem_bandwidth_gbps or 0))
+
+
+def rank_key(objective: Objective, offer: RankedOffer) -> tuple[Any, ...]:
+    c = offer.costed.cost
+    ident = (offer.costed.offer["provider"], offer.costed.offer["offer_key"])
+    if objective is Objective.HOURLY:
+        return (c.hourly_display, c.monthly_display, *ident)
+    if objective is Objective.PER_TOKEN:
+        per_token = offer.cost_per_million_tokens
+        missing = per_token is None
+        return (missing, per_token or Decimal(0), c.hourly_display, *ident)
+    return (c.monthly_display, c.hourly_display, *ident)
+
+
+def fitting_offers(
+    con: duckdb.DuckDBPyConnection,
+    placements: Sequence[Placement],
+    *,
+    objective: Objective,
+    display_currency: str,
+    hours_per_month: Decimal = Decimal(730),
+) -> list[RankedOffer]:
+    """Every in-stock offer that fits one of ``placements``, ranked by ``objective``."""
+    from warehouse.costed import costed_latest_offers
+
+    chosen: dict[tuple[str, str], RankedOffer] = {}
+    for placement in placements:
+        if not placement.fits:
+            continue
+        degree = placement.tensor_parallel
+        profile = UsageProfile(hours_per_month=hours_per_month, gpus=degree)
+        costed = costed_latest_offers(
+            con, profile, display_currency=display_currency, in_stock_only=True
+        )
+        for offer in costed:
+            key = (offer.offer["provider"], offer.offer["offer_key"])
+            if key in chosen:  # already fits with fewer cards
+                continue
+            ranked = _fit(offer, placement)
+            if ranked is not None:
+                chosen[key] = ranked
+    return sorted(chosen.values(), key=lambda r: rank_key(objective, r))
+
+
+def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:
+    row = offer.offer
+    free = row["available_count"]
+    if free is not None and int(free) == 0:
+        return None  # listed, but the provider says no card is free
+    if offer.gpus_rented < placement.tensor_parallel:
+        return None
+    sku = offer_sku(row)
+    usable = sku_usable_gib(sku) if sku else usable_gib(row["gpu_model"], int(row["gpu_vram_gb"]))
+    if not fits_card(placement.estimate, usable):
+        return None
+    est = placement.estimate
+    # Decode speed means nothing for a training run: rank it by time cost only.
+    speed = (
+        None
+        if est.workload.is_training
+        else decode_speed(est.arch, est.precision, est.workload, sku, placement.tensor_parallel)
+    )
+    per_token = (
+        cost_per_million_tokens(offer.cost.hourly_display, speed.tokens_per_s) if speed else None
+    )
+    return RankedOffer(offer, placement, sku, usable, speed, per_token)
+
+
+def speed_verdict(offers: Sequence[RankedOffer], objective: Objective) -> str | None:
+    """Whether a faster card pays for itself here, from the ranked offers."""
+    with_speed = [o for o in offers if o.speed is not None and o.cost_per_million_tokens]
+    if len(with_speed) < 2:
+        return None
+    cheapest = min(with_speed, key=lambda o: (o.costed.cost.hourly_display, o.label))
+    fastest = max(with_speed, key=lambda o: (o.tokens_per_s or 0.0, o.label))
+    if fastest is cheapest or not fastest.tokens_per_s or not cheapest.tokens_per_s:
+        return f"The cheapest fitting card ({cheapest.label}) is also the fastest here."
+    speedup = fastest.tokens_per_s / cheapest.tokens_per_s
+    price = fastest.costed.cost.hourly_display / cheapest.costed.cost.hourly_display
+    cur = fastest.costed.cost.display_currency
+    fast_cost, slow_cost = fastest.cost_per_million_tokens, cheapest.cost_per_million_tokens
+    assert fast_cost is not None and slow_cost is not None
+    if fastest.speed and fastest.speed.bound is Bound.COMPUTE:
+        tail = " At this batch decode is compute-bound there, so more bandwidth buys nothing."
+    else:
+        tail = ""
+    if fast_cost < slow_cost:
+        return (
+            f"{fastest.label} decodes {speedup:.1f}x faster than {cheapest.label} for "
+            f"{price:.2f}x the hourly price: it pays for itself per token "
+            f"({fast_cost} vs {slow_cost} {cur}/M tokens)"
+            + (
+                ", though ranked by time it costs more: pick it if you need the throughput."
+                if objective is not Objective.PER_TOKEN
+                else "."
+            )
+            + tail
+        )
+    return (
+        f"{fastest.label} decodes {speedup:.1f}x faster than {cheapest.label} but costs "
+        f"{price:.2f}x per hour ({fast_cost} vs {slow_cost} {cur}/M tokens): for this "
+        f"workload you are buying capacity, and the faster card buys nothing." + tail
+    )

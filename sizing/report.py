@@ -1,0 +1,180 @@
+"""The sizing answer as one document: estimate, placements, ranked offers and a verdict.
+
+The CLI renders it as JSON (this dict, as is) or as tables for people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.arch import ModelArch, describe
+from sizing.placement import Placement, choose
+from sizing.quant import Precision
+from sizing.recommend import Objective, RankedOffer, speed_verdict
+from sizing.speed import bytes_per_decode_step
+from sizing.workload import GIB, Workload
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Where the architecture came from."""
+
+    origin: str
+    """catalog, config or params."""
+    source: str
+    params_b: float | None = None
+    """Published total, when the catalog has one."""
+
+
+def _r(value: float) -> float:
+    return round(value, 2)
+
+
+def placement_dict(p: Placement) -> dict[str, Any]:
+    b = p.estimate.breakdown
+    return {
+        "tensor_parallel": p.tensor_parallel,
+        "per_gpu_gib": _r(b.per_gpu),
+        "need_per_gpu_gib": _r(b.need),
+        "total_gib": _r(p.estimate.total_gib),
+        "tier_gb": p.tier.vram_gb if p.tier else None,
+        "tier_usable_gib": p.tier.usable_gib if p.tier else None,
+        "max_concurrency": p.max_concurrency,
+        "breakdown_gib": b.as_dict(),
+    }
+
+
+def memory_verdict(
+    arch: ModelArch, precision: Precision, workload: Workload, placements: Sequence[Placement]
+) -> str:
+    chosen = choose(list(placements))
+    if workload.is_training:
+        what = (
+            f"{arch.name} {precision.name}, {workload.mode.value} fine-tuning on sequences of "
+            f"{workload.context_tokens} tokens x {workload.batch}"
+        )
+    else:
+        what = (
+            f"{arch.name} {precision.name}, {workload.batch} x ({workload.prompt_tokens} + "
+            f"{workload.gen_tokens}) tokens on {workload.engine.value}"
+        )
+    if chosen is None or chosen.tier is None:
+        last = placements[-1]
+        return (
+            f"{what}: needs {last.estimate.per_gpu_gib:.1f} GiB per GPU even on "
+            f"{last.tensor_parallel} cards, more than any single card offers. Use pipeline "
+            "parallelism across nodes, a smaller precision, or less context."
+        )
+    b = chosen.estimate.breakdown
+    cards = "1 card" if chosen.tensor_parallel == 1 else f"{chosen.tensor_parallel} cards"
+    parts = [
+        f"{what}: needs {b.per_gpu:.1f} GiB per GPU on {cards} (weights {b.weights:.1f}, "
+        f"KV {b.kv_cache:.1f}, activations {b.activations:.1f}"
+        + (f", optimizer {b.optimizer:.1f}" if b.optimizer else "")
+        + f", overhead {b.overhead:.1f}, headroom {b.headroom:.1f}).",
+        f"Smallest tier: {chosen.tensor_parallel} x {chosen.tier.vram_gb} GB "
+        f"({chosen.tier.usable_gib:.1f} GiB usable each), room for "
+        f"{chosen.max_concurrency} sequences of {workload.context_tokens} tokens"
+        + (" per micro-batch." if workload.is_training else "."),
+    ]
+    others = [
+        f"{p.tensor_parallel} x {p.tier.vram_gb} GB"
+        for p in placements
+        if p is not chosen and p.tier is not None
+    ]
+    if others:
+        parts.append("Also fits: " + ", ".join(others) + ".")
+    return " ".join(parts)
+
+
+def offers_verdict(offers: Sequence[RankedOffer], objective: Objective) -> str | None:
+    if not offers:
+        return None
+    top = offers[0]
+    c = top.costed.cost
+    text = (
+        f"Best by {objective.value}: {top.label} at {c.monthly_display:.2f} "
+        f"{c.display_currency}/month ({c.hourly_display:.4f}/h)"
+    )
+    if top.cost_per_million_tokens is not None and top.tokens_per_s:
+        text += (
+            f", ~{top.tokens_per_s:.0f} tokens/s, {top.cost_per_million_tokens} "
+            f"{c.display_currency} per million tokens"
+        )
+    text += "."
+    speed = speed_verdict(offers, objective)
+    return f"{text} {speed}" if speed else text
+
+
+def build_report(
+    arch: ModelArch,
+    precision: Precision,
+    workload: Workload,
+    placements: Sequence[Placement],
+    info: ModelInfo,
+    *,
+    objective: Objective,
+    offers: Sequence[RankedOffer],
+    offers_reason: str | None,
+    display_currency: str,
+    limit: int,
+) -> dict[str, Any]:
+    """The whole answer as plain data (Decimals stay Decimal; the CLI serialises)."""
+    chosen = choose(list(placements))
+    shown = chosen or placements[-1]
+    b = shown.estimate.breakdown
+    notes = list(dict.fromkeys(shown.estimate.notes))
+    if info.origin == "params":
+        notes.append(
+            "only a parameter count was given: the KV cache and activations assume a Llama-like shape"
+        )
+    precision = shown.estimate.precision  # training may swap it (QLoRA on NF4)
+    verdict = memory_verdict(arch, precision, workload, placements)
+    offer_text = offers_verdict(offers, objective)
+    if offer_text:
+        verdict = f"{verdict} {offer_text}"
+    elif offers_reason:
+        verdict = f"{verdict} Offers: {offers_reason}"
+    step_bytes = bytes_per_decode_step(arch, precision, workload)
+    model = describe(arch)
+    model.update({"origin": info.origin, "source": info.source})
+    if info.params_b is not None:
+        model["published_params_b"] = info.params_b
+    return {
+        "model": model,
+        "precision": precision.name,
+        "bits_per_weight": round(precision.bits, 3),
+        "kv_dtype": workload.kv_dtype,
+        "engine": workload.engine.value,
+        "mode": workload.mode.value,
+        "workload": {
+            "prompt_tokens": workload.prompt_tokens,
+            "gen_tokens": workload.gen_tokens,
+            "batch": workload.batch,
+            "context_tokens": workload.context_tokens,
+        },
+        "fits": chosen is not None,
+        "tensor_parallel": shown.tensor_parallel,
+        "gpus": shown.tensor_parallel,
+        "tier_gb": shown.tier.vram_gb if shown.tier else None,
+        "tier_usable_gib": shown.tier.usable_gib if shown.tier else None,
+        "per_gpu_gib": _r(b.per_gpu),
+        "need_per_gpu_gib": _r(b.need),
+        "total_gib": _r(shown.estimate.total_gib),
+        "headroom_fraction": round(shown.estimate.headroom_fraction, 3),
+        "breakdown_gib": b.as_dict(),
+        "weights_total_gib": _r(shown.estimate.weights_total_gib),
+        "kv_cache_total_gib": _r(shown.estimate.kv_total_gib),
+        "max_concurrency": shown.max_concurrency,
+        "decode_read_gib_per_step": _r(step_bytes / GIB),
+        "placements": [placement_dict(p) for p in placements],
+        "objective": objective.value,
+        "currency": display_currency,
+        "offers": [o.as_row() for o in offers[:limit]],
+        "offers_total": len(offers),
+        "offers_reason": offers_reason,
+        "verdict": verdict,
+        "notes": notes,
+    }

@@ -1,0 +1,108 @@
+"""Decode speed from memory bandwidth, and what a million tokens then cost.
+
+Generating one token per sequence reads every weight the step uses once (shared by the whole
+batch) plus each sequence's KV cache, so decode is usually bound by memory bandwidth:
+
+    step time = max(bytes read / (n x bandwidth x efficiency),
+                    batch x 2 x active params / (n x dense TFLOPS x utilisation))
+    tokens/s  = batch / step time
+
+An MoE model reads only the experts its tokens are routed to (all of them once a large
+batch touches every expert); dense models read every layer. These are estimates for
+ranking offers, not benchmarks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+from enum import StrEnum
+
+from gpurent.catalog import GpuSku
+from sizing.arch import ModelArch
+from sizing.memory import kv_bytes_per_sequence
+from sizing.quant import Precision, WeightScope, weight_bytes
+from sizing.workload import Workload
+
+BANDWIDTH_EFFICIENCY = 0.75
+"""Share of the datasheet bandwidth decode kernels reach (typically 70-80 %)."""
+COMPUTE_UTILISATION = 0.5
+"""Share of dense tensor TFLOPS a large decode batch reaches."""
+TP_EFFICIENCY = 0.9
+"""Per-step all-reduces cost about a tenth of the step once more than one card works."""
+
+
+class Bound(StrEnum):
+    """What limits decode speed on a card."""
+
+    BANDWIDTH = "bandwidth"
+    """Reading weights and KV from memory: a faster-memory card decodes faster."""
+    COMPUTE = "compute"
+    """Tensor-core throughput: more bandwidth buys nothing at this batch."""
+
+
+@dataclass(frozen=True)
+class DecodeSpeed:
+    tokens_per_s: float
+    """All sequences together."""
+    bytes_per_step: float
+    """Bytes read from memory per decode step (all cards together)."""
+    bound: Bound
+
+
+def bytes_per_decode_step(arch: ModelArch, precision: Precision, workload: Workload) -> float:
+    """Weights touched plus KV read in one decode step of ``workload.batch`` sequences."""
+    counts = arch.param_counts()
+    total = weight_bytes(counts, precision, arch)
+    # The input embedding is a lookup (a few rows), not a read of the whole table.
+    embedding_bits = precision.bits if precision.scope is WeightScope.ALL else 16
+    if not arch.tie_word_embeddings:
+        total -= counts.embedding * embedding_bits / 8
+    total -= counts.vision * 2
+    if arch.is_moe:
+        linear_bits = precision.bits
+        expert = arch.mlp_matrices * arch.hidden_size * arch.moe_intermediate_size
+        routed = arch.moe_layers * arch.num_experts * expert * linear_bits / 8
+        share = arch.experts_per_token / arch.num_experts
+        touched = 1 - (1 - share) ** workload.batch
+        total -= routed * (1 - touched)
+    # Mid-generation each sequence holds its prompt and half its output.
+    mean_context = workload.prompt_tokens + workload.gen_tokens / 2
+    full = kv_bytes_per_sequence(arch, workload)
+    kv = workload.batch * full * (mean_context / max(workload.context_tokens, 1))
+    return total + kv
+
+
+def decode_speed(
+    arch: ModelArch,
+    precision: Precision,
+    workload: Workload,
+    sku: GpuSku | None,
+    gpus: int,
+) -> DecodeSpeed | None:
+    """Estimated decode throughput on ``gpus`` cards of ``sku``; None without bandwidth."""
+    if sku is None or sku.mem_bandwidth_gbps is None:
+        return None
+    efficiency = BANDWIDTH_EFFICIENCY * (TP_EFFICIENCY if gpus > 1 else 1.0)
+    read = bytes_per_decode_step(arch, precision, workload)
+    memory_s = read / (gpus * float(sku.mem_bandwidth_gbps) * 1e9 * efficiency)
+    compute_s = 0.0
+    tflops = sku.bf16_dense_tflops or sku.fp16_dense_tflops
+    if tflops is not None:
+        rate = float(tflops) * (2 if precision.family == "fp8" and sku.fp8 else 1)
+        flops = workload.batch * 2 * arch.param_counts().active
+        compute_s = flops / (gpus * rate * 1e12 * COMPUTE_UTILISATION)
+    step = max(memory_s, compute_s)
+    bound = Bound.BANDWIDTH if memory_s >= compute_s else Bound.COMPUTE
+    return DecodeSpeed(tokens_per_s=workload.batch / step, bytes_per_step=read, bound=bound)
+
+
+def cost_per_million_tokens(hourly: Decimal, tokens_per_s: float) -> Decimal | None:
+    """Money per million generated tokens at ``tokens_per_s``, rounded to 4 places."""
+    if tokens_per_s <= 0:
+        return None
+    rate = Decimal(str(round(tokens_per_s, 3)))
+    if rate <= 0:
+        return None
+    value = hourly * Decimal(1_000_000) / (rate * 3600)
+    return value.quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN)
