@@ -86,12 +86,16 @@ def server() -> Any:
         yield srv
 
 
-def test_scrapy_list_names_the_three_spiders() -> None:
+def test_scrapy_list_names_every_spider_with_recordings() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "scrapy", "list"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
-    assert done.stdout.split() == ["autodl", "cudo", "vastai"]
+    names = done.stdout.split()
+    assert names == sorted(names)
+    assert {"autodl", "cudo", "vastai"} <= set(names)
+    # Every spider has bundled recordings, so `gpurent crawl --replay` can reach it offline.
+    assert set(names) <= {p.name for p in RECORDINGS.iterdir() if p.is_dir()}
 
 
 # -- Vast.ai ---------------------------------------------------------------------

@@ -1,0 +1,151 @@
+"""Featurize instances (`GET /bus/api/v1/available_instances` -> `{status, message, data}`).
+
+Field meanings (PROVIDERS.md A5: the official SDK and LinDong123a/featurize-haunter):
+
+* envelope `status: 0` is success; anything else is an error with a `message`.
+* `data.records[]`: `id`, `name`, `gpu` ("GeForce RTX 3090, ..."; the card is the part before
+  the first comma), `unit_price` (CNY per hour, presumed: the SDK does not say) and
+  `status`.
+* `status: "online"` means idle and rentable (the haunter's `idle()`).
+
+Our reading (assumptions):
+
+* An instance is one machine rented whole: the price is per instance; its card count comes
+  from the GPU name (`split_gpu_count`: "RTX 3090 x2"), else 1.
+* Statuses other than "online" that plainly say the machine is taken or down
+  (`TAKEN_STATUSES`) are `sold_out`; any other value is `unknown` with a page note, so a
+  renamed status never reads as "everything sold out" (rule of truth 3).
+
+Featurize publishes no add-on fees in our sources, so offers carry none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpurent.model import BillingUnit, PriceBasis, PriceKind, StockStatus
+from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent.normalize.gpu import split_gpu_count
+from spiders.parsers.common import (
+    MISSING_FIELD,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    require,
+    to_price,
+)
+
+CURRENCY = "CNY"
+ENDPOINT_URL = "https://featurize.cn/bus/api/v1/available_instances"
+IDLE_STATUS = "online"
+# Statuses read as "cannot be rented now" (our assumption: the SDK only names "online").
+TAKEN_STATUSES = frozenset({"busy", "using", "in_use", "rented", "occupied", "offline"})
+# Keys every record carries (status included: its loss would turn the market "unknown").
+CORE_KEYS = ("id", "gpu", "unit_price", "status")
+
+
+@dataclass
+class InstancesPage(PageResult):
+    api_error: str | None = None
+    """A `status` other than 0: the API answered, but with an error."""
+
+
+def parse_instances(data: Any, ctx: ParseContext) -> InstancesPage:
+    if not isinstance(data, dict) or "status" not in data:
+        return InstancesPage(layout_error="no 'status' envelope in the answer")
+    status = data.get("status")
+    if status != 0:
+        message = str(data.get("message") or "")[:80]
+        return InstancesPage(api_error=f"status {status!r}: {message}")
+    payload = data.get("data")
+    records = payload.get("records") if isinstance(payload, dict) else None
+    if not isinstance(records, list):
+        return InstancesPage(layout_error="no 'data.records' list in a status 0 answer")
+    page = InstancesPage()
+    unknown: list[str] = []
+    for item in records:
+        page.records.extend(instance_records(item, ctx))
+        value = item.get("status") if isinstance(item, dict) else None
+        if (
+            isinstance(value, str)
+            and _availability(value).status is StockStatus.UNKNOWN
+            and value not in unknown
+        ):
+            unknown.append(value)
+    if unknown:
+        shown = ", ".join(repr(v) for v in unknown)
+        page.notes.append(f"unrecognised instance status {shown}: stock unknown")
+    missing = keys_missing_everywhere(records, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no instance carries {', '.join(missing)}"
+    return page
+
+
+def instance_records(item: Any, ctx: ParseContext) -> list[Record]:
+    if not isinstance(item, dict):
+        return [
+            make_quarantine(
+                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
+                offer_key=None,
+            )
+        ]  # fmt: skip
+    key = _key(item.get("id"))
+    return guarded(ctx, offer_key=key, raw=item, build=lambda: _build(item, key, ctx))
+
+
+def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
+    if key is None:
+        raise FieldProblem(MISSING_FIELD, "id", "id is missing")
+    raw_gpu = require(item, "gpu")
+    if not isinstance(raw_gpu, str):
+        raise FieldProblem(MISSING_FIELD, "gpu", "gpu is not text")
+    # "GeForce RTX 3090, ...": the card is named before the first comma (PROVIDERS.md A5).
+    card = raw_gpu.split(",", 1)[0].strip()
+    count, name = split_gpu_count(card)
+    identity = identify_gpu(name, field="gpu")
+    price = to_price(item.get("unit_price"), "unit_price")
+    availability = _availability(item.get("status"))
+    return [
+        make_offer(
+            ctx,
+            offer_key=key,
+            raw=item,
+            **gpu_fields(identity, raw_gpu),
+            gpu_count=count or 1,
+            status=availability.status,
+            available_count=availability.available_count,
+            price=price,
+            currency=CURRENCY,
+            billing_unit=BillingUnit.HOUR,
+            price_basis=PriceBasis.INSTANCE,
+            price_kind=PriceKind.ON_DEMAND,
+            region=None,
+            url=ENDPOINT_URL,
+        )
+    ]
+
+
+def _availability(status: Any) -> Availability:
+    if not isinstance(status, str):
+        return UNKNOWN
+    value = status.strip().lower()
+    if value == IDLE_STATUS:
+        return availability_from_flag(True)
+    if value in TAKEN_STATUSES:
+        return availability_from_flag(False)
+    return UNKNOWN
+
+
+def _key(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = str(value).strip()
+    return text or None

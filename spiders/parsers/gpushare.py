@@ -1,0 +1,233 @@
+"""恒源云 GPUShare market machine list (`GET /app/api/market/machine/list` -> `{data: {list, total}}`).
+
+Field meanings (PROVIDERS.md A2, from public monitor scripts):
+
+* `id`, `machineName`: the host; `isOnline` (bool): the host is up.
+* `gpuNum` (cards on the host) and `gpuUsed` (cards rented): free = gpuNum - gpuUsed.
+* `baseInfo.gpuName`: the card model (no VRAM field: the name must say it where the
+  catalog has several sizes).
+* `skuList[{skuName, price}]`: prices in CNY. `skuName: "payg"` is pay-as-you-go per hour
+  (the monitors print it as `¥{price}/h`): our headline price.
+
+Our reading (assumptions, not documented by GPUShare):
+
+* One card is the unit rented, as on the console's "hire" form (pick a host, then the card
+  count): price per GPU, `gpu_count` 1, `available_count` the free cards of the host.
+* The other `skuName` values are the day/week/month packages the site sells; we read them
+  as `"day"`, `"week"`, `"month"` (and `"year"`), each a commitment plan priced per card for
+  the whole period. Any other skuName is set aside as a quarantine line beside the offer.
+* `isOnline: false`: the platform says the host cannot be rented now, so the offer is
+  `sold_out` whatever its counts (with no free count: cards on a host that is down are not
+  free). A missing `isOnline` leaves the counts to decide.
+
+GPUShare publishes no add-on fees in our sources, so offers carry none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from gpurent.model import BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent.normalize.availability import (
+    UNKNOWN,
+    Availability,
+    availability_from_counts,
+    availability_from_flag,
+)
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    PRICE_UNPARSED,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    field_quarantine,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    optional_int,
+    require,
+    to_price,
+)
+
+CURRENCY = "CNY"
+# The console's rent form for one host, as the monitor scripts link it (PROVIDERS.md A2).
+HIRE_URL = "https://www.gpushare.com/store/hire/create?id={id}&models=-1&skuName=payg"
+PAYG_SKU = "payg"
+# Package skuNames (our assumption, see the module docstring) and the period each covers.
+PLAN_SKUS: dict[str, BillingUnit] = {
+    "day": BillingUnit.DAY,
+    "week": BillingUnit.WEEK,
+    "month": BillingUnit.MONTH,
+    "year": BillingUnit.YEAR,
+}
+# Keys every machine carries; all machines of a page lacking one means a renamed field
+# (the counts included: their loss would quietly turn the whole market "unknown").
+CORE_KEYS = ("id", "baseInfo", "skuList", "gpuNum", "gpuUsed")
+
+
+@dataclass
+class MachineListPage(PageResult):
+    total: int | None = None
+    """`data.total`: machines in the whole market (all pages)."""
+    count: int = 0
+    """Machines in this page's list (quarantined ones included)."""
+
+
+def list_query(*, page: int, page_size: int) -> dict[str, str]:
+    """The console's query: every card model (`models=-1`, empty `gpuName`), cheapest first.
+
+    No free-card filter: sold-out hosts are part of what we track.
+    """
+    return {
+        "models": "-1",
+        "gpuName": "",
+        "priceOrder": "asc",
+        "pn": str(page),
+        "ps": str(page_size),
+    }
+
+
+def parse_machine_list(data: Any, ctx: ParseContext) -> MachineListPage:
+    payload = data.get("data") if isinstance(data, dict) else None
+    machines = payload.get("list") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict) or not isinstance(machines, list):
+        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        return MachineListPage(layout_error=f"no 'data.list' in the answer (got {keys})")
+    page = MachineListPage(count=len(machines))
+    total = payload.get("total")
+    if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
+        page.total = total
+    else:
+        page.notes.append("machine list without a usable data.total: read one page only")
+    for machine in machines:
+        page.records.extend(machine_records(machine, ctx))
+    missing = keys_missing_everywhere(machines, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no machine carries {', '.join(missing)}"
+    return page
+
+
+def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
+    if not isinstance(machine, dict):
+        return [
+            make_quarantine(
+                ctx, reason="not_an_offer: not an object", field=None, raw=str(machine),
+                offer_key=None,
+            )
+        ]  # fmt: skip
+    key = _key(machine.get("id"))
+    return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build(machine, key, ctx))
+
+
+def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
+    if key is None:
+        raise FieldProblem(MISSING_FIELD, "id", "id is missing")
+    base = machine.get("baseInfo")
+    if not isinstance(base, dict):
+        raise FieldProblem(MISSING_FIELD, "baseInfo", "baseInfo is missing")
+    raw_name = require(base, "gpuName")
+    identity = identify_gpu(raw_name, field="baseInfo.gpuName")
+    skus = machine.get("skuList")
+    if not isinstance(skus, list):
+        raise FieldProblem(MISSING_FIELD, "skuList", "skuList is missing")
+    side: list[Record] = []
+    price, plans = _prices(skus, key, ctx, side)
+    availability, problem = _availability(machine)
+    if problem is not None:
+        side.append(field_quarantine(ctx, problem, offer_key=key, item=machine))
+    record = make_offer(
+        ctx,
+        offer_key=key,
+        raw=machine,
+        **gpu_fields(identity, raw_name),
+        gpu_count=1,
+        status=availability.status,
+        available_count=availability.available_count,
+        price=price,
+        currency=CURRENCY,
+        billing_unit=BillingUnit.HOUR,
+        price_basis=PriceBasis.GPU,
+        price_kind=PriceKind.ON_DEMAND,
+        region=None,
+        url=HIRE_URL.format(id=key),
+        plans=plans,
+    )
+    return [record, *side]
+
+
+def _prices(
+    skus: list[Any], key: str, ctx: ParseContext, side: list[Record]
+) -> tuple[Decimal, tuple[PricePlan, ...]]:
+    """The payg price (required: without it the offer is quarantined) and the package plans.
+
+    A package with a bad price or an unknown skuName is set aside on its own line; the
+    offer stands on its payg price.
+    """
+    payg = [s for s in skus if isinstance(s, dict) and s.get("skuName") == PAYG_SKU]
+    if not payg:
+        raise FieldProblem(PRICE_UNPARSED, "skuList", "no 'payg' sku: no hourly price")
+    price = to_price(payg[0].get("price"), "skuList.payg.price")
+    plans: list[PricePlan] = []
+    for sku in skus:
+        if isinstance(sku, dict) and sku.get("skuName") == PAYG_SKU:
+            continue
+        name = sku.get("skuName") if isinstance(sku, dict) else None
+        unit = PLAN_SKUS.get(name) if isinstance(name, str) else None
+        try:
+            if unit is None:
+                raise FieldProblem(INVALID_VALUE, "skuList", f"unknown skuName {name!r}")
+            amount = to_price(sku.get("price"), f"skuList.{name}.price")
+        except FieldProblem as problem:
+            side.append(
+                make_quarantine(
+                    ctx, reason=problem.reason, field=problem.field,
+                    raw={"skuList": [sku]}, offer_key=key,
+                )
+            )  # fmt: skip
+            continue
+        plans.append(
+            PricePlan(
+                price=amount,
+                currency=CURRENCY,
+                billing_unit=unit,
+                price_basis=PriceBasis.GPU,
+                price_kind=PriceKind.COMMITMENT,
+            )
+        )
+    return price, tuple(plans)
+
+
+def _availability(machine: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
+    """`isOnline: false` is sold out; otherwise stock from the counts. Missing counts are
+    `unknown` (rule of truth 1), and so are counts that contradict each other, whose field
+    is then quarantined beside the offer."""
+    if machine.get("isOnline") is False:
+        return availability_from_flag(False), None
+    try:
+        total = optional_int(machine, "gpuNum")
+        used = optional_int(machine, "gpuUsed")
+        if total is None or used is None:
+            return UNKNOWN, None
+        if used < 0 or used > total:
+            raise FieldProblem(
+                INVALID_VALUE, "gpuUsed", f"gpuUsed {used} does not fit gpuNum {total}"
+            )
+        return availability_from_counts(total - used, total), None
+    except FieldProblem as problem:
+        return UNKNOWN, problem
+    except ValueError as exc:  # negative gpuNum
+        return UNKNOWN, FieldProblem(INVALID_VALUE, "gpuNum", str(exc))
+
+
+def _key(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = str(value).strip()
+    return text or None

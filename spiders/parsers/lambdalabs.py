@@ -1,0 +1,182 @@
+"""Lambda instance types (`GET /api/v1/instance-types`) to records.
+
+Shape (PROVIDERS.md B3; field use as in gpuhunt's Lambda provider):
+`{"data": {<name>: {"instance_type": {name, description, gpu_description,
+price_cents_per_hour, specs: {vcpus, memory_gib, storage_gib, gpus}},
+"regions_with_capacity_available": [{name, description}, ...]}}}`.
+Errors come as `{"error": {code, message, suggestion}}` ("global/invalid-api-key").
+
+* price: `price_cents_per_hour`, US cents per hour for the whole instance type
+  (`LAMBDA_PRICE_SCALE`), so the basis is `instance` and `gpu_count` is `specs.gpus`.
+* GPU: `gpu_description` ("H100 (80 GB SXM5)": model, memory and form factor), else
+  `description` ("1x H100 (80 GB SXM5)").
+* stock: a region listed in `regions_with_capacity_available` can launch the type now:
+  one `in_stock` offer per such region. An empty list is Lambda saying the type is sold
+  out everywhere: one `sold_out` offer with no region (key = the type's name). A missing
+  list is `unknown`. Lambda gives no free counts.
+* add-ons: none in this answer. Persistent file systems are billed apart and Lambda has no
+  egress fee (SECONDARY, PROVIDERS.md B3); our sources give no file-system rate, so no fee.
+  Lambda bills by the minute at the hourly rate: the price stays per hour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from gpurent.model import BillingUnit, PriceBasis, PriceKind
+from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent.normalize.gpu import split_gpu_count
+from gpurent.normalize.price import LAMBDA_PRICE_SCALE, from_minor_units
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    NOT_AN_OFFER,
+    PRICE_UNPARSED,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    require,
+    to_int,
+)
+
+CURRENCY = "USD"
+ENDPOINT_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
+# Keys every entry carries (the capacity list included: without it all stock is unknown).
+CORE_KEYS = ("instance_type", "regions_with_capacity_available")
+TYPE_KEYS = ("name", "price_cents_per_hour", "specs")
+AUTH_ERROR_CODES = ("global/invalid-api-key", "global/unauthorized")
+
+
+@dataclass
+class InstanceTypesPage(PageResult):
+    auth_rejected: bool = False
+    api_error: str | None = None
+    """An `error` envelope other than a refused key: the API answered, without data."""
+
+
+def parse_instance_types(data: Any, ctx: ParseContext) -> InstanceTypesPage:
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        code = str(data["error"].get("code") or "")
+        if code in AUTH_ERROR_CODES:
+            return InstanceTypesPage(auth_rejected=True)
+        message = str(data["error"].get("message") or "")[:80]
+        return InstanceTypesPage(api_error=f"{code or 'error'}: {message}")
+    if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
+        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        return InstanceTypesPage(layout_error=f"no 'data' object in the answer (got {keys})")
+    entries: dict[str, Any] = data["data"]
+    page = InstanceTypesPage()
+    for name, entry in entries.items():
+        page.records.extend(entry_records(name, entry, ctx))
+    missing = keys_missing_everywhere(entries.values(), CORE_KEYS)
+    types = [e.get("instance_type") for e in entries.values() if isinstance(e, dict)]
+    missing += keys_missing_everywhere(types, TYPE_KEYS)
+    if missing:
+        page.layout_error = f"no instance type carries {', '.join(missing)}"
+    return page
+
+
+def entry_records(name: str, entry: Any, ctx: ParseContext) -> list[Record]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("instance_type"), dict):
+        return [
+            make_quarantine(
+                ctx, reason="not_an_offer: no instance_type object", field="instance_type",
+                raw=entry if isinstance(entry, dict) else str(entry), offer_key=name,
+            )
+        ]  # fmt: skip
+    return guarded(ctx, offer_key=name, raw=entry, build=lambda: _build(name, entry, ctx))
+
+
+def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
+    itype: dict[str, Any] = entry["instance_type"]
+    specs: dict[str, Any] = itype["specs"] if isinstance(itype.get("specs"), dict) else {}
+    gpus = _gpu_count(itype, specs)
+    raw_name = _gpu_name(itype)
+    identity = identify_gpu(raw_name, field="gpu_description")
+    price = _price(require(itype, "price_cents_per_hour"))
+    common = {
+        **gpu_fields(identity, raw_name),
+        "gpu_count": gpus,
+        "price": price,
+        "currency": CURRENCY,
+        "billing_unit": BillingUnit.HOUR,
+        "price_basis": PriceBasis.INSTANCE,
+        "price_kind": PriceKind.ON_DEMAND,
+        "url": ENDPOINT_URL,
+    }
+    regions = entry.get("regions_with_capacity_available")
+    if not isinstance(regions, list):
+        return [_offer(ctx, name, None, UNKNOWN, entry, common)]
+    if not regions:
+        return [_offer(ctx, name, None, availability_from_flag(False), entry, common)]
+    names: list[str] = []
+    for region in regions:
+        region_name = region.get("name") if isinstance(region, dict) else None
+        if not isinstance(region_name, str) or not region_name:
+            raise FieldProblem(
+                INVALID_VALUE, "regions_with_capacity_available", "a region has no name"
+            )
+        names.append(region_name)
+    listed = availability_from_flag(True)
+    return [_offer(ctx, f"{name}/{region}", region, listed, entry, common) for region in names]
+
+
+def _offer(
+    ctx: ParseContext,
+    key: str,
+    region: str | None,
+    availability: Availability,
+    raw: dict[str, Any],
+    common: dict[str, Any],
+) -> Record:
+    return make_offer(
+        ctx,
+        offer_key=key,
+        raw=raw,
+        status=availability.status,
+        available_count=availability.available_count,
+        region=region,
+        **common,
+    )
+
+
+def _price(cents: Any) -> Decimal:
+    # The schema says a whole number of cents; a fraction would mean the unit changed.
+    if isinstance(cents, Decimal) and cents != cents.to_integral_value():
+        raise FieldProblem(
+            PRICE_UNPARSED, "price_cents_per_hour", f"not a whole number of cents: {cents}"
+        )
+    try:
+        return from_minor_units(cents, LAMBDA_PRICE_SCALE)
+    except ValueError as exc:
+        raise FieldProblem(PRICE_UNPARSED, "price_cents_per_hour", str(exc)) from None
+
+
+def _gpu_count(itype: dict[str, Any], specs: dict[str, Any]) -> int:
+    if specs.get("gpus") is not None:
+        count = to_int(specs["gpus"], "specs.gpus")
+    else:
+        written, _ = split_gpu_count(str(itype.get("description") or ""))
+        if written is None:
+            raise FieldProblem(MISSING_FIELD, "specs.gpus", "specs.gpus is missing")
+        count = written
+    if count < 1:
+        raise FieldProblem(NOT_AN_OFFER, "specs.gpus", "CPU-only instance type (no GPU)")
+    return count
+
+
+def _gpu_name(itype: dict[str, Any]) -> str:
+    for key in ("gpu_description", "description"):
+        value = itype.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    raise FieldProblem(MISSING_FIELD, "gpu_description", "gpu_description is missing")

@@ -1,0 +1,365 @@
+"""RunPod GraphQL catalog (`POST /graphql`) to records: one offer per (GPU type, cloud).
+
+Two queries (PROVIDERS.md B2; field names as gpuhunt and runpod-python send them):
+
+1. `GpuTypes`: `countryCodes`, `dataCenters{id name listed}` and
+   `gpuTypes{id displayName memoryInGb secureCloud communityCloud maxGpuCount ...}`: the
+   catalog, which says in which cloud each type is offered at all.
+2. `GpuPrices`, once per cloud (`lowestPriceInput: {gpuCount: 1, secureCloud: true|false}`):
+   `gpuTypes{id displayName memoryInGb securePrice communityPrice oneMonthPrice
+   threeMonthPrice sixMonthPrice lowestPrice(input){minimumBidPrice uninterruptablePrice
+   minVcpu minMemory stockStatus countryCode}}`. RunPod answers every GPU type in one list,
+   so two requests price the whole catalog (our choice: one per cloud rather than one per
+   type, and not both clouds aliased into one query, so a failed cloud costs only its rows).
+
+Meanings:
+
+* price: `securePrice` / `communityPrice`, USD per GPU-hour, list price of the cloud asked;
+  `lowestPrice.uninterruptablePrice` (the cheapest on-demand card of that query) when the
+  list price is missing or 0. Our offer is one card (`gpuCount: 1`), basis `gpu`.
+* spot: `lowestPrice.minimumBidPrice` (interruptible), a spot plan per GPU-hour.
+* commitment: `oneMonthPrice`, `threeMonthPrice`, `sixMonthPrice`, per GPU-hour rates of
+  RunPod's savings plans (paid for the whole term). Savings plans are sold for Secure Cloud
+  pods, so they are attached to secure offers only.
+* stock: `lowestPrice.stockStatus` "High" / "Medium" (in stock), "Low" (low), read by
+  `parse_availability`. RunPod answers null when nothing is free; gpuhunt skips those. Our
+  decision: null for a type the catalog lists in that cloud is `sold_out` (RunPod's way of
+  saying so); null for a type not offered in that cloud is no offer at all; null for a type
+  the catalog does not know, or no `lowestPrice` object, is `unknown` (rule of truth 1).
+* region: `lowestPrice.countryCode`, where the cheapest card of the query sits.
+* add-ons (SECONDARY, a third-party transcription of RunPod's pricing page): pod volume and
+  container disk $0.10/GB/month while running, volume disk $0.20/GB/month while stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+)
+from gpurent.normalize.availability import (
+    UNKNOWN,
+    Availability,
+    availability_from_flag,
+    parse_availability,
+)
+from spiders.parsers.common import (
+    MISSING_FIELD,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    field_quarantine,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    require,
+    to_price,
+)
+
+CURRENCY = "USD"
+ENDPOINT_URL = "https://api.runpod.io/graphql"
+CLOUDS = ("secure", "community")
+# Keys every priced GPU type carries; all missing means a renamed field, not one odd type.
+CORE_KEYS = ("id", "displayName", "memoryInGb", "lowestPrice")
+CATALOG_KEYS = ("id", "displayName", "secureCloud", "communityCloud")
+# The cloud's own list price per GPU-hour.
+LIST_PRICE_FIELD = {"secure": "securePrice", "community": "communityPrice"}
+COMMITMENT_FIELDS = ("oneMonthPrice", "threeMonthPrice", "sixMonthPrice")
+# Words in a GraphQL error that mean the key was refused.
+_AUTH_WORDS = ("unauthorized", "unauthenticated", "api key", "forbidden")
+
+_SOURCE = "RunPod pricing page via third-party doc, 2026-10"
+VOLUME_FEES: tuple[AddonFee, ...] = (
+    AddonFee(
+        fee_type=FeeType.DATA_DISK,
+        amount=Decimal("0.10"),
+        currency=CURRENCY,
+        unit=BillingUnit.MONTH,
+        basis=FeeBasis.GB,
+        mandatory=True,
+        note=f"pod volume and container disk while running, $0.10/GB/month ({_SOURCE})",
+    ),
+    AddonFee(
+        fee_type=FeeType.STORAGE_STOPPED,
+        amount=Decimal("0.20"),
+        currency=CURRENCY,
+        unit=BillingUnit.MONTH,
+        basis=FeeBasis.GB,
+        mandatory=True,
+        charged_while_stopped=True,
+        note=f"volume disk of a stopped pod, $0.20/GB/month ({_SOURCE})",
+    ),
+)
+
+CATALOG_QUERY = """query GpuTypes {
+  countryCodes
+  dataCenters { id name listed __typename }
+  gpuTypes {
+    id displayName manufacturer memoryInGb secureCloud communityCloud
+    maxGpuCount maxGpuCountCommunityCloud maxGpuCountSecureCloud minPodGpuCount __typename
+  }
+}"""
+
+PRICES_QUERY = """query GpuPrices($lowestPriceInput: GpuLowestPriceInput) {
+  gpuTypes {
+    id displayName memoryInGb maxGpuCount
+    securePrice communityPrice oneMonthPrice threeMonthPrice sixMonthPrice
+    lowestPrice(input: $lowestPriceInput) {
+      minimumBidPrice uninterruptablePrice minVcpu minMemory stockStatus countryCode __typename
+    }
+    __typename
+  }
+}"""
+
+
+def catalog_body() -> dict[str, Any]:
+    return {"operationName": "GpuTypes", "query": CATALOG_QUERY, "variables": {}}
+
+
+def prices_body(cloud: str) -> dict[str, Any]:
+    """One card of every type in one cloud: the per-card offer we track."""
+    if cloud not in CLOUDS:
+        raise ValueError(f"cloud must be one of {CLOUDS}, got {cloud!r}")
+    return {
+        "operationName": "GpuPrices",
+        "query": PRICES_QUERY,
+        "variables": {"lowestPriceInput": {"gpuCount": 1, "secureCloud": cloud == "secure"}},
+    }
+
+
+# -- GraphQL envelope ------------------------------------------------------------
+
+
+@dataclass
+class GraphqlAnswer:
+    data: dict[str, Any] | None
+    error: str | None = None
+    """The first GraphQL error message, when the answer carries `errors`."""
+    auth_rejected: bool = False
+    layout_error: str | None = None
+
+
+def read_envelope(answer: Any) -> GraphqlAnswer:
+    """`{"data": ..., "errors": [...]}`: data (possibly partial), the error, a refused key."""
+    if not isinstance(answer, dict) or not ("data" in answer or "errors" in answer):
+        keys = sorted(answer)[:8] if isinstance(answer, dict) else type(answer).__name__
+        return GraphqlAnswer(None, layout_error=f"no GraphQL 'data' in the answer (got {keys})")
+    errors = answer.get("errors")
+    message: str | None = None
+    rejected = False
+    if isinstance(errors, list) and errors:
+        first = errors[0] if isinstance(errors[0], dict) else {}
+        message = str(first.get("message") or "GraphQL error")[:120]
+        code = ""
+        if isinstance(first.get("extensions"), dict):
+            code = str(first["extensions"].get("code") or "")
+        text = f"{message} {code}".lower()
+        rejected = any(word in text for word in _AUTH_WORDS)
+    data = answer.get("data")
+    return GraphqlAnswer(data if isinstance(data, dict) else None, message, rejected)
+
+
+# -- step 1: the catalog ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    listed: dict[str, bool | None]
+    """Cloud name to whether the catalog offers the type there (None: not said)."""
+
+
+@dataclass
+class Catalog:
+    types: dict[str, CatalogEntry] = field(default_factory=dict)
+    layout_error: str | None = None
+
+    def listed(self, type_id: str, cloud: str) -> bool | None:
+        entry = self.types.get(type_id)
+        return None if entry is None else entry.listed.get(cloud)
+
+
+def parse_catalog(data: dict[str, Any] | None) -> Catalog:
+    """Step 1's `data`: which cloud lists which GPU type."""
+    types = data.get("gpuTypes") if isinstance(data, dict) else None
+    if not isinstance(types, list):
+        return Catalog(layout_error="no 'data.gpuTypes' list in the GpuTypes answer")
+    catalog = Catalog()
+    for item in types:
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+            catalog.types[item["id"]] = CatalogEntry(
+                listed={
+                    "secure": _flag(item.get("secureCloud")),
+                    "community": _flag(item.get("communityCloud")),
+                }
+            )
+    missing = keys_missing_everywhere(types, CATALOG_KEYS)
+    if missing:
+        catalog.layout_error = f"no GPU type in the catalog carries {', '.join(missing)}"
+    return catalog
+
+
+# -- step 2: prices and stock per cloud -------------------------------------------
+
+
+def parse_prices(
+    data: dict[str, Any] | None, cloud: str, catalog: Catalog, ctx: ParseContext
+) -> PageResult:
+    """Step 2's `data` for one cloud: an offer per GPU type offered there."""
+    types = data.get("gpuTypes") if isinstance(data, dict) else None
+    if not isinstance(types, list):
+        return PageResult(layout_error=f"no 'data.gpuTypes' list in the {cloud} prices answer")
+    page = PageResult()
+    for item in types:
+        page.records.extend(gpu_type_records(item, cloud, catalog, ctx))
+    missing = keys_missing_everywhere(types, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no GPU type carries {', '.join(missing)}"
+    return page
+
+
+def offer_key(item: dict[str, Any], cloud: str) -> str | None:
+    type_id = item.get("id")
+    return f"{type_id}/{cloud}" if isinstance(type_id, str) and type_id else None
+
+
+def gpu_type_records(item: Any, cloud: str, catalog: Catalog, ctx: ParseContext) -> list[Record]:
+    if not isinstance(item, dict):
+        return [
+            make_quarantine(
+                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
+                offer_key=None,
+            )
+        ]  # fmt: skip
+    key = offer_key(item, cloud)
+    return guarded(
+        ctx, offer_key=key, raw=item, build=lambda: _build(item, key, cloud, catalog, ctx)
+    )
+
+
+def _build(
+    item: dict[str, Any], key: str | None, cloud: str, catalog: Catalog, ctx: ParseContext
+) -> list[Record]:
+    if key is None:
+        raise FieldProblem(MISSING_FIELD, "id", "id is missing")
+    lowest = item.get("lowestPrice")
+    listed = catalog.listed(item["id"], cloud)
+    stock = lowest.get("stockStatus") if isinstance(lowest, dict) else None
+    if stock is None and listed is False:
+        return []  # not offered in this cloud: no offer, and nothing wrong with the input
+    availability = _availability(lowest, listed)
+    raw_name = require(item, "displayName")
+    identity = identify_gpu(raw_name, field="displayName", vram_gb=_vram(item))
+    price = _price(item, lowest, cloud)
+    side: list[Record] = []
+    plans = (*_spot_plan(lowest, key, ctx, side), *_commitment_plans(item, cloud, key, ctx, side))
+    country = lowest.get("countryCode") if isinstance(lowest, dict) else None
+    record = make_offer(
+        ctx,
+        offer_key=key,
+        raw=item,
+        **gpu_fields(identity, raw_name),
+        gpu_count=1,
+        status=availability.status,
+        available_count=availability.available_count,
+        price=price,
+        currency=CURRENCY,
+        billing_unit=BillingUnit.HOUR,
+        price_basis=PriceBasis.GPU,
+        price_kind=PriceKind.ON_DEMAND,
+        region=country if isinstance(country, str) and country else None,
+        url=ENDPOINT_URL,
+        fees=VOLUME_FEES,
+        plans=plans,
+    )
+    return [record, *side]
+
+
+def _availability(lowest: Any, listed: bool | None) -> Availability:
+    if not isinstance(lowest, dict):
+        return UNKNOWN
+    stock = lowest.get("stockStatus")
+    if stock is None:
+        # RunPod's null stock: sold out where the catalog lists the type, else unknown.
+        return availability_from_flag(False) if listed else UNKNOWN
+    return parse_availability(stock if isinstance(stock, str) else None)
+
+
+def _price(item: dict[str, Any], lowest: Any, cloud: str) -> Decimal:
+    name = LIST_PRICE_FIELD[cloud]
+    candidates = [(name, item.get(name))]
+    if isinstance(lowest, dict):
+        candidates.append(("uninterruptablePrice", lowest.get("uninterruptablePrice")))
+    for where, value in candidates:
+        if value is None:
+            continue
+        price = to_price(value, where)
+        if price > 0:  # RunPod answers 0 for a cloud without the type
+            return price
+    raise FieldProblem(MISSING_FIELD, name, f"no {name} or uninterruptablePrice above 0")
+
+
+def _spot_plan(
+    lowest: Any, key: str, ctx: ParseContext, side: list[Record]
+) -> tuple[PricePlan, ...]:
+    if not isinstance(lowest, dict) or lowest.get("minimumBidPrice") is None:
+        return ()
+    try:
+        bid = to_price(lowest["minimumBidPrice"], "minimumBidPrice")
+    except FieldProblem as problem:
+        side.append(field_quarantine(ctx, problem, offer_key=key, item=lowest))
+        return ()
+    return (_plan(bid, PriceKind.SPOT),) if bid > 0 else ()
+
+
+def _commitment_plans(
+    item: dict[str, Any], cloud: str, key: str, ctx: ParseContext, side: list[Record]
+) -> tuple[PricePlan, ...]:
+    if cloud != "secure":
+        return ()
+    plans: list[PricePlan] = []
+    for name in COMMITMENT_FIELDS:
+        if item.get(name) is None:
+            continue
+        try:
+            price = to_price(item[name], name)
+        except FieldProblem as problem:
+            side.append(field_quarantine(ctx, problem, offer_key=key, item=item))
+            continue
+        if price > 0:
+            plans.append(_plan(price, PriceKind.COMMITMENT))
+    return tuple(plans)
+
+
+def _plan(price: Decimal, kind: PriceKind) -> PricePlan:
+    return PricePlan(
+        price=price,
+        currency=CURRENCY,
+        billing_unit=BillingUnit.HOUR,
+        price_basis=PriceBasis.GPU,
+        price_kind=kind,
+    )
+
+
+def _vram(item: dict[str, Any]) -> int | None:
+    value = item.get("memoryInGb")
+    if isinstance(value, bool) or not isinstance(value, int | Decimal) or value <= 0:
+        return None
+    # A hint only (the catalog snaps it to a nominal size): whole GB are enough.
+    return int(Decimal(value).to_integral_value())
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None

@@ -1,0 +1,106 @@
+"""恒源云 GPUShare: the market machine list, every card model, sold-out hosts included.
+
+`GET {base}/app/api/market/machine/list?models=-1&gpuName=&priceOrder=asc&pn=<page>&ps=50`
+with `Authorization: Bearer <token>` (the web token, env `GPUSHARE_TOKEN`), page after
+page until `data.total` machines have been seen (or a page comes back empty).
+
+The market is not readable without the token, so without one the run reports
+`auth: missing` and asks nothing (it ends `auth_required`, never sold out). HTTP 401
+(GPUShare's "token expired") or 403 reports `auth: rejected`.
+
+The token is read from the environment, sent in one header and never logged, stored in
+settings or written to the feed or the run report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import scrapy
+from scrapy.http import Response
+
+from spiders.base import ProviderSpider
+from spiders.parsers.common import load_json
+from spiders.parsers.gpushare import list_query, parse_machine_list
+
+MACHINE_LIST_PATH = "/app/api/market/machine/list"
+TOKEN_ENV = "GPUSHARE_TOKEN"
+# The web console sends these; the monitor scripts copy them (PROVIDERS.md A2).
+CONSOLE_HEADERS = {
+    "Origin": "https://www.gpushare.com",
+    "Referer": "https://www.gpushare.com/store",
+}
+
+
+def gpushare_token() -> str | None:
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    return token or None
+
+
+class GpushareSpider(ProviderSpider):
+    name = "gpushare"
+    home = "CN"
+    auth_env = (TOKEN_ENV,)
+    needs_auth = True
+    default_base_url = "https://api.gpushare.com"
+    default_page_size = 50
+    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
+        # The console's JSON API, called as the console calls it; robots.txt is for pages.
+        "ROBOTSTXT_OBEY": False,
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._token = gpushare_token()
+
+    async def start(self) -> AsyncIterator[Any]:
+        if self._token is None:
+            self.note_auth("missing", f"{TOKEN_ENV} not set: the market needs a token")
+            return
+        yield self.page_request(1)
+
+    def page_request(self, page: int, seen: int = 0) -> scrapy.Request:
+        assert self._token is not None
+        query = urlencode(list_query(page=page, page_size=self.page_size))
+        return scrapy.Request(
+            f"{self.url(MACHINE_LIST_PATH)}?{query}",
+            headers={
+                "Accept": "application/json",
+                "Authorization": f"Bearer {self._token}",
+                **CONSOLE_HEADERS,
+            },
+            # A refused token is an answer to read, not an error to retry.
+            meta={"handle_httpstatus_list": [401, 403]},
+            callback=self.parse_page,
+            errback=self.on_request_failed,
+            cb_kwargs={"page": page, "seen": seen},
+            dont_filter=True,
+        )
+
+    def parse_page(self, response: Response, page: int, seen: int) -> Iterator[Any]:
+        where = f"{MACHINE_LIST_PATH} page {page}"
+        if response.status in (401, 403):
+            self.note_auth("rejected", f"HTTP {response.status} from the machine list")
+            return
+        try:
+            data = load_json(response.body)
+        except ValueError:
+            self.note_layout_error(f"{where}: answer is not JSON")
+            return
+        self.note_auth("ok")
+        result = parse_machine_list(data, self.context())
+        yield from self.emit_page(result, where)
+        # Page by page until data.total machines are seen (or a page comes back empty):
+        # right even if the server serves fewer than `ps` machines per page.
+        seen += result.count
+        if result.layout_error is not None or result.total is None or result.count == 0:
+            return
+        if seen >= result.total:
+            return
+        if page >= self.max_pages:
+            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+            return
+        yield self.page_request(page + 1, seen)

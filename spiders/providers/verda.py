@@ -1,0 +1,173 @@
+"""Verda (ex-DataCrunch): OAuth2 token, then instance types, availability and locations.
+
+1. `POST {base}/v1/oauth2/token` with a client-credentials JSON body built from
+   `VERDA_CLIENT_ID` and `VERDA_CLIENT_SECRET`.
+2. With `Authorization: Bearer <access_token>`, five GETs: `/v1/instance-types`,
+   `/v1/instance-availability?is_spot=false` and `?is_spot=true`, `/v1/locations` and
+   `/v1/volume-types`. When all five have answered (or failed), the offers are built
+   (spiders.parsers.verda): a missing instance-types answer means no offers; any other
+   missing answer only makes its part unknown (stock, spot plans, storage fees).
+
+Either variable unset: nothing is sent and the report says `auth: missing` (Verda publishes
+no prices without credentials). The token endpoint refusing them (HTTP 400/401/403, as the
+SDK's `invalid_request` / `unauthorized_request`) or a data endpoint answering 401/403:
+`auth: rejected`. Neither the client secret nor the access token is ever logged or stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from spiders.base import ProviderSpider
+from spiders.parsers.common import ParseContext, load_json
+from spiders.parsers.verda import (
+    Inputs,
+    build_offers,
+    read_availability,
+    read_instance_types,
+    read_locations,
+    read_token,
+    read_volume_types,
+    token_body,
+)
+
+TOKEN_PATH = "/v1/oauth2/token"
+ID_ENV = "VERDA_CLIENT_ID"
+SECRET_ENV = "VERDA_CLIENT_SECRET"
+# Source name -> path (with query). Each answer is read by its reader in `_readers`.
+SOURCES: dict[str, str] = {
+    "instance_types": "/v1/instance-types",
+    "on_demand": "/v1/instance-availability?is_spot=false",
+    "spot": "/v1/instance-availability?is_spot=true",
+    "locations": "/v1/locations",
+    "volume_types": "/v1/volume-types",
+}
+
+
+def verda_credentials() -> tuple[str, str] | None:
+    client_id = os.environ.get(ID_ENV, "").strip()
+    secret = os.environ.get(SECRET_ENV, "").strip()
+    return (client_id, secret) if client_id and secret else None
+
+
+def _readers(ctx: ParseContext) -> dict[str, Callable[[Any], Any]]:
+    return {
+        "instance_types": read_instance_types,
+        "on_demand": read_availability,
+        "spot": read_availability,
+        "locations": read_locations,
+        "volume_types": lambda data: read_volume_types(data, ctx),
+    }
+
+
+class VerdaSpider(ProviderSpider):
+    name = "verda"
+    home = "FI"
+    auth_env = (ID_ENV, SECRET_ENV)
+    needs_auth = True
+    default_base_url = "https://api.datacrunch.io"
+    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
+        # A documented JSON API behind OAuth2; robots.txt is for page crawlers.
+        "ROBOTSTXT_OBEY": False,
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._answers: dict[str, Any] = {}
+
+    async def start(self) -> AsyncIterator[Any]:
+        credentials = verda_credentials()
+        if credentials is None:
+            self.note_auth("missing", f"{ID_ENV} or {SECRET_ENV} not set: nothing is public")
+            return
+        yield scrapy.Request(
+            self.url(TOKEN_PATH),
+            method="POST",
+            body=json.dumps(token_body(*credentials)),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            # Refused credentials are an answer to read, not an error to retry.
+            meta={"handle_httpstatus_list": [400, 401, 403]},
+            callback=self.parse_token,
+            errback=self.on_request_failed,
+            dont_filter=True,
+        )
+
+    def parse_token(self, response: Response) -> Iterator[Any]:
+        if response.status in (400, 401, 403):
+            self.note_auth("rejected", f"HTTP {response.status} from {TOKEN_PATH}")
+            return
+        try:
+            token = read_token(load_json(response.body))
+        except ValueError:
+            token = None
+        if token is None:
+            self.note_layout_error(f"{TOKEN_PATH}: no access_token in the answer")
+            return
+        self.note_auth("ok")
+        for source, path in SOURCES.items():
+            yield scrapy.Request(
+                self.url(path),
+                headers={"Accept": "application/json", "Authorization": f"Bearer {token}"},
+                meta={"handle_httpstatus_list": [401, 403]},
+                callback=self.parse_source,
+                errback=self.on_source_failed,
+                cb_kwargs={"source": source},
+                dont_filter=True,
+            )
+
+    def parse_source(self, response: Response, source: str) -> Iterator[Any]:
+        path = SOURCES[source].split("?", 1)[0]
+        where = SOURCES[source]
+        answer: Any = None
+        if response.status in (401, 403):
+            self.note_auth("rejected", f"HTTP {response.status} from {path}")
+        else:
+            try:
+                data = load_json(response.body)
+            except ValueError:
+                self.note_layout_error(f"{where}: answer is not JSON")
+            else:
+                answer = _readers(self.context())[source](data)
+                if answer.layout_error is not None:
+                    self.note_layout_error(f"{where}: {answer.layout_error}")
+                    answer = None
+                else:
+                    self.note_page_parsed()
+        yield from self.settle(source, answer)
+
+    def on_source_failed(self, failure: Failure) -> Iterator[Any]:
+        self.on_request_failed(failure)
+        request = getattr(failure, "request", None)
+        source = request.cb_kwargs.get("source") if request is not None else None
+        if isinstance(source, str):
+            yield from self.settle(source, None)
+
+    def settle(self, source: str, answer: Any) -> Iterator[Any]:
+        """Keep one answer (None: missing); once all are in, build and yield the offers."""
+        self._answers[source] = answer
+        if len(self._answers) < len(SOURCES):
+            return
+        types = self._answers["instance_types"]
+        volumes = self._answers["volume_types"]
+        if volumes is not None:
+            yield from self.emit(volumes.records)
+        if types is None:
+            return  # nothing to price; the failure or layout error is already noted
+        inputs = Inputs(
+            instance_types=types,
+            on_demand=self._answers["on_demand"],
+            spot=self._answers["spot"],
+            locations=self._answers["locations"],
+            volume_types=volumes,
+        )
+        page = build_offers(inputs, self.context())
+        for note in page.notes:
+            self.note(note)
+        yield from self.emit(page.records)

@@ -1,0 +1,93 @@
+"""GPUShare: the real `scrapy crawl gpushare` process against the replay server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from test_crawl_replay import RUN_ID, TOKEN, crawl
+
+from flows.health import classify_run
+from gpurent.model import RunStatus
+from replay import Fault, ReplayServer
+
+TOKEN_ENV = "GPUSHARE_TOKEN"
+PATH = "/app/api/market/machine/list"
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+def test_token_pages_until_total_is_covered(
+    server: ReplayServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    result = crawl("gpushare", server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert len(offers) == 56  # 57 machines, one quarantined
+    assert [q["raw"]["baseInfo"]["gpuName"] for q in result.quarantined] == ["Tesla V100"]
+    statuses = [o["status"] for o in offers.values()]
+    assert statuses.count("in_stock") == 43 and statuses.count("sold_out") == 13
+    assert all(o["currency"] == "CNY" and o["billing_unit"] == "hour" for o in offers.values())
+    h800 = [o for o in offers.values() if o["gpu_model"] == "H800"]
+    assert {Decimal(o["price"]) for o in h800} == {Decimal("10.8"), Decimal("10.9")}
+    with_plans = [o for o in offers.values() if o["plans"]]
+    assert with_plans and all(
+        [p["billing_unit"] for p in o["plans"]] == ["day", "week", "month"] for o in with_plans
+    )
+    assert sum(o["gpu_vram_gb"] >= 32 and o["status"] == "in_stock" for o in offers.values()) >= 5
+    assert all(r["run_id"] == RUN_ID for r in result.feed)
+
+    calls = [r for r in server.requests if r.provider == "gpushare"]
+    assert [r.query["pn"] for r in calls] == ["1", "2"]
+    assert all(r.query["ps"] == "50" and r.query["models"] == "-1" for r in calls)
+    assert {r.headers["authorization"] for r in calls} == {f"Bearer {TOKEN}"}
+    report = result.report
+    assert report["auth"] == "ok" and report["pages_parsed"] == 2
+    assert report["responses_by_status"] == {"200": 2}
+    assert (report["offers"], report["quarantined"]) == (56, 1)
+    assert report["errors"] == [] and report["layout_errors"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.OK
+    # Rule of truth 8: the token reaches the provider and nothing else.
+    assert TOKEN not in json.dumps(report) and TOKEN not in json.dumps(result.feed)
+    assert TOKEN not in result.log
+
+
+def test_without_token_nothing_is_asked_and_auth_is_missing(
+    server: ReplayServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    result = crawl("gpushare", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == []
+    assert not [r for r in server.requests if r.provider == "gpushare"]
+    report = result.report
+    assert report["auth"] == "missing" and TOKEN_ENV in report["auth_detail"]
+    assert report["errors"] == [] and report["layout_errors"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.AUTH_REQUIRED
+
+
+def test_expired_token_401_is_rejected_not_sold_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    with ReplayServer(faults=[Fault("gpushare", PATH, status=401)]) as server:
+        result = crawl("gpushare", server, tmp_path)
+        statuses = [r.status for r in server.requests if r.provider == "gpushare"]
+    assert statuses == [401]  # read, not retried
+    assert result.feed == []
+    report = result.report
+    assert report["auth"] == "rejected" and report["layout_errors"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.AUTH_REQUIRED
+    assert TOKEN not in json.dumps(report) and TOKEN not in result.log

@@ -1,0 +1,164 @@
+"""Verda: the real `scrapy crawl verda` process against the replay server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.settings import Settings
+from spider_fixture_cases import RECORDINGS
+from test_crawl_replay import RUN_ID, crawl
+
+from replay import Fault, ReplayServer
+from spiders.providers.verda import ID_ENV, SECRET_ENV, VerdaSpider
+
+CLIENT_ID = "verda-test-client-4a1f"
+SECRET = "verda-test-secret-8b2e-not-real"
+ACCESS_TOKEN = "replay-access-token-not-a-secret"  # what token.json hands out
+
+
+@pytest.fixture
+def replay_server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ID_ENV, CLIENT_ID)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+
+
+def verda_calls(server: ReplayServer) -> list[Any]:
+    return [r for r in server.requests if r.provider == "verda"]
+
+
+def header(request: Any, name: str) -> str | None:
+    return {k.lower(): v for k, v in request.headers.items()}.get(name)
+
+
+@pytest.mark.usefixtures("credentials")
+def test_token_then_types_availability_and_locations(
+    replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    result = crawl("verda", replay_server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert len(offers) == 24
+    assert [q["offer_key"] for q in result.quarantined] == ["CPU.4V.16G"]
+    h100 = offers["1H100.80S.30V/FIN-01"]
+    assert (h100["status"], h100["price"], h100["price_basis"]) == ("in_stock", "2.65", "instance")
+    assert [(p["price_kind"], p["price"]) for p in h100["plans"]] == [("spot", "1.05")]
+    assert [(f["fee_type"], f["amount"], f["mandatory"]) for f in h100["fees"]] == [
+        ("data_disk", "0.2", True),
+        ("data_disk", "0.05", False),
+        ("data_disk", "0.2", False),
+    ]
+    assert offers["1H100.80S.30V/ICE-01"]["status"] == "sold_out"
+    assert offers["1B200.31V/FIN-02"]["status"] == "sold_out"
+    assert Decimal(offers["8H100.80S.176V/FIN-02"]["price"]) == Decimal("21.20")
+    assert all(r["run_id"] == RUN_ID for r in result.feed)
+
+    calls = verda_calls(replay_server)
+    assert calls[0].path == "/v1/oauth2/token"
+    assert calls[0].json == {
+        "grant_type": "client_credentials",
+        "client_id": CLIENT_ID,
+        "client_secret": SECRET,
+    }
+    data_calls = sorted(
+        (c.path, c.query.get("is_spot"), header(c, "authorization")) for c in calls[1:]
+    )
+    bearer = f"Bearer {ACCESS_TOKEN}"
+    assert data_calls == [
+        ("/v1/instance-availability", "false", bearer),
+        ("/v1/instance-availability", "true", bearer),
+        ("/v1/instance-types", None, bearer),
+        ("/v1/locations", None, bearer),
+        ("/v1/volume-types", None, bearer),
+    ]
+
+    report = result.report
+    assert report["auth"] == "ok"
+    assert report["responses_by_status"] == {"200": 6}
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (24, 1, 5)
+    assert report["errors"] == [] and report["layout_errors"] == []
+    for text in (json.dumps(report), json.dumps(result.feed), result.log):
+        assert SECRET not in text and ACCESS_TOKEN not in text
+
+
+def test_missing_credentials_send_nothing(
+    replay_server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ID_ENV, CLIENT_ID)
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    result = crawl("verda", replay_server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == [] and verda_calls(replay_server) == []
+    assert result.report["auth"] == "missing" and result.report["errors"] == []
+
+
+@pytest.mark.usefixtures("credentials")
+def test_refused_credentials_are_auth_rejected(tmp_path: Path) -> None:
+    root = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, root / "default")
+    routes_file = root / "default" / "verda" / "routes.json"
+    routes = json.loads(routes_file.read_text(encoding="utf-8"))
+    routes[0].update(status=401, body="token_refused.json")
+    routes_file.write_text(json.dumps(routes), encoding="utf-8")
+    with ReplayServer(root=root) as server:
+        result = crawl("verda", server, tmp_path)
+        paths = [c.path for c in verda_calls(server)]
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == [] and paths == ["/v1/oauth2/token"]
+    report = result.report
+    assert report["auth"] == "rejected"
+    assert report["responses_by_status"] == {"401": 1} and report["layout_errors"] == []
+    assert SECRET not in json.dumps(report) and SECRET not in result.log
+
+
+@pytest.mark.usefixtures("credentials")
+def test_a_failed_side_answer_keeps_the_offers(tmp_path: Path) -> None:
+    fault = Fault("verda", "/v1/locations", status=500)
+    with ReplayServer(faults=[fault]) as server:
+        result = crawl("verda", server, tmp_path, settings={"RETRY_TIMES": "0"})
+    assert result.returncode == 0, result.log[-2000:]
+    # The availability answers still name every location.
+    assert len(result.offers) == 24
+    report = result.report
+    assert report["requests_gave_up"] == 1 and "500 on /v1/locations" in report["errors"]
+    assert report["pages_parsed"] == 4 and report["layout_errors"] == []
+
+
+@pytest.mark.usefixtures("credentials")
+def test_failed_on_demand_availability_makes_stock_unknown(tmp_path: Path) -> None:
+    root = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, root / "default")
+    routes_file = root / "default" / "verda" / "routes.json"
+    routes = json.loads(routes_file.read_text(encoding="utf-8"))
+    on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
+    on_demand.pop("body")
+    on_demand["body_text"] = json.dumps({"locations": []})  # a renamed layout
+    routes_file.write_text(json.dumps(routes), encoding="utf-8")
+    with ReplayServer(root=root) as server:
+        result = crawl("verda", server, tmp_path)
+    statuses = {o["status"] for o in result.offers.values()}
+    assert statuses == {"unknown"}  # never sold out
+    report = result.report
+    assert report["layout_errors"] and "is_spot=false" in report["layout_errors"][0]
+    assert "on-demand availability missing: stock unknown" in report["notes"]
+
+
+def test_verda_is_a_plain_api_spider() -> None:
+    settings = Settings()
+    VerdaSpider.update_settings(settings)
+    assert settings.getbool("ROBOTSTXT_OBEY") is False
+    assert not settings.getdict("DOWNLOAD_HANDLERS")
+    assert (VerdaSpider.home, VerdaSpider.needs_browser) == ("FI", False)
+    assert VerdaSpider.auth_env == ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")
+    assert VerdaSpider.needs_auth

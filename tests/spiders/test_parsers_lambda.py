@@ -1,0 +1,89 @@
+"""Lambda parser: the recorded instance types, the refused-key envelope, broken inputs."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import OfferRecord, StockStatus, parse_feed_line
+from spiders.parsers.common import ParseContext, feed_dicts, load_json
+from spiders.parsers.lambdalabs import InstanceTypesPage, parse_instance_types
+
+CTX = ParseContext("lambda", RUN_ID, OBSERVED_AT)
+
+
+def parse(case: Case) -> InstanceTypesPage:
+    return parse_instance_types(load_json(case.input_bytes()), CTX)
+
+
+@pytest.mark.parametrize("case", cases("lambda"), ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("lambda") <= covered_recordings("lambda")
+
+
+def offers_of(case_name: str) -> dict[str, OfferRecord]:
+    case = next(c for c in cases("lambda") if c.name == case_name)
+    return {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
+
+
+def test_one_offer_per_region_with_capacity_and_one_sold_out_offer_without() -> None:
+    offers = offers_of("recorded_instance_types")
+    a10 = [k for k in offers if k.startswith("gpu_1x_a10/")]
+    assert a10 == ["gpu_1x_a10/us-east-1", "gpu_1x_a10/us-west-1", "gpu_1x_a10/europe-central-1"]
+    assert all(offers[k].status is StockStatus.IN_STOCK for k in a10)
+    sold = offers["gpu_8x_h100_sxm5"]
+    assert (sold.status, sold.region, sold.available_count) == (StockStatus.SOLD_OUT, None, None)
+
+
+def test_price_is_cents_per_instance_hour() -> None:
+    offers = offers_of("recorded_instance_types")
+    h100 = offers["gpu_8x_h100_sxm5"]
+    assert (h100.price, h100.price_basis.value, h100.gpu_count) == (Decimal("31.92"), "instance", 8)
+    assert (h100.gpu_model, h100.gpu_vram_gb, h100.gpu_form_factor) == ("H100", 80, "SXM")
+    assert offers["gpu_1x_a10/us-east-1"].price == Decimal("1.29")
+    # "RTX 6000 (24 GB)" is the Turing Quadro card, not the RTX 6000 Ada.
+    assert offers["gpu_1x_rtx6000"].gpu_model == "Quadro RTX 6000"
+
+
+def test_cpu_only_type_is_quarantined_not_dropped() -> None:
+    case = next(c for c in cases("lambda") if c.name == "recorded_instance_types")
+    quarantined = [r for r in parse(case).records if not isinstance(r, OfferRecord)]
+    assert [(q.offer_key, q.reason) for q in quarantined] == [
+        ("cpu_4x_general", "not_an_offer: CPU-only instance type (no GPU)")
+    ]
+
+
+def test_missing_capacity_list_is_unknown_not_sold_out() -> None:
+    offers = offers_of("bad_fields")
+    assert offers["gpu_1x_h100_pcie"].status is StockStatus.UNKNOWN
+    # specs.gpus missing: the count written in the description stands in for it.
+    assert offers["gpu_8x_v100"].gpu_count == 8
+
+
+def test_refused_key_and_other_api_errors() -> None:
+    refused = parse(next(c for c in cases("lambda") if c.name == "recorded_invalid_api_key"))
+    assert refused.auth_rejected and refused.records == []
+    failed = parse(next(c for c in cases("lambda") if c.name == "api_error"))
+    assert not failed.auth_rejected and failed.api_error is not None
+    assert failed.layout_error is None

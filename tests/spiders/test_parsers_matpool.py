@@ -1,0 +1,105 @@
+"""Matpool parser: recorded market pages, the shared synthetic sample, units, discounts."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import FeeType, OfferRecord, PriceKind, StockStatus, parse_feed_line
+from gpurent.normalize.price import MATPOOL_PRICE_SCALE
+from spiders.parsers.common import ParseContext, feed_dicts, load_json
+from spiders.parsers.matpool import MachinesPage, machines_query, parse_machines
+
+CTX = ParseContext("matpool", RUN_ID, OBSERVED_AT)
+
+
+def parse(case: Case) -> MachinesPage:
+    return parse_machines(load_json(case.input_bytes()), CTX)
+
+
+def case_named(name: str) -> Case:
+    return next(c for c in cases("matpool") if c.name == name)
+
+
+@pytest.mark.parametrize("case", cases("matpool"), ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("matpool") <= covered_recordings("matpool")
+
+
+def offers_of(page: MachinesPage) -> dict[str, OfferRecord]:
+    return {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+
+
+def test_millicent_price_discount_plan_and_network_disk() -> None:
+    case = case_named("recorded_machines_page1")
+    machines = load_json(case.input_bytes())["machines"]
+    raw = next(m for m in machines if m["hardware"]["gpu"]["gpuName"] == "RTX 4090")
+    offer = offers_of(parse(case))[f"{raw['agentId']}/{raw['resourceID']}"]
+    assert MATPOOL_PRICE_SCALE == 100_000
+    assert offer.price == Decimal("2.2")  # priceMillicent 220000
+    assert [(p.price, p.price_kind) for p in offer.plans] == [(Decimal("1.98"), PriceKind.MEMBER)]
+    (disk,) = offer.fees
+    assert disk.fee_type is FeeType.DATA_DISK and disk.included_quantity == 5
+    assert not disk.mandatory  # its rate beyond 5 GB is unknown: never counted
+
+
+def test_no_discount_means_no_plan() -> None:
+    offers = offers_of(parse(case_named("recorded_machines_page1")))
+    l40s = [o for o in offers.values() if o.gpu_model == "L40S"]
+    assert l40s and all(o.plans == () for o in l40s)
+
+
+def test_two_card_units_price_the_unit_and_one_free_card_is_low() -> None:
+    offers = offers_of(parse(case_named("recorded_machines_page2")))
+    a6000 = [o for o in offers.values() if o.gpu_model == "RTX A6000"]
+    assert a6000 and all(o.gpu_count == 2 and o.price_basis.value == "instance" for o in a6000)
+    assert [(o.status, o.available_count) for o in a6000] == [(StockStatus.LOW, 1)]
+
+
+def test_sold_out_and_the_ambiguous_a100() -> None:
+    page = parse(case_named("recorded_machines_page1"))
+    assert any(o.status is StockStatus.SOLD_OUT for o in offers_of(page).values())
+    quarantined = [r for r in page.records if r.kind == "quarantine"]
+    assert len(quarantined) == 1 and "'A100-PCIE': VRAM unknown" in quarantined[0].reason
+
+
+def test_shared_synthetic_sample_parses_but_its_test_gpu_is_quarantined() -> None:
+    page = parse(case_named("shared_synthetic_shape"))
+    assert page.layout_error is None and page.num_pages == 1
+    (record,) = page.records
+    assert record.kind == "quarantine" and record.offer_key == "1/99"
+    assert "Test GPU" in record.reason
+
+
+def test_auth_code_and_api_errors_yield_nothing() -> None:
+    refused = parse(case_named("auth_code_176"))
+    assert refused.auth_rejected and refused.records == [] and refused.layout_error is None
+    failed = parse(case_named("api_error"))
+    assert failed.api_error is not None and failed.records == [] and not failed.auth_rejected
+
+
+def test_query_asks_for_gpu_machines() -> None:
+    assert machines_query(page=2, per_page=20) == {
+        "page": "2", "per_page": "20", "machine_category": "0",
+    }  # fmt: skip

@@ -1,0 +1,162 @@
+"""RunPod parser: the recorded catalog and per-cloud prices, a real fragment, broken inputs.
+
+A case may hold `args.json`: `{"cloud": "secure" | "community", "catalog": null}`. Without
+`cloud` the input is the catalog answer; `catalog: null` parses the prices against an empty
+catalog (the types' clouds unknown), else against the recorded `gpu_types.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RECORDINGS,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import FeeType, OfferRecord, PriceKind, StockStatus, parse_feed_line
+from replay.matching import json_subset_diff
+from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
+from spiders.parsers.runpod import (
+    VOLUME_FEES,
+    Catalog,
+    catalog_body,
+    parse_catalog,
+    parse_prices,
+    prices_body,
+    read_envelope,
+)
+
+CTX = ParseContext("runpod", RUN_ID, OBSERVED_AT)
+
+
+def case_args(case: Case) -> dict[str, Any]:
+    path = case.folder / "args.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def recorded_catalog() -> Catalog:
+    answer = read_envelope(load_json((RECORDINGS / "runpod" / "gpu_types.json").read_bytes()))
+    return parse_catalog(answer.data)
+
+
+def parse(case: Case) -> PageResult:
+    args = case_args(case)
+    answer = read_envelope(load_json(case.input_bytes()))
+    if "cloud" not in args:
+        return PageResult(layout_error=parse_catalog(answer.data).layout_error)
+    catalog = Catalog() if "catalog" in args and args["catalog"] is None else recorded_catalog()
+    return parse_prices(answer.data, args["cloud"], catalog, CTX)
+
+
+@pytest.mark.parametrize("case", cases("runpod"), ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("runpod") <= covered_recordings("runpod")
+
+
+def offers_of(case_name: str) -> dict[str, OfferRecord]:
+    case = next(c for c in cases("runpod") if c.name == case_name)
+    return {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
+
+
+def test_catalog_says_which_cloud_lists_each_type() -> None:
+    catalog = recorded_catalog()
+    assert catalog.layout_error is None and len(catalog.types) == 12
+    assert catalog.listed("NVIDIA H100 80GB HBM3", "secure") is True
+    assert catalog.listed("NVIDIA H100 80GB HBM3", "community") is False
+    assert catalog.listed("no such type", "secure") is None
+
+
+def test_stock_status_words_and_null() -> None:
+    secure = offers_of("recorded_prices_secure")
+    community = offers_of("recorded_prices_community")
+    assert secure["NVIDIA GeForce RTX 4090/secure"].status is StockStatus.IN_STOCK  # High
+    assert secure["NVIDIA L4/secure"].status is StockStatus.IN_STOCK  # Medium
+    assert secure["NVIDIA H100 80GB HBM3/secure"].status is StockStatus.LOW  # Low
+    # null for a type the catalog lists in that cloud: sold out
+    assert secure["NVIDIA B200/secure"].status is StockStatus.SOLD_OUT
+    assert community["NVIDIA L4/community"].status is StockStatus.SOLD_OUT
+    # null for a type not offered in that cloud: no offer at all
+    assert "NVIDIA H100 80GB HBM3/community" not in community
+    assert not any(key.startswith("NVIDIA GeForce RTX 3080") for key in {**secure, **community})
+    assert all(o.available_count is None for o in secure.values())
+
+
+def test_price_per_card_plans_and_fees() -> None:
+    h100 = offers_of("recorded_prices_secure")["NVIDIA H100 80GB HBM3/secure"]
+    assert (h100.gpu_model, h100.gpu_vram_gb, h100.gpu_form_factor) == ("H100", 80, "SXM")
+    assert (h100.price, h100.price_basis.value, h100.gpu_count) == (Decimal("2.69"), "gpu", 1)
+    assert h100.region == "US"
+    plans = [(p.price_kind, p.price) for p in h100.plans]
+    assert plans == [
+        (PriceKind.SPOT, Decimal("1.75")),
+        (PriceKind.COMMITMENT, Decimal("2.39")),
+        (PriceKind.COMMITMENT, Decimal("2.29")),
+        (PriceKind.COMMITMENT, Decimal("2.19")),
+    ]
+    assert h100.fees == VOLUME_FEES
+    fees = {f.fee_type: f for f in h100.fees}
+    assert fees[FeeType.DATA_DISK].amount == Decimal("0.10")
+    assert fees[FeeType.STORAGE_STOPPED].amount == Decimal("0.20")
+    # Savings plans are a Secure Cloud product: community offers carry only the spot bid.
+    a100 = offers_of("recorded_prices_community")["NVIDIA A100-SXM4-80GB/community"]
+    assert [p.price_kind for p in a100.plans] == [PriceKind.SPOT]
+    assert a100.price == Decimal("1.39")
+
+
+def test_unknown_gpu_name_is_quarantined() -> None:
+    case = next(c for c in cases("runpod") if c.name == "recorded_prices_community")
+    quarantined = [r for r in parse(case).records if not isinstance(r, OfferRecord)]
+    assert [q.offer_key for q in quarantined] == [
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition/community"
+    ]
+    assert quarantined[0].reason.startswith("gpu_unresolved")
+
+
+def test_real_fragment_without_stock_or_list_price() -> None:
+    offers = offers_of("shared_lowest_price_fragment")
+    rtx = offers["NVIDIA GeForce RTX 3080/community"]
+    assert rtx.status is StockStatus.UNKNOWN  # no stockStatus in the fragment
+    assert rtx.price == Decimal("0.21")  # uninterruptablePrice, no communityPrice
+    assert [(p.price_kind, p.price) for p in rtx.plans] == [(PriceKind.SPOT, Decimal("0.125"))]
+
+
+def test_graphql_errors() -> None:
+    refused = read_envelope({"errors": [{"message": "Unauthorized"}], "data": None})
+    assert refused.auth_rejected and refused.data is None
+    coded = read_envelope(
+        {"errors": [{"message": "no", "extensions": {"code": "UNAUTHENTICATED"}}], "data": None}
+    )
+    assert coded.auth_rejected
+    busy = read_envelope({"errors": [{"message": "Internal server error"}], "data": None})
+    assert not busy.auth_rejected and busy.error == "Internal server error"
+    assert read_envelope({"gpuTypes": []}).layout_error is not None
+
+
+def test_request_bodies_match_the_recorded_routes() -> None:
+    routes = json.loads((RECORDINGS / "runpod" / "routes.json").read_text(encoding="utf-8"))
+    bodies = [catalog_body(), prices_body("secure"), prices_body("community")]
+    for route, body in zip(routes, bodies, strict=True):
+        assert json_subset_diff(route["json"], json.loads(json.dumps(body))) is None
+    with pytest.raises(ValueError):
+        prices_body("private")
