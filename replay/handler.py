@@ -90,8 +90,10 @@ class ReplayHandler(BaseHTTPRequestHandler):
             if "content-type" not in extra:  # a recording's own header wins
                 self.send_header("Content-Type", answer.content_type)
             self.send_header("Content-Length", str(len(answer.body)))
+            # One request per connection: say so, or clients may reuse a socket we close.
+            self.send_header("Connection", "close")
             for name, value in answer.headers.items():
-                if name.lower() != "content-length":
+                if name.lower() not in ("content-length", "connection"):
                     self.send_header(name, value)
             self.end_headers()
             if self.command == "HEAD":

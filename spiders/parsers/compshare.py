@@ -1,0 +1,511 @@
+"""优云智算 Compshare (UCloud API): GPU types with their on-shelf state, free cards, prices.
+
+Three actions (PROVIDERS.md A4; UCloudDoc-Team/api `ucompshare-api/*.md`), each a signed
+POST (see `spiders.parsers.ucloud`):
+
+* `DescribeAvailableCompShareInstanceTypes` (Region): `AvailableInstanceTypes[]` with
+  `Zone`, `Name` (the GPU type, as `GpuType` takes it: "4090"), `Status` (Normal, Beta,
+  Soldout, Hidden), `InstanceType` ("uhost" or "spot"), `MachineClass` ("GPU"/"Normal"),
+  `GraphicsMemory.Value` (GB per card), `MachineSizes[{Gpu, Collection}]`, `Disks[]`.
+* `DescribeCompShareGpuInventory` (Region, Zone): `GpuInventoryByZone`, a nested map
+  pool (`Exclusive`, `Spot`) -> zone id -> GPU type -> free cards. The map is keyed by a
+  numeric zone id that the types answer does not carry, so we ask one zone at a time and
+  read the single zone id in the answer.
+* `GetCompShareInstancePrice` (Zone, GpuType, Gpu, ChargeType, Disks.N.*):
+  `PriceDetail[{ChargeType, Instance, Disks, CompShareImage, OriginalPrice,
+  InstanceDiscountType}]`, in CNY per ChargeType unit for the whole machine.
+
+Our offer is the smallest machine of one GPU type in one zone: `Dynamic` (hourly) is the
+headline price, `Day` and `Month` are commitment plans. Reading `Name` as the GPU type
+(the same string as the inventory keys and `GpuType`) is our reading of the docs; their
+examples carry placeholder values only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+)
+from gpurent.normalize.availability import availability_from_flag
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    NOT_AN_OFFER,
+    PRICE_UNPARSED,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    gpu_fields,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    require,
+    to_int,
+    to_price,
+)
+from spiders.parsers.ucloud import ParamValue, read_envelope
+
+CURRENCY = "CNY"
+PRICE_LIST_URL = "https://www.compshare.cn/price-list"
+DEFAULT_REGION = "cn-wlcb"
+"""Compshare's GPU region (乌兰察布); other regions can be passed to the spider."""
+
+DYNAMIC = "Dynamic"
+CHARGE_UNITS: dict[str, BillingUnit] = {
+    DYNAMIC: BillingUnit.HOUR,
+    "Day": BillingUnit.DAY,
+    "Month": BillingUnit.MONTH,
+}
+"""The ChargeTypes we price, in the order we ask for them (Dynamic first: the headline)."""
+PLAN_CHARGE_TYPES = ("Day", "Month")
+
+# Documented Status values; Hidden types are not on sale and are skipped.
+RENTABLE_BY_STATUS: dict[str, bool] = {"Normal": True, "Beta": True, "Soldout": False}
+HIDDEN = "Hidden"
+EXCLUSIVE_POOL = "Exclusive"
+CORE_KEYS = ("Zone", "Name", "Status")
+
+BOOT_DISK_GB = 100
+"""System disk size we price with: the free cloud-disk allowance, so `Disks` should be 0."""
+DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
+
+_SOURCE = "Compshare published terms via third-party doc, 2026-10"
+CLOUD_DISK_FEE = AddonFee(
+    fee_type=FeeType.DATA_DISK,
+    amount=Decimal("0.01"),
+    currency=CURRENCY,
+    unit=BillingUnit.DAY,
+    basis=FeeBasis.GB,
+    included_quantity=Decimal(BOOT_DISK_GB),
+    mandatory=False,
+    note=f"cloud disk beyond the free 100 GB, ¥0.01/GB/day ({_SOURCE})",
+)
+
+
+# -- requests ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuListing:
+    """One GPU type on sale in one zone, as the instance-types answer lists it."""
+
+    zone: str
+    gpu_type: str
+    status: str
+    vram_gb: int | None
+    gpu_count: int
+    """Cards in the smallest machine of this type (what we price)."""
+    boot_disk_type: str
+
+    @property
+    def offer_key(self) -> str:
+        return f"{self.zone}/{self.gpu_type}"
+
+
+def instance_types_params(region: str) -> dict[str, ParamValue]:
+    return {"Action": "DescribeAvailableCompShareInstanceTypes", "Region": region}
+
+
+def inventory_params(region: str, zone: str) -> dict[str, ParamValue]:
+    return {"Action": "DescribeCompShareGpuInventory", "Region": region, "Zone": zone}
+
+
+def price_params(listing: GpuListing, region: str, charge_type: str) -> dict[str, ParamValue]:
+    """Price of the smallest machine: Cpu and Memory are left to the API's defaults
+    (16 cores, 32768 MB), the system disk is the free 100 GB."""
+    return {
+        "Action": "GetCompShareInstancePrice",
+        "Region": region,
+        "Zone": listing.zone,
+        "ChargeType": charge_type,
+        "GpuType": listing.gpu_type,
+        "Gpu": listing.gpu_count,
+        "Disks.0.IsBoot": True,
+        "Disks.0.Type": listing.boot_disk_type,
+        "Disks.0.Size": BOOT_DISK_GB,
+    }
+
+
+# -- DescribeAvailableCompShareInstanceTypes ------------------------------------
+
+
+@dataclass
+class TypesPage(PageResult):
+    listings: list[GpuListing] = field(default_factory=list)
+    auth_rejected: bool = False
+    api_error: str | None = None
+
+    def zones(self) -> list[str]:
+        return list(dict.fromkeys(listing.zone for listing in self.listings))
+
+
+def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
+    envelope = read_envelope(data)
+    if envelope.not_an_envelope:
+        return TypesPage(layout_error="no UCloud envelope (RetCode) in the answer")
+    if envelope.auth_rejected:
+        return TypesPage(auth_rejected=True)
+    if not envelope.ok:
+        return TypesPage(api_error=envelope.error)
+    items = data.get("AvailableInstanceTypes")
+    if not isinstance(items, list):
+        return TypesPage(layout_error="no 'AvailableInstanceTypes' list in a RetCode 0 answer")
+    page = TypesPage()
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, dict):
+            page.records.append(
+                _quarantine(ctx, f"{NOT_AN_OFFER}: not an object", None, str(item), None)
+            )
+            continue
+        listing_or_none = _listing(item, ctx, page)
+        if listing_or_none is None:
+            continue
+        if listing_or_none.offer_key in seen:
+            page.notes.append(f"{listing_or_none.offer_key}: listed twice, first kept")
+            continue
+        seen.add(listing_or_none.offer_key)
+        page.listings.append(listing_or_none)
+    missing = keys_missing_everywhere(items, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no instance type carries {', '.join(missing)}"
+    return page
+
+
+def _listing(item: dict[str, Any], ctx: ParseContext, page: TypesPage) -> GpuListing | None:
+    zone, name = item.get("Zone"), item.get("Name")
+    key = f"{zone}/{name}" if isinstance(zone, str) and isinstance(name, str) else None
+    try:
+        zone = str(require(item, "Zone"))
+        name = str(require(item, "Name")).strip()
+        status = str(require(item, "Status"))
+        if status == HIDDEN:
+            page.notes.append(f"{key}: Status Hidden, not on sale: skipped")
+            return None
+        if item.get("MachineClass") not in (None, "GPU"):
+            page.notes.append(f"{key}: MachineClass {item.get('MachineClass')!r}, no GPU: skipped")
+            return None
+        if item.get("InstanceType") == "spot":
+            # GetCompShareInstancePrice has no spot ChargeType: nothing to price it with.
+            page.notes.append(f"{key}: spot instance type, no spot price to read: skipped")
+            return None
+        vram_gb = _vram_gb(item)
+        identify_gpu(name, field="Name", vram_gb=vram_gb)  # unknown cards: quarantined now
+        return GpuListing(
+            zone=zone,
+            gpu_type=name,
+            status=status,
+            vram_gb=vram_gb,
+            gpu_count=_smallest_gpu_count(item),
+            boot_disk_type=_boot_disk_type(item),
+        )
+    except FieldProblem as problem:
+        page.records.append(_quarantine(ctx, problem.reason, problem.field, item, key))
+        return None
+
+
+def _vram_gb(item: dict[str, Any]) -> int | None:
+    memory = item.get("GraphicsMemory")
+    if not isinstance(memory, dict) or memory.get("Value") is None:
+        return None
+    value = to_int(memory["Value"], "GraphicsMemory")
+    if value <= 0:
+        raise FieldProblem(INVALID_VALUE, "GraphicsMemory", f"GraphicsMemory.Value is {value}")
+    return value
+
+
+def _smallest_gpu_count(item: dict[str, Any]) -> int:
+    sizes = item.get("MachineSizes")
+    if not isinstance(sizes, list) or not sizes:
+        return 1
+    counts = [
+        to_int(size.get("Gpu"), "MachineSizes")
+        for size in sizes
+        if isinstance(size, dict) and size.get("Gpu") is not None
+    ]
+    usable = [count for count in counts if count >= 1]
+    if not usable:
+        raise FieldProblem(INVALID_VALUE, "MachineSizes", "no machine size with a GPU")
+    return min(usable)
+
+
+def _boot_disk_type(item: dict[str, Any]) -> str:
+    for disk_class in item.get("Disks") or []:
+        if not isinstance(disk_class, dict):
+            continue
+        for boot in disk_class.get("BootDisk") or []:
+            if isinstance(boot, dict) and isinstance(boot.get("Name"), str) and boot["Name"]:
+                return str(boot["Name"])
+    return DEFAULT_BOOT_DISK_TYPE
+
+
+# -- DescribeCompShareGpuInventory ------------------------------------------------
+
+
+@dataclass
+class InventoryPage(PageResult):
+    free: dict[str, int] | None = None
+    """GPU type -> free cards of the Exclusive pool in the zone asked; None: unknown."""
+    zone_id: str | None = None
+    auth_rejected: bool = False
+    api_error: str | None = None
+
+
+def parse_inventory(data: Any, zone: str) -> InventoryPage:
+    envelope = read_envelope(data)
+    if envelope.not_an_envelope:
+        return InventoryPage(layout_error="no UCloud envelope (RetCode) in the answer")
+    if envelope.auth_rejected:
+        return InventoryPage(auth_rejected=True)
+    if not envelope.ok:
+        return InventoryPage(api_error=envelope.error)
+    return read_inventory_map(data.get("GpuInventoryByZone"), zone)
+
+
+def read_inventory_map(by_zone: Any, zone: str) -> InventoryPage:
+    """Free cards per GPU type from `GpuInventoryByZone` of an answer for one zone."""
+    if isinstance(by_zone, str):
+        # Typed "string" in the docs, shown as an object in their example: accept both.
+        try:
+            by_zone = json.loads(by_zone) if by_zone.strip() else {}
+        except ValueError:
+            by_zone = None
+    if not isinstance(by_zone, dict):
+        return InventoryPage(layout_error="no 'GpuInventoryByZone' map in the answer")
+    pool = by_zone.get(EXCLUSIVE_POOL)
+    if not isinstance(pool, dict) or len(pool) != 1:
+        count = len(pool) if isinstance(pool, dict) else 0
+        return InventoryPage(
+            notes=[f"{zone}: {count} zones in the {EXCLUSIVE_POOL} inventory, free counts unknown"]
+        )
+    zone_id, counts = next(iter(pool.items()))
+    if not isinstance(counts, dict):
+        return InventoryPage(layout_error=f"{zone}: inventory of zone {zone_id} is not a map")
+    free_by_type: dict[str, int] = {}
+    page = InventoryPage(free=free_by_type, zone_id=str(zone_id))
+    for gpu_type, raw in counts.items():
+        try:
+            free = to_int(raw, f"GpuInventoryByZone.{gpu_type}")
+        except FieldProblem as problem:
+            page.notes.append(f"{zone}/{gpu_type}: {problem.detail}: free count unknown")
+            continue
+        if free < 0:
+            page.notes.append(f"{zone}/{gpu_type}: negative free count {free}: unknown")
+            continue
+        free_by_type[str(gpu_type)] = free
+    return page
+
+
+# -- GetCompShareInstancePrice ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceQuote:
+    """One PriceDetail entry, CNY per ChargeType unit for the whole machine."""
+
+    charge_type: str
+    instance: Decimal
+    disks: Decimal
+    image: Decimal
+    discount_type: int | None = None
+    """InstanceDiscountType: 1 night discount, 2 holiday discount, None/0 none."""
+
+
+@dataclass
+class QuotePage(PageResult):
+    quote: PriceQuote | None = None
+    problem: FieldProblem | None = None
+    """The answer is a price page but its price cannot be trusted."""
+    auth_rejected: bool = False
+    api_error: str | None = None
+
+
+def parse_price_answer(data: Any, charge_type: str) -> QuotePage:
+    envelope = read_envelope(data)
+    if envelope.not_an_envelope:
+        return QuotePage(layout_error="no UCloud envelope (RetCode) in the answer")
+    if envelope.auth_rejected:
+        return QuotePage(auth_rejected=True)
+    if not envelope.ok:
+        return QuotePage(api_error=envelope.error)
+    details = data.get("PriceDetail")
+    if not isinstance(details, list):
+        return QuotePage(layout_error="no 'PriceDetail' list in a RetCode 0 answer")
+    entries = [d for d in details if isinstance(d, dict) and d.get("ChargeType") == charge_type]
+    if len(entries) != 1:
+        problem = FieldProblem(
+            PRICE_UNPARSED,
+            "PriceDetail",
+            f"{len(entries)} PriceDetail entries for ChargeType {charge_type}",
+        )
+        return QuotePage(problem=problem)
+    entry = entries[0]
+    try:
+        quote = PriceQuote(
+            charge_type=charge_type,
+            instance=to_price(entry.get("Instance"), "Instance"),
+            disks=_optional_price(entry, "Disks"),
+            image=_optional_price(entry, "CompShareImage"),
+            discount_type=(
+                None
+                if entry.get("InstanceDiscountType") is None
+                else to_int(entry["InstanceDiscountType"], "InstanceDiscountType")
+            ),
+        )
+    except FieldProblem as problem:
+        return QuotePage(problem=problem)
+    return QuotePage(quote=quote)
+
+
+def _optional_price(entry: Mapping[str, Any], key: str) -> Decimal:
+    return Decimal(0) if entry.get(key) is None else to_price(entry[key], key)
+
+
+# -- the offer ---------------------------------------------------------------------
+
+DISCOUNTS = {1: "night discount", 2: "holiday discount"}
+
+
+def offer_records(
+    ctx: ParseContext,
+    listing: GpuListing,
+    free: int | None,
+    quotes: Mapping[str, PriceQuote | FieldProblem],
+) -> PageResult:
+    """The offer of one listing from its free count and its quotes (Dynamic required)."""
+    key = listing.offer_key
+    raw = _raw(listing, free, quotes)
+    result = PageResult()
+    hourly = quotes.get(DYNAMIC)
+    if not isinstance(hourly, PriceQuote):
+        problem = hourly or FieldProblem(MISSING_FIELD, "PriceDetail", "no Dynamic price")
+        result.records.append(_quarantine(ctx, problem.reason, problem.field, raw, key))
+        return result
+    try:
+        identity = identify_gpu(listing.gpu_type, field="Name", vram_gb=listing.vram_gb)
+    except FieldProblem as problem:
+        result.records.append(_quarantine(ctx, problem.reason, problem.field, raw, key))
+        return result
+    rentable = RENTABLE_BY_STATUS.get(listing.status)
+    if rentable is None:
+        detail = f"Status {listing.status!r} is not one of Normal, Beta, Soldout, Hidden"
+        result.records.append(
+            _quarantine(
+                ctx, f"{INVALID_VALUE}: {detail}", "Status", {"Status": listing.status}, key
+            )
+        )
+    availability = availability_from_flag(rentable, free)
+    plans: list[PricePlan] = []
+    for charge_type in PLAN_CHARGE_TYPES:
+        quote = quotes.get(charge_type)
+        if isinstance(quote, FieldProblem):
+            result.records.append(_quarantine(ctx, quote.reason, quote.field, raw, key))
+        elif quote is not None:
+            plans.append(
+                PricePlan(
+                    price=quote.instance,
+                    currency=CURRENCY,
+                    billing_unit=CHARGE_UNITS[charge_type],
+                    price_basis=PriceBasis.INSTANCE,
+                    price_kind=PriceKind.COMMITMENT,
+                )
+            )
+    if hourly.discount_type in DISCOUNTS:
+        result.notes.append(
+            f"{key}: hourly price read during a {DISCOUNTS[hourly.discount_type]} "
+            f"(InstanceDiscountType {hourly.discount_type})"
+        )
+    offer = make_offer(
+        ctx,
+        offer_key=key,
+        raw=raw,
+        **gpu_fields(identity, listing.gpu_type),
+        gpu_count=listing.gpu_count,
+        status=availability.status,
+        available_count=availability.available_count,
+        price=hourly.instance,
+        currency=CURRENCY,
+        billing_unit=BillingUnit.HOUR,
+        # Compshare prices the whole machine (GPU + CPU + RAM), PROVIDERS.md A4.
+        price_basis=PriceBasis.INSTANCE,
+        price_kind=PriceKind.ON_DEMAND,
+        region=listing.zone,
+        url=PRICE_LIST_URL,
+        fees=_fees(listing, hourly),
+        plans=tuple(plans),
+    )
+    result.records.insert(0, offer)
+    return result
+
+
+def _fees(listing: GpuListing, hourly: PriceQuote) -> tuple[AddonFee, ...]:
+    fees = [CLOUD_DISK_FEE]
+    if hourly.disks > 0:
+        fees.append(
+            AddonFee(
+                fee_type=FeeType.SYSTEM_DISK,
+                amount=hourly.disks,
+                currency=CURRENCY,
+                unit=BillingUnit.HOUR,
+                basis=FeeBasis.INSTANCE,
+                mandatory=True,
+                note=f"{BOOT_DISK_GB} GB {listing.boot_disk_type} system disk, as quoted (Dynamic)",
+            )
+        )
+    if hourly.image > 0:
+        fees.append(
+            AddonFee(
+                fee_type=FeeType.IMAGE,
+                amount=hourly.image,
+                currency=CURRENCY,
+                unit=BillingUnit.HOUR,
+                basis=FeeBasis.GPU,
+                mandatory=False,
+                note="CompShareImage: image price per GPU per hour, as quoted (Dynamic)",
+            )
+        )
+    return tuple(fees)
+
+
+def _raw(
+    listing: GpuListing, free: int | None, quotes: Mapping[str, PriceQuote | FieldProblem]
+) -> dict[str, Any]:
+    shown: dict[str, Any] = {}
+    for charge_type, quote in quotes.items():
+        if isinstance(quote, PriceQuote):
+            shown[charge_type] = {
+                "Instance": quote.instance,
+                "Disks": quote.disks,
+                "CompShareImage": quote.image,
+            }
+        else:
+            shown[charge_type] = quote.reason
+    return {
+        "Zone": listing.zone,
+        "Name": listing.gpu_type,
+        "Status": listing.status,
+        "GraphicsMemory": listing.vram_gb,
+        "Gpu": listing.gpu_count,
+        "free": free,
+        "PriceDetail": shown,
+    }
+
+
+def _quarantine(
+    ctx: ParseContext, reason: str, field: str | None, raw: Any, key: str | None
+) -> Record:
+    return make_quarantine(ctx, reason=reason, field=field, raw=raw, offer_key=key)

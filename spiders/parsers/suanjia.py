@@ -1,0 +1,83 @@
+"""算家云 SuanJia: the GPU market table of the price page, built in the browser by a script.
+
+No public API is known (PROVIDERS.md A8), and the page renders its table with JavaScript,
+so the spider reads the DOM after Chromium has run the script. The real page was never
+captured: the table read here is the one of our recording (region, GPU with its memory
+such as "RTX 4090 24G", price per card such as "¥1.88/小时", stock such as "剩余3卡" or
+"已租满"). No add-on fee of 算家云 is known to us, so offers carry none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpurent.normalize.availability import parse_availability
+from spiders.parsers.common import (
+    MISSING_FIELD,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    make_offer,
+)
+from spiders.parsers.page_table import Cells, card_basis, empty_columns, read_price, table_rows
+
+PRICING_URL = "https://www.suanjiayun.com/pricing"
+ROW_SELECTOR = "#gpu-market tbody tr.gpu-row"
+"""What the spider waits for in the browser: rows exist only once the script has run."""
+CELLS = ("region", "gpu", "price", "stock")
+
+
+def parse_market(html: str, ctx: ParseContext) -> PageResult:
+    rows = table_rows(html, ROW_SELECTOR, CELLS)
+    if not rows:
+        return PageResult(layout_error=f"no market rows ({ROW_SELECTOR}) in the rendered page")
+    page = PageResult()
+    for cells in rows:
+        key = offer_key(cells)
+        page.records.extend(guarded(ctx, offer_key=key, raw=cells, build=_builder(cells, ctx)))
+    empty = empty_columns(rows, ("gpu", "price"))
+    if empty:
+        page.layout_error = f"no row has a {', '.join(empty)} cell"
+    return page
+
+
+def offer_key(cells: Cells) -> str | None:
+    if not cells["gpu"]:
+        return None
+    return f"{cells['region']}/{cells['gpu']}" if cells["region"] else cells["gpu"]
+
+
+def _builder(cells: Cells, ctx: ParseContext) -> Callable[[], list[Record]]:
+    return lambda: _build(cells, ctx)
+
+
+def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
+    raw_name = cells["gpu"]
+    key = offer_key(cells)
+    if not raw_name or key is None:
+        raise FieldProblem(MISSING_FIELD, "gpu", "gpu is empty")
+    identity = identify_gpu(raw_name, field="gpu")  # "RTX 4090 24G": memory in the name
+    price = read_price(cells["price"], "price")
+    availability = parse_availability(cells["stock"])
+    return [
+        make_offer(
+            ctx,
+            offer_key=key,
+            raw=cells,
+            **gpu_fields(identity, raw_name),
+            gpu_count=1,
+            status=availability.status,
+            available_count=availability.available_count,
+            price=price.amount,
+            currency=price.currency,
+            billing_unit=price.unit,
+            price_basis=card_basis(price.basis),
+            price_kind=price.kind,
+            region=cells["region"] or None,
+            url=PRICING_URL,
+        )
+    ]

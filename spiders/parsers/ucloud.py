@@ -1,0 +1,93 @@
+"""The UCloud API envelope (优云智算 Compshare runs on it): signed parameters and RetCode.
+
+Every call is one request to the API host carrying `Action`, the action's parameters,
+`PublicKey` and `Signature` (UCloud docs, summary/signature.md):
+
+1. sort the parameters (PublicKey included, Signature excluded) by name;
+2. concatenate name and value of each, with no separator and no URL escaping;
+3. append the private key;
+4. `Signature` is the lower-case hex SHA1 of that string.
+
+Values are written as the API reads them: booleans `true`/`false`, numbers without
+exponent and without a zero fraction (42.0 is `42`). Nested parameters travel flat
+(`Disks.0.IsBoot`), as the docs name them. The body we send holds exactly the strings we
+signed, so the gateway cannot re-encode a value differently from the signature (a
+Python `True` sent as "True" but signed as "true" is the classic RetCode 171).
+
+Answers are `{"RetCode": 0, "Action": "<Action>Response", ...}`; a non-zero RetCode comes
+with `Message`. The private key only ever enters `signature()`: never a log, never a body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+ParamValue = str | int | bool | Decimal
+
+SIGNATURE_ERROR = 171
+"""RetCode 171 "Signature VerifyAC Error": wrong private key (or a badly signed request)."""
+USER_NOT_EXISTS = 172
+"""RetCode 172 "User Not Exists": the public key belongs to no account."""
+AUTH_RETCODES = frozenset({SIGNATURE_ERROR, USER_NOT_EXISTS})
+
+
+def encode_value(value: ParamValue) -> str:
+    """A parameter value as UCloud signs it (and as we send it)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"cannot sign a non-finite number: {value}")
+        # 42.0 -> "42", 4.50 -> "4.5", never "4.2E+1".
+        if value == value.to_integral_value():
+            return str(int(value))
+        return format(value.normalize(), "f")
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"cannot sign a {type(value).__name__} parameter")
+
+
+def signature(params: Mapping[str, ParamValue], private_key: str) -> str:
+    """UCloud's request signature: SHA1 hex of sorted name+value pairs, then the private key."""
+    text = "".join(f"{name}{encode_value(params[name])}" for name in sorted(params))
+    return hashlib.sha1((text + private_key).encode("utf-8")).hexdigest()
+
+
+def signed_params(
+    params: Mapping[str, ParamValue], *, public_key: str, private_key: str
+) -> dict[str, str]:
+    """The request body: every value as its signed string, plus PublicKey and Signature."""
+    if "Signature" in params or "PublicKey" in params:
+        raise ValueError("params must not carry PublicKey or Signature themselves")
+    body = {name: encode_value(value) for name, value in params.items()}
+    body["PublicKey"] = public_key
+    body["Signature"] = signature(body, private_key)
+    return body
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What the UCloud envelope of an answer says, before the action's own fields."""
+
+    ok: bool
+    auth_rejected: bool = False
+    error: str | None = None
+    """Set for a non-zero RetCode, or for an answer that is not a UCloud envelope."""
+    not_an_envelope: bool = False
+
+
+def read_envelope(data: Any) -> Envelope:
+    if not isinstance(data, dict) or "RetCode" not in data:
+        return Envelope(ok=False, error="no RetCode in the answer", not_an_envelope=True)
+    code = data.get("RetCode")
+    if code == 0 and not isinstance(code, bool):
+        return Envelope(ok=True)
+    message = str(data.get("Message") or "")[:80]
+    error = f"RetCode {code!r}: {message}"
+    return Envelope(ok=False, auth_rejected=code in AUTH_RETCODES, error=error)

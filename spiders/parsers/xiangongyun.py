@@ -1,0 +1,102 @@
+"""仙宫云 Xiangongyun: the public pricing page, a server-rendered table (no API needed).
+
+No public market or inventory API is documented (PROVIDERS.md A6: the open API only lists
+one's own instances), so we read `https://www.xiangongyun.com/pricing` as HTML. The real
+page's structure is unknown to us: this parser reads the table of our recording (one row
+per GPU and data center: GPU, VRAM, data center, price per card such as "¥1.98/时", and a
+stock word such as 充足 / 紧张 / 售罄). When the live page is captured, this is the one
+place to adapt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType
+from gpurent.normalize.availability import parse_availability
+from spiders.parsers.common import (
+    MISSING_FIELD,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    make_offer,
+)
+from spiders.parsers.page_table import Cells, card_basis, empty_columns, read_price, table_rows
+
+PRICING_URL = "https://www.xiangongyun.com/pricing"
+ROW_SELECTOR = "table.gpu-price-table tbody tr.gpu-row"
+CELLS = ("gpu-name", "gpu-memory", "gpu-region", "gpu-price", "gpu-stock")
+
+# After shutdown_release_gpu (关机释放GPU) the used system-disk space stays billed
+# (仙宫云 open API reference, via shared/data/provider-samples/_cross_provider/
+# addon_fee_observations.csv). Platform-wide, so every offer carries it.
+STOPPED_DISK_FEE = AddonFee(
+    fee_type=FeeType.STORAGE_STOPPED,
+    amount=Decimal("0.00003"),
+    currency="CNY",
+    unit=BillingUnit.HOUR,
+    basis=FeeBasis.GB,
+    mandatory=False,
+    charged_while_stopped=True,
+    note="system disk (used space) after shutdown_release_gpu, ¥0.00003/GB/h (仙宫云 API reference)",
+)
+
+
+def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
+    rows = table_rows(html, ROW_SELECTOR, CELLS)
+    if not rows:
+        return PageResult(layout_error=f"no price rows ({ROW_SELECTOR}) in the page")
+    page = PageResult()
+    for cells in rows:
+        key = offer_key(cells)
+        page.records.extend(guarded(ctx, offer_key=key, raw=cells, build=_builder(cells, ctx)))
+    empty = empty_columns(rows, ("gpu-name", "gpu-price"))
+    if empty:
+        page.layout_error = f"no row has a {', '.join(empty)} cell"
+    return page
+
+
+def offer_key(cells: Cells) -> str | None:
+    name = cells["gpu-name"]
+    if not name:
+        return None
+    return f"{cells['gpu-region']}/{name}" if cells["gpu-region"] else name
+
+
+def _builder(cells: Cells, ctx: ParseContext) -> Callable[[], list[Record]]:
+    return lambda: _build(cells, ctx)
+
+
+def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
+    raw_name = cells["gpu-name"]
+    key = offer_key(cells)
+    if not raw_name or key is None:
+        raise FieldProblem(MISSING_FIELD, "gpu-name", "gpu-name is empty")
+    # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
+    identity = identify_gpu(f"{raw_name} {cells['gpu-memory']}".strip(), field="gpu-name")
+    price = read_price(cells["gpu-price"], "gpu-price")
+    availability = parse_availability(cells["gpu-stock"])
+    return [
+        make_offer(
+            ctx,
+            offer_key=key,
+            raw=cells,
+            **gpu_fields(identity, raw_name),
+            gpu_count=1,
+            status=availability.status,
+            available_count=availability.available_count,
+            price=price.amount,
+            currency=price.currency,
+            billing_unit=price.unit,
+            price_basis=card_basis(price.basis),
+            price_kind=price.kind,
+            region=cells["gpu-region"] or None,
+            url=PRICING_URL,
+            fees=(STOPPED_DISK_FEE,),
+        )
+    ]

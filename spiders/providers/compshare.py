@@ -1,0 +1,279 @@
+"""优云智算 Compshare: signed UCloud API calls for GPU types, free cards and prices.
+
+With `COMPSHARE_PUBLIC_KEY` and `COMPSHARE_PRIVATE_KEY` in the environment, each call is
+`POST {base}/` with a JSON body of signed parameters (`spiders.parsers.ucloud`):
+
+1. `DescribeAvailableCompShareInstanceTypes` for the region: the GPU types per zone and
+   their Status (Normal/Beta in stock, Soldout sold out, Hidden skipped);
+2. per zone, `DescribeCompShareGpuInventory`: free cards per GPU type (Exclusive pool);
+3. per zone and GPU type, `GetCompShareInstancePrice` with ChargeType `Dynamic` (the
+   hourly headline), then `Day` and `Month` (commitment plans); the offer is emitted
+   when its three quotes are in.
+
+Every call needs a signature, so without keys nothing is public: the run report says
+`auth: missing` and no request is made. RetCode 171/172 or HTTP 401/403 mean the keys
+were refused (`auth: rejected`). The private key only signs; it is never sent, logged,
+stored in settings or written to the feed or the run report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from spiders.base import ProviderSpider
+from spiders.parsers.common import FieldProblem, PageResult, load_json
+from spiders.parsers.compshare import (
+    CHARGE_UNITS,
+    DEFAULT_REGION,
+    DYNAMIC,
+    GpuListing,
+    PriceQuote,
+    instance_types_params,
+    inventory_params,
+    offer_records,
+    parse_instance_types,
+    parse_inventory,
+    parse_price_answer,
+    price_params,
+)
+from spiders.parsers.ucloud import ParamValue, signed_params
+
+PUBLIC_KEY_ENV = "COMPSHARE_PUBLIC_KEY"
+PRIVATE_KEY_ENV = "COMPSHARE_PRIVATE_KEY"
+API_PATH = "/"
+CHARGE_ORDER = tuple(CHARGE_UNITS)  # Dynamic, Day, Month
+
+Quotes = dict[str, PriceQuote | FieldProblem]
+
+
+def compshare_keys() -> tuple[str, str] | None:
+    public = os.environ.get(PUBLIC_KEY_ENV, "").strip()
+    private = os.environ.get(PRIVATE_KEY_ENV, "").strip()
+    return (public, private) if public and private else None
+
+
+class CompshareSpider(ProviderSpider):
+    name = "compshare"
+    home = "CN"
+    auth_env = (PUBLIC_KEY_ENV, PRIVATE_KEY_ENV)
+    needs_auth = True
+    default_base_url = "https://api.ucloud.cn"
+    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
+        # A signed JSON API for programs (UCloud OpenAPI); robots.txt is for page crawlers.
+        "ROBOTSTXT_OBEY": False,
+    }
+
+    def __init__(self, *args: Any, region: str = DEFAULT_REGION, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.region = region
+        keys = compshare_keys()
+        self._public_key = keys[0] if keys else None
+        self._private_key = keys[1] if keys else None
+        self._rejected = False
+
+    async def start(self) -> AsyncIterator[Any]:
+        if self._public_key is None:
+            self.note_auth(
+                "missing", f"{PUBLIC_KEY_ENV} / {PRIVATE_KEY_ENV} not set: every call is signed"
+            )
+            return
+        yield self.api_request(
+            instance_types_params(self.region), callback=self.parse_types, where="instance types"
+        )
+
+    # -- requests ----------------------------------------------------------------
+
+    def api_request(
+        self,
+        params: Mapping[str, ParamValue],
+        *,
+        callback: Any,
+        where: str,
+        cb_kwargs: dict[str, Any] | None = None,
+        errback: Any = None,
+    ) -> scrapy.Request:
+        assert self._public_key is not None and self._private_key is not None
+        body = signed_params(params, public_key=self._public_key, private_key=self._private_key)
+        return scrapy.Request(
+            self.url(API_PATH),
+            method="POST",
+            body=json.dumps(body, ensure_ascii=False),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            meta={
+                # A refused key is an answer to read, not an error to retry.
+                "handle_httpstatus_list": [401, 403],
+                "gpurent_where": f"{params['Action']} ({where})",
+            },
+            callback=callback,
+            errback=errback or self.on_request_failed,
+            cb_kwargs=cb_kwargs or {},
+            dont_filter=True,
+        )
+
+    def read(self, response: Response) -> Any | None:
+        """The decoded answer, or None when it is a refusal or not JSON (already noted)."""
+        where = response.meta.get("gpurent_where", API_PATH)
+        if response.status in (401, 403):
+            self.rejected(f"HTTP {response.status} from {where}")
+            return None
+        try:
+            return load_json(response.body)
+        except ValueError:
+            self.note_layout_error(f"{where}: answer is not JSON")
+            return None
+
+    def rejected(self, detail: str) -> None:
+        self._rejected = True
+        self.note_auth("rejected", detail)
+
+    def api_error(self, where: str, error: str) -> None:
+        # RetCode != 0 but not an auth refusal: a failed request, not a layout change.
+        self.ledger.requests_gave_up += 1
+        self.ledger.add_error(f"api error on {where}: {error}")
+
+    # -- 1. instance types -----------------------------------------------------------
+
+    def parse_types(self, response: Response) -> Iterator[Any]:
+        where = response.meta["gpurent_where"]
+        data = self.read(response)
+        if data is None:
+            return
+        page = parse_instance_types(data, self.context())
+        if page.auth_rejected:
+            self.rejected(f"RetCode signature/user error from {where}")
+            return
+        if page.api_error is not None:
+            self.api_error(where, page.api_error)
+            return
+        self.note_auth("ok")
+        yield from self.emit_page(page, where)
+        for zone in page.zones():
+            listings = [item for item in page.listings if item.zone == zone]
+            yield self.api_request(
+                inventory_params(self.region, zone),
+                callback=self.parse_inventory,
+                errback=self.on_inventory_failed,
+                where=zone,
+                cb_kwargs={"zone": zone, "listings": listings},
+            )
+
+    # -- 2. inventory --------------------------------------------------------------------
+
+    def parse_inventory(
+        self, response: Response, zone: str, listings: list[GpuListing]
+    ) -> Iterator[Any]:
+        where = response.meta["gpurent_where"]
+        data = self.read(response)
+        if self._rejected:
+            return
+        free: dict[str, int] | None = None
+        if data is not None:
+            page = parse_inventory(data, zone)
+            if page.auth_rejected:
+                self.rejected(f"RetCode signature/user error from {where}")
+                return
+            if page.api_error is not None:
+                self.api_error(where, page.api_error)
+            else:
+                yield from self.emit_page(page, where)
+                free = page.free
+        # Without counts the offers still carry their Status (stock from the flag alone).
+        yield from self.price_chains(listings, free)
+
+    def on_inventory_failed(self, failure: Failure) -> Iterator[Any]:
+        self.on_request_failed(failure)
+        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
+        if not self._rejected:
+            yield from self.price_chains(kwargs["listings"], None)
+
+    def price_chains(
+        self, listings: list[GpuListing], free: dict[str, int] | None
+    ) -> Iterator[scrapy.Request]:
+        for listing in listings:
+            count = None if free is None else free.get(listing.gpu_type)
+            yield self.price_request(listing, count, {}, DYNAMIC)
+
+    # -- 3. prices ----------------------------------------------------------------------
+
+    def price_request(
+        self, listing: GpuListing, free: int | None, quotes: Quotes, charge_type: str
+    ) -> scrapy.Request:
+        return self.api_request(
+            price_params(listing, self.region, charge_type),
+            callback=self.parse_price,
+            errback=self.on_price_failed,
+            where=f"{listing.offer_key} {charge_type}",
+            cb_kwargs={
+                "listing": listing,
+                "free": free,
+                "quotes": quotes,
+                "charge_type": charge_type,
+            },
+        )
+
+    def parse_price(
+        self,
+        response: Response,
+        listing: GpuListing,
+        free: int | None,
+        quotes: Quotes,
+        charge_type: str,
+    ) -> Iterator[Any]:
+        where = response.meta["gpurent_where"]
+        data = self.read(response)
+        if self._rejected:
+            return
+        if data is None:  # not JSON: noted as a layout error
+            yield from self.next_quote(listing, free, quotes, charge_type, None)
+            return
+        page = parse_price_answer(data, charge_type)
+        if page.auth_rejected:
+            self.rejected(f"RetCode signature/user error from {where}")
+            return
+        if page.api_error is not None:
+            self.api_error(where, page.api_error)
+            yield from self.next_quote(listing, free, quotes, charge_type, None)
+            return
+        yield from self.emit_page(page, where)
+        yield from self.next_quote(listing, free, quotes, charge_type, page.quote or page.problem)
+
+    def on_price_failed(self, failure: Failure) -> Iterator[Any]:
+        self.on_request_failed(failure)
+        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
+        yield from self.next_quote(
+            kwargs["listing"], kwargs["free"], kwargs["quotes"], kwargs["charge_type"], None
+        )
+
+    def next_quote(
+        self,
+        listing: GpuListing,
+        free: int | None,
+        quotes: Quotes,
+        charge_type: str,
+        got: PriceQuote | FieldProblem | None,
+    ) -> Iterator[Any]:
+        """Store this quote, then ask the next ChargeType or emit the offer."""
+        quotes = dict(quotes)
+        if got is not None:
+            quotes[charge_type] = got
+        if charge_type == DYNAMIC and not isinstance(got, PriceQuote):
+            # No headline price: a failed request is already noted; an untrustworthy
+            # price quarantines the offer without asking for its plans.
+            if got is not None:
+                yield from self.emit(offer_records(self.context(), listing, free, quotes).records)
+            return
+        following = CHARGE_ORDER.index(charge_type) + 1
+        if following < len(CHARGE_ORDER):
+            yield self.price_request(listing, free, quotes, CHARGE_ORDER[following])
+            return
+        result: PageResult = offer_records(self.context(), listing, free, quotes)
+        for note in result.notes:
+            self.note(note)
+        yield from self.emit(result.records)

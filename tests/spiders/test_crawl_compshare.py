@@ -1,0 +1,161 @@
+"""Compshare through the real `scrapy crawl` process against the replay server."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.settings import Settings
+from test_crawl_replay import RUN_ID, Crawl, crawl
+
+from replay import Fault, ReplayServer
+from spiders.parsers.ucloud import signature
+from spiders.providers.compshare import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, CompshareSpider
+
+DEMO_KEY = "replay-demo-token"  # the public key the recordings accept (as the replay flow sets)
+PRIVATE_KEY = "priv-7d1e0b-not-a-real-key"
+# The replay server answers HTTP/1.0 without "Connection: close"; Twisted may reuse such a
+# connection once and Scrapy retries the request. That retry is noise, not a failure.
+RETRIED_NOISE = {"download failed on /"}
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PUBLIC_KEY_ENV, DEMO_KEY)
+    monkeypatch.setenv(PRIVATE_KEY_ENV, PRIVATE_KEY)
+
+
+def actions(server: ReplayServer) -> list[dict[str, Any]]:
+    return [r.json for r in server.requests if r.provider == "compshare"]
+
+
+def assert_secret_kept(result: Crawl, server: ReplayServer) -> None:
+    sent = json.dumps(actions(server))
+    for text in (json.dumps(result.report), json.dumps(result.feed), result.log, sent):
+        assert PRIVATE_KEY not in text
+
+
+@pytest.mark.usefixtures("keys")
+def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_path: Path) -> None:
+    result = crawl("compshare", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert sorted(offers) == [
+        "cn-wlcb-01/3090",
+        "cn-wlcb-01/4090",
+        "cn-wlcb-01/A800",
+        "cn-wlcb-02/4090",
+        "cn-wlcb-02/L20",
+    ]
+    stock = {key: (o["status"], o["available_count"]) for key, o in offers.items()}
+    assert stock == {
+        "cn-wlcb-01/4090": ("in_stock", 6),
+        "cn-wlcb-01/3090": ("sold_out", 0),
+        "cn-wlcb-01/A800": ("in_stock", 3),
+        "cn-wlcb-02/4090": ("sold_out", 0),
+        "cn-wlcb-02/L20": ("in_stock", 5),
+    }
+    rtx = offers["cn-wlcb-01/4090"]
+    assert (Decimal(rtx["price"]), rtx["billing_unit"], rtx["price_basis"]) == (
+        Decimal("1.92"),
+        "hour",
+        "instance",
+    )
+    assert [(p["price"], p["billing_unit"], p["price_kind"]) for p in rtx["plans"]] == [
+        ("42.24", "day", "commitment"),
+        ("1154.64", "month", "commitment"),
+    ]
+    [fee] = rtx["fees"]
+    assert (fee["fee_type"], fee["amount"], fee["unit"], fee["basis"]) == (
+        "data_disk",
+        "0.01",
+        "day",
+        "gb",
+    )
+    assert fee["included_quantity"] == "100"
+    assert offers["cn-wlcb-01/A800"]["gpu_vram_gb"] == 80
+    assert offers["cn-wlcb-02/L20"]["gpu_vram_gb"] == 48
+    assert [q["offer_key"] for q in result.quarantined] == ["cn-wlcb-01/910B"]
+    assert all(r["run_id"] == RUN_ID for r in result.feed)
+
+    bodies = actions(server)
+    assert Counter(b["Action"] for b in bodies) == {
+        "DescribeAvailableCompShareInstanceTypes": 1,
+        "DescribeCompShareGpuInventory": 2,
+        "GetCompShareInstancePrice": 15,  # 5 offers x Dynamic, Day, Month
+    }
+    for body in bodies:  # every call signed with the private key it never carries
+        unsigned = {k: v for k, v in body.items() if k != "Signature"}
+        assert body["PublicKey"] == DEMO_KEY
+        assert body["Signature"] == signature(unsigned, PRIVATE_KEY)
+    assert_secret_kept(result, server)
+
+    report = result.report
+    assert report["auth"] == "ok"
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (5, 1, 18)
+    assert report["layout_errors"] == [] and report["requests_gave_up"] == 0
+    assert set(report["errors"]) <= RETRIED_NOISE
+    assert any("Hidden" in note for note in report["notes"])
+
+
+def test_compshare_without_keys_reports_auth_missing(
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(PUBLIC_KEY_ENV, raising=False)
+    monkeypatch.setenv(PRIVATE_KEY_ENV, PRIVATE_KEY)  # one key alone is not enough
+    result = crawl("compshare", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == []
+    assert actions(server) == []  # every call would need a signature: none is tried
+    report = result.report
+    assert report["auth"] == "missing" and PUBLIC_KEY_ENV in report["auth_detail"]
+    assert report["errors"] == [] and report["layout_errors"] == []
+    assert_secret_kept(result, server)
+
+
+def test_compshare_signature_error_is_auth_rejected(
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PUBLIC_KEY_ENV, "someone-else")  # not a key the recordings know
+    monkeypatch.setenv(PRIVATE_KEY_ENV, PRIVATE_KEY)
+    result = crawl("compshare", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == []
+    assert [b["Action"] for b in actions(server)] == ["DescribeAvailableCompShareInstanceTypes"]
+    report = result.report
+    assert report["auth"] == "rejected"
+    assert report["layout_errors"] == [] and report["offers"] == 0
+    assert_secret_kept(result, server)
+
+
+@pytest.mark.usefixtures("keys")
+def test_compshare_http_401_is_auth_rejected(tmp_path: Path) -> None:
+    with ReplayServer(faults=[Fault("compshare", "/", status=401)]) as server:
+        result = crawl("compshare", server, tmp_path)
+        calls = actions(server)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == [] and len(calls) == 1  # refused keys are not retried
+    report = result.report
+    assert report["auth"] == "rejected" and "401" in report["auth_detail"]
+    assert report["layout_errors"] == []
+
+
+def test_compshare_is_a_chinese_api_spider_with_two_key_variables() -> None:
+    settings = Settings()
+    CompshareSpider.update_settings(settings)
+    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a signed JSON API, not a page
+    assert not settings.getdict("DOWNLOAD_HANDLERS")
+    assert CompshareSpider.home == "CN" and CompshareSpider.needs_browser is False
+    assert CompshareSpider.auth_env == ("COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY")
+    assert CompshareSpider.needs_auth is True

@@ -1,0 +1,92 @@
+"""仙宫云 through the real `scrapy crawl` process against the replay server (plain HTML)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+from spider_fixture_cases import RECORDINGS
+from test_crawl_replay import RUN_ID, crawl
+
+from replay import Fault, ReplayServer
+from spiders.providers.xiangongyun import XiangongyunSpider
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Path) -> None:
+    result = crawl("xiangongyun", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert len(offers) == 8
+    statuses = {key: o["status"] for key, o in offers.items()}
+    assert statuses["宁波一区/RTX 4090"] == "in_stock"
+    assert statuses["宿迁二区/RTX 4090"] == "low"
+    assert statuses["宁波一区/RTX 4090D"] == "sold_out"
+    assert statuses["宁波一区/RTX A6000"] == "unknown"
+    a800 = offers["宁波一区/A800"]
+    assert (Decimal(a800["price"]), a800["gpu_vram_gb"], a800["status"]) == (
+        Decimal("5.78"),
+        80,
+        "in_stock",
+    )
+    [fee] = a800["fees"]
+    assert (fee["fee_type"], fee["amount"], fee["unit"], fee["basis"]) == (
+        "storage_stopped",
+        "0.00003",
+        "hour",
+        "gb",
+    )
+    assert [q["offer_key"] for q in result.quarantined] == ["宁波一区/H100"]
+    assert all(r["run_id"] == RUN_ID for r in result.feed)
+    # robots.txt was asked before the page (the replay host answers 404: allow all).
+    paths = [(r.provider, r.path) for r in server.requests]
+    assert paths == [("", "/robots.txt"), ("xiangongyun", "/pricing")]
+    assert server.requests[1].headers["user-agent"].startswith("gpurent/")
+    report = result.report
+    assert report["auth"] == "not_needed"
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (8, 1, 1)
+    assert report["responses_by_status"] == {"200": 1}
+    assert report["errors"] == [] and report["layout_errors"] == []
+
+
+def test_xiangongyun_500s_are_a_failed_request_not_sold_out(tmp_path: Path) -> None:
+    with ReplayServer(faults=[Fault("xiangongyun", "/pricing", status=500)]) as server:
+        result = crawl("xiangongyun", server, tmp_path)
+    assert result.feed == []
+    report = result.report
+    assert report["responses_by_status"] == {"500": 4}  # first try + RETRY_TIMES 3
+    assert report["requests_gave_up"] == 1 and report["layout_errors"] == []
+
+
+def test_xiangongyun_changed_page_is_a_layout_error(tmp_path: Path) -> None:
+    root = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, root / "default")
+    page = root / "default" / "xiangongyun" / "pricing.html"
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("gpu-price-table", "price-grid"),
+        encoding="utf-8",
+    )
+    with ReplayServer(root=root) as server:
+        result = crawl("xiangongyun", server, tmp_path)
+    assert result.feed == []
+    report = result.report
+    assert report["layout_errors"] and "/pricing" in report["layout_errors"][0]
+    assert report["pages_parsed"] == 0 and report["responses_by_status"] == {"200": 1}
+
+
+def test_xiangongyun_is_a_public_chinese_page_that_obeys_robots() -> None:
+    settings = Settings({"ROBOTSTXT_OBEY": True})
+    XiangongyunSpider.update_settings(settings)
+    assert settings.getbool("ROBOTSTXT_OBEY") is True
+    assert not settings.getdict("DOWNLOAD_HANDLERS")
+    assert XiangongyunSpider.home == "CN" and XiangongyunSpider.needs_browser is False
+    assert XiangongyunSpider.auth_env == () and XiangongyunSpider.needs_auth is False

@@ -1,0 +1,276 @@
+"""Compshare parsers: instance types, GPU inventory, price answers, and the offer built from them.
+
+Compshare's answers are not offers one by one (an offer needs all three actions), so a case
+folder here holds `case.json` (which parser: types / inventory / inventory_map / price, and
+its argument) and `output.json` is the page summary `summarize()` writes: records as feed
+lines, listings, free counts or the quote, notes and the page flags.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import (
+    BillingUnit,
+    FeeType,
+    OfferRecord,
+    PriceKind,
+    QuarantineRecord,
+    StockStatus,
+    parse_feed_line,
+)
+from spiders.parsers.common import FieldProblem, ParseContext, feed_dicts, load_json
+from spiders.parsers.compshare import (
+    BOOT_DISK_GB,
+    CLOUD_DISK_FEE,
+    GpuListing,
+    PriceQuote,
+    offer_records,
+    parse_instance_types,
+    parse_inventory,
+    parse_price_answer,
+    price_params,
+    read_inventory_map,
+)
+
+CTX = ParseContext("compshare", RUN_ID, OBSERVED_AT)
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=lambda v: format(v, "f")))
+
+
+def summarize(case: Case) -> dict[str, Any]:
+    spec = json.loads((case.folder / "case.json").read_text(encoding="utf-8"))
+    data = load_json(case.input_bytes())
+    kind = spec["kind"]
+    if kind == "types":
+        types = parse_instance_types(data, CTX)
+        for line in feed_dicts(types.records):
+            parse_feed_line(line)
+        return {
+            "records": strip_volatile(feed_dicts(types.records)),
+            "listings": [asdict(listing) for listing in types.listings],
+            "zones": types.zones(),
+            "notes": types.notes,
+            "layout_error": types.layout_error,
+            "auth_rejected": types.auth_rejected,
+            "api_error": types.api_error,
+        }
+    if kind in ("inventory", "inventory_map"):
+        inventory = (
+            parse_inventory(data, spec["zone"])
+            if kind == "inventory"
+            else read_inventory_map(data["GpuInventoryByZone"], spec["zone"])
+        )
+        return {
+            "free": inventory.free,
+            "zone_id": inventory.zone_id,
+            "notes": inventory.notes,
+            "layout_error": inventory.layout_error,
+            "auth_rejected": inventory.auth_rejected,
+            "api_error": inventory.api_error,
+        }
+    quote_page = parse_price_answer(data, spec["charge_type"])
+    return {
+        "quote": _plain(asdict(quote_page.quote)) if quote_page.quote else None,
+        "problem": quote_page.problem.reason if quote_page.problem else None,
+        "layout_error": quote_page.layout_error,
+        "auth_rejected": quote_page.auth_rejected,
+        "api_error": quote_page.api_error,
+    }
+
+
+@pytest.mark.parametrize("case", cases("compshare"), ids=lambda c: c.name)
+def test_page_parses_to_expected_summary(case: Case) -> None:
+    assert summarize(case) == case.expected_records()
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("compshare") <= covered_recordings("compshare")
+
+
+def _case(name: str) -> Case:
+    return next(c for c in cases("compshare") if c.name == name)
+
+
+def test_recorded_types_list_on_sale_gpus_and_skip_the_rest() -> None:
+    summary = summarize(_case("recorded_instance_types"))
+    keys = [f"{item['zone']}/{item['gpu_type']}" for item in summary["listings"]]
+    assert keys == [
+        "cn-wlcb-01/4090",
+        "cn-wlcb-01/3090",
+        "cn-wlcb-01/A800",
+        "cn-wlcb-02/4090",
+        "cn-wlcb-02/L20",
+    ]
+    assert summary["zones"] == ["cn-wlcb-01", "cn-wlcb-02"]
+    [quarantined] = summary["records"]
+    assert quarantined["offer_key"] == "cn-wlcb-01/910B"
+    assert quarantined["reason"].startswith("gpu_unresolved: '910B': ambiguous name")
+    assert any("Hidden" in note and "5090" in note for note in summary["notes"])
+    assert any("spot" in note for note in summary["notes"])
+
+
+def test_signature_error_is_an_auth_refusal_not_a_layout_change() -> None:
+    summary = summarize(_case("recorded_signature_error"))
+    assert summary["auth_rejected"] is True
+    assert summary["layout_error"] is None and summary["listings"] == []
+
+
+def test_inventory_reads_the_exclusive_pool_of_the_zone() -> None:
+    summary = summarize(_case("recorded_gpu_inventory_cn-wlcb-01"))
+    assert summary["zone_id"] == "10061"
+    assert summary["free"]["4090"] == 6 and summary["free"]["3090"] == 0
+    assert "12" not in json.dumps(summary["free"])  # the Spot pool's 4090 count is not read
+
+
+def test_the_documented_field_example_reads() -> None:
+    summary = summarize(_case("shared_gpu_inventory_field_example"))
+    assert (summary["zone_id"], summary["free"]) == ("10027", {"2080": 10})
+
+
+def test_inventory_without_one_zone_is_unknown_not_empty() -> None:
+    for name in ("inventory_several_zones", "shared_gpu_inventory_doc_example"):
+        summary = summarize(_case(name))
+        assert summary["free"] is None and summary["layout_error"] is None, name
+
+
+def test_the_documented_price_example_reads_its_shape() -> None:
+    summary = summarize(_case("shared_price_doc_example"))
+    assert summary["quote"]["instance"] == "4.68554"  # PriceDetail, not OriginalPriceDetail
+    assert summary["quote"]["disks"] == "3.37659"
+
+
+# -- the offer -------------------------------------------------------------------------
+
+LISTING = GpuListing(
+    zone="cn-wlcb-01",
+    gpu_type="4090",
+    status="Normal",
+    vram_gb=24,
+    gpu_count=1,
+    boot_disk_type="CLOUD_SSD",
+)
+
+
+def _quote(case_name: str, charge_type: str) -> PriceQuote:
+    page = parse_price_answer(load_json(_case(case_name).input_bytes()), charge_type)
+    assert page.quote is not None
+    return page.quote
+
+
+def recorded_quotes(gpu: str) -> dict[str, PriceQuote | FieldProblem]:
+    return {
+        charge: _quote(f"recorded_price_{gpu}_{charge.lower()}", charge)
+        for charge in ("Dynamic", "Day", "Month")
+    }
+
+
+def test_offer_is_the_whole_machine_hourly_with_day_and_month_plans() -> None:
+    result = offer_records(CTX, LISTING, 6, recorded_quotes("4090"))
+    [offer] = result.records
+    assert isinstance(offer, OfferRecord)
+    assert (offer.offer_key, offer.gpu_model, offer.gpu_vram_gb) == (
+        "cn-wlcb-01/4090",
+        "RTX 4090",
+        24,
+    )
+    assert (offer.price, offer.currency, offer.billing_unit) == (
+        Decimal("1.92"),
+        "CNY",
+        BillingUnit.HOUR,
+    )
+    assert offer.price_basis.value == "instance" and offer.gpu_count == 1
+    assert (offer.status, offer.available_count) == (StockStatus.IN_STOCK, 6)
+    assert [(p.price, p.billing_unit, p.price_kind) for p in offer.plans] == [
+        (Decimal("42.24"), BillingUnit.DAY, PriceKind.COMMITMENT),
+        (Decimal("1154.64"), BillingUnit.MONTH, PriceKind.COMMITMENT),
+    ]
+    assert offer.fees == (CLOUD_DISK_FEE,)  # Disks 0: the 100 GB disk is free
+    assert CLOUD_DISK_FEE.included_quantity == BOOT_DISK_GB
+    parse_feed_line(offer.model_dump(mode="json"))
+
+
+@pytest.mark.parametrize(
+    ("status", "free", "expected"),
+    [
+        ("Normal", 6, (StockStatus.IN_STOCK, 6)),
+        ("Beta", None, (StockStatus.IN_STOCK, None)),
+        ("Soldout", 0, (StockStatus.SOLD_OUT, 0)),
+        ("Soldout", None, (StockStatus.SOLD_OUT, None)),
+        # The flag and the count disagree: one is stale, we cannot tell which.
+        ("Soldout", 4, (StockStatus.UNKNOWN, 4)),
+        ("Normal", 0, (StockStatus.UNKNOWN, 0)),
+    ],
+)
+def test_stock_from_status_and_free_count(
+    status: str, free: int | None, expected: tuple[StockStatus, int | None]
+) -> None:
+    listing = GpuListing("cn-wlcb-01", "4090", status, 24, 1, "CLOUD_SSD")
+    offer = offer_records(CTX, listing, free, recorded_quotes("4090")).records[0]
+    assert isinstance(offer, OfferRecord)
+    assert offer.status == expected[0]
+    if expected[0] is not StockStatus.UNKNOWN:
+        assert offer.available_count == expected[1]
+
+
+def test_unknown_status_is_unknown_stock_with_its_field_quarantined() -> None:
+    listing = GpuListing("cn-wlcb-01", "4090D", "Maintain", 24, 1, "CLOUD_SSD")
+    offer, side = offer_records(CTX, listing, None, recorded_quotes("4090")).records
+    assert isinstance(offer, OfferRecord) and offer.status is StockStatus.UNKNOWN
+    assert isinstance(side, QuarantineRecord) and side.field == "Status"
+
+
+def test_quoted_disk_and_image_prices_become_fees() -> None:
+    quote = _quote("price_disks_and_image", "Dynamic")
+    result = offer_records(CTX, LISTING, 2, {"Dynamic": quote})
+    offer = result.records[0]
+    assert isinstance(offer, OfferRecord) and offer.plans == ()
+    fees = {fee.fee_type: fee for fee in offer.fees}
+    assert fees[FeeType.SYSTEM_DISK].amount == Decimal("0.05")
+    assert (
+        fees[FeeType.SYSTEM_DISK].mandatory and fees[FeeType.SYSTEM_DISK].unit is BillingUnit.HOUR
+    )
+    assert fees[FeeType.IMAGE].amount == Decimal("0.2") and not fees[FeeType.IMAGE].mandatory
+    assert any("holiday discount" in note for note in result.notes)
+
+
+def test_no_trustworthy_hourly_price_quarantines_the_offer() -> None:
+    page = parse_price_answer(load_json(_case("price_wrong_charge_type").input_bytes()), "Dynamic")
+    assert page.problem is not None
+    [record] = offer_records(CTX, LISTING, 6, {"Dynamic": page.problem}).records
+    assert isinstance(record, QuarantineRecord) and record.offer_key == "cn-wlcb-01/4090"
+    assert record.reason.startswith("price_unparsed")
+
+
+def test_a_bad_plan_price_is_quarantined_beside_the_offer() -> None:
+    bad_day = parse_price_answer(load_json(_case("price_negative").input_bytes()), "Day").problem
+    assert bad_day is not None
+    quotes = recorded_quotes("4090") | {"Day": bad_day}
+    offer, side = offer_records(CTX, LISTING, 6, quotes).records
+    assert isinstance(offer, OfferRecord)
+    assert [p.billing_unit for p in offer.plans] == [BillingUnit.MONTH]
+    assert isinstance(side, QuarantineRecord) and "negative" in side.reason
+
+
+def test_price_request_asks_for_the_free_system_disk() -> None:
+    params = price_params(LISTING, "cn-wlcb", "Month")
+    assert params["Action"] == "GetCompShareInstancePrice"
+    assert (params["GpuType"], params["Gpu"], params["ChargeType"]) == ("4090", 1, "Month")
+    assert (params["Disks.0.IsBoot"], params["Disks.0.Size"]) == (True, BOOT_DISK_GB)
+    assert "Cpu" not in params and "Memory" not in params  # the API's documented defaults

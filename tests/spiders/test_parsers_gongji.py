@@ -1,0 +1,116 @@
+"""共绩算力 pricing-table parser: the page as Chromium rendered it, before JavaScript, bad rows."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import (
+    BillingUnit,
+    FeeType,
+    OfferRecord,
+    PriceKind,
+    QuarantineRecord,
+    StockStatus,
+    parse_feed_line,
+)
+from spiders.parsers.common import PageResult, ParseContext, feed_dicts
+from spiders.parsers.gongji import STORAGE_FEE, parse_pricing
+
+CTX = ParseContext("gongji", RUN_ID, OBSERVED_AT)
+
+
+def parse(case: Case) -> PageResult:
+    return parse_pricing(case.input_bytes().decode("utf-8"), CTX)
+
+
+@pytest.mark.parametrize("case", cases("gongji"), ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("gongji") <= covered_recordings("gongji")
+
+
+def _parsed(name: str) -> PageResult:
+    return parse(next(c for c in cases("gongji") if c.name == name))
+
+
+def offers_of(page: PageResult) -> dict[str, OfferRecord]:
+    return {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+
+
+def test_rendered_page_reads_on_demand_spot_plan_free_cards_and_storage() -> None:
+    page = _parsed("pricing_rendered")
+    offers = offers_of(page)
+    assert len(offers) == 6
+    rtx = offers["RTX 4090"]
+    assert (rtx.price, rtx.currency, rtx.billing_unit) == (
+        Decimal("1.98"),
+        "CNY",
+        BillingUnit.HOUR,
+    )
+    assert (rtx.price_basis.value, rtx.price_kind) == ("gpu", PriceKind.ON_DEMAND)
+    assert [(p.price, p.price_kind, p.billing_unit) for p in rtx.plans] == [
+        (Decimal("1.19"), PriceKind.SPOT, BillingUnit.HOUR)
+    ]
+    assert (rtx.status, rtx.available_count) == (StockStatus.IN_STOCK, 12)  # 空闲 12/64
+    assert (offers["RTX 5090"].status, offers["RTX 5090"].available_count) == (
+        StockStatus.SOLD_OUT,
+        0,
+    )
+    assert offers["L40"].plans == () and offers["L40"].gpu_vram_gb == 48
+    assert offers["A800"].gpu_vram_gb == 80
+    assert rtx.fees == (STORAGE_FEE,)
+    fee = STORAGE_FEE
+    assert (fee.fee_type, fee.amount, fee.unit, fee.basis.value) == (
+        FeeType.DATA_DISK,
+        Decimal("0.2"),
+        BillingUnit.MONTH,
+        "gb",
+    )
+    [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
+    assert quarantined.offer_key == "H20" and "询价" in quarantined.reason
+
+
+def test_recorded_page_before_javascript_is_a_layout_error() -> None:
+    case = next(c for c in cases("gongji") if c.name == "recorded_pricing_unrendered")
+    assert "<tbody></tbody>" in case.input_bytes().decode("utf-8")
+    page = parse(case)
+    assert page.layout_error is not None and page.records == []
+
+
+def test_bad_rows() -> None:
+    page = _parsed("bad_rows")
+    offers = offers_of(page)
+    # A spot price without a unit spoils the plan, not the on-demand offer.
+    assert offers["RTX 4090"].plans == () and offers["RTX 4090"].price == Decimal("1.98")
+    side = [r for r in page.records if isinstance(r, QuarantineRecord)]
+    by_key = {r.offer_key: r for r in side}
+    assert by_key["RTX 4090"].field == "price-spot"
+    assert by_key["RTX 4090"].raw == {"price-spot": "抢占式 ¥1.19"}
+    assert (offers["RTX 4090D"].status, offers["RTX 4090D"].available_count) == (
+        StockStatus.SOLD_OUT,
+        0,
+    )  # 已用 64/64
+    assert offers["RTX 3090"].status is StockStatus.UNKNOWN  # "3/40": free or used? unknown
+    assert by_key["RTX 5090"].reason.startswith("gpu_unresolved")  # no 48 GB 5090
+    assert by_key[None].reason.startswith("missing_field")

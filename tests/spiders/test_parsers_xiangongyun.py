@@ -1,0 +1,108 @@
+"""仙宫云 pricing-page parser: the recorded page, broken rows, a changed layout, robots.txt."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from protego import Protego
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import FeeType, OfferRecord, QuarantineRecord, StockStatus, parse_feed_line
+from spiders.parsers.common import PageResult, ParseContext, feed_dicts
+from spiders.parsers.xiangongyun import STOPPED_DISK_FEE, parse_pricing
+from spiders.settings import USER_AGENT
+
+CTX = ParseContext("xiangongyun", RUN_ID, OBSERVED_AT)
+PAGE_CASES = [c for c in cases("xiangongyun") if c.source.suffix == ".html"]
+
+
+def parse(case: Case) -> PageResult:
+    return parse_pricing(case.input_bytes().decode("utf-8"), CTX)
+
+
+@pytest.mark.parametrize("case", PAGE_CASES, ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("xiangongyun") <= covered_recordings("xiangongyun")
+
+
+def _parsed(name: str) -> PageResult:
+    return parse(next(c for c in cases("xiangongyun") if c.name == name))
+
+
+def offers_of(page: PageResult) -> dict[str, OfferRecord]:
+    return {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+
+
+def test_recorded_page_reads_price_stock_words_and_the_stopped_disk_fee() -> None:
+    page = _parsed("recorded_pricing")
+    offers = offers_of(page)
+    assert len(offers) == 8
+    rtx = offers["宁波一区/RTX 4090"]
+    assert (rtx.price, rtx.currency, rtx.billing_unit.value) == (Decimal("1.98"), "CNY", "hour")
+    assert (rtx.price_basis.value, rtx.gpu_count, rtx.region) == ("gpu", 1, "宁波一区")
+    assert rtx.status is StockStatus.IN_STOCK and rtx.available_count is None
+    assert offers["宿迁二区/RTX 4090"].status is StockStatus.LOW  # 紧张
+    assert offers["宁波一区/RTX 4090D"].status is StockStatus.SOLD_OUT  # 售罄
+    assert offers["宁波一区/RTX A6000"].status is StockStatus.UNKNOWN  # 维护中: no stock word
+    assert offers["宁波一区/A800"].gpu_vram_gb == 80
+    assert offers["宿迁二区/L40S"].gpu_vram_gb == 48
+    fee = rtx.fees[0]
+    assert rtx.fees == (STOPPED_DISK_FEE,)
+    assert (fee.fee_type, fee.amount, fee.unit.value if fee.unit else None) == (
+        FeeType.STORAGE_STOPPED,
+        Decimal("0.00003"),
+        "hour",
+    )
+    assert fee.charged_while_stopped and fee.basis.value == "gb"
+    [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
+    assert quarantined.offer_key == "宁波一区/H100" and "面议" in quarantined.reason
+
+
+def test_broken_rows_are_quarantined_one_by_one() -> None:
+    page = _parsed("bad_rows")
+    offers = offers_of(page)
+    assert offers["宁波一区/RTX 4090"].price == Decimal("1.98")  # full-width ￥１．９８／时
+    assert offers["宁波一区/RTX 4090"].status is StockStatus.LOW  # 库存紧张
+    modded = offers["宿迁二区/RTX 4090"]
+    assert (modded.gpu_vram_gb, modded.price_basis.value) == (48, "instance")  # 整机
+    assert offers["宁波一区/A100"].status is StockStatus.UNKNOWN  # empty stock cell
+    reasons = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+    assert reasons["宁波一区/RTX 3090"].startswith("price_unparsed")  # no unit
+    assert reasons["宁波一区/Tesla K80"].startswith("gpu_unresolved")
+    assert reasons["宁波一区/L20"].startswith("gpu_unresolved")  # 24 GB is no L20
+    assert reasons[None].startswith("missing_field")
+
+
+def test_a_page_without_the_table_is_a_layout_error_not_sold_out() -> None:
+    page = _parsed("layout_renamed")
+    assert page.records == [] and page.layout_error is not None
+
+
+def test_recorded_robots_txt_lets_us_read_the_pricing_page() -> None:
+    case = next(c for c in cases("xiangongyun") if c.name == "recorded_robots")
+    rules = Protego.parse(case.input_bytes().decode("utf-8"))
+    expected = json.loads((case.folder / "output.json").read_text(encoding="utf-8"))
+    for path, allowed in expected["allowed"].items():
+        url = f"https://www.xiangongyun.com{path}"
+        assert rules.can_fetch(url, USER_AGENT) is allowed, path
