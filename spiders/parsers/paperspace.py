@@ -1,0 +1,248 @@
+"""Paperspace machine types (`GET /vmTypes/getVmTypesByClusters` -> `{<clusterId>: [...]}`).
+
+Field meanings (PROVIDERS.md B8; the gradient-cli fixture in
+../shared/data/provider-samples/paperspace/):
+
+* each cluster's list holds one entry per machine type offered there: `isAvailable`
+  (can be started now), `isPreemptible`, `vmType{label, cpus, ram (bytes, a string),
+  gpuCount, gpuModel{label, memInGb}, defaultUsageRates[...]}`, `clusters[{id, name, region}]`;
+* `defaultUsageRates[].type` says how the machine is billed: `hourly` (metered: the
+  `usageRate.rateHourly` USD per hour) or `monthly` (a flat monthly subscription:
+  `usageRate.rateMonthly` USD per month). Rates are for the whole machine (all
+  `gpuCount` cards): basis `instance`. Rates flagged `isEmployeeOnly` are staff rates,
+  not a public price, and are ignored.
+
+Our offer is one machine type in one cluster: the hourly rate is the headline (on demand,
+or spot for a preemptible type) and the monthly rate is a commitment plan beside it.
+CPU-only types (no GPU model) and the free notebook tier (`Free-*` labels, capped
+sessions) are not GPU rentals: skipped, and counted in a page note.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+)
+from gpurent.normalize.availability import availability_from_flag
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    keys_missing_everywhere,
+    make_offer,
+    make_quarantine,
+    require,
+    to_int,
+    to_price,
+)
+
+CURRENCY = "USD"
+ENDPOINT_URL = "https://api.paperspace.io/vmTypes/getVmTypesByClusters"
+# Keys every entry carries (the stock flag included: without it all stock is unknown).
+CORE_KEYS = ("vmType", "isAvailable")
+FREE_TIER_PREFIX = "Free-"
+# GPU model labels Paperspace gives CPU-only machine types.
+NO_GPU_LABELS = frozenset({"", "none", "none (cpu)"})
+
+# Every Core machine has a boot volume, billed monthly from 50 GB at $5/month whether the
+# machine runs or not, on hourly subscriptions; monthly subscriptions include the 50 GB
+# (Paperspace support, "Virtual Machine Billing Overview", article 360057895553).
+_STORAGE_SOURCE = "support.paperspace.com/hc/en-us/articles/360057895553"
+ADDON_FEES: tuple[AddonFee, ...] = (
+    AddonFee(
+        fee_type=FeeType.SYSTEM_DISK,
+        amount=Decimal(5),
+        currency=CURRENCY,
+        unit=BillingUnit.MONTH,
+        basis=FeeBasis.INSTANCE,
+        mandatory=True,
+        charged_while_stopped=True,
+        note=f"50 GB boot volume, $5/month, included in monthly subscriptions ({_STORAGE_SOURCE})",
+    ),
+)
+
+
+def parse_vm_types(data: Any, ctx: ParseContext) -> PageResult:
+    if (
+        not isinstance(data, dict)
+        or not data
+        or not all(isinstance(v, list) for v in data.values())
+    ):
+        shown = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        return PageResult(layout_error=f"not a map of cluster id to machine type lists ({shown})")
+    page = PageResult()
+    entries: list[Any] = []
+    seen: set[str] = set()
+    skipped = {"cpu": 0, "free": 0}
+    for cluster_id, items in data.items():
+        for item in items:
+            entries.append(item)
+            page.records.extend(_entry_records(str(cluster_id), item, ctx, seen, skipped))
+    missing = keys_missing_everywhere(entries, CORE_KEYS)
+    if missing:
+        page.layout_error = f"no machine type entry carries {', '.join(missing)}"
+    if skipped["cpu"] or skipped["free"]:
+        page.notes.append(
+            f"skipped {skipped['cpu']} CPU-only and {skipped['free']} free-tier machine types"
+        )
+    return page
+
+
+def offer_key(cluster_id: str, item: dict[str, Any]) -> str | None:
+    vm_type = item.get("vmType")
+    label = vm_type.get("label") if isinstance(vm_type, dict) else None
+    if not isinstance(label, str) or not label.strip():
+        return None
+    suffix = "/preemptible" if item.get("isPreemptible") is True else ""
+    return f"{cluster_id}/{label.strip()}{suffix}"
+
+
+def _entry_records(
+    cluster_id: str, item: Any, ctx: ParseContext, seen: set[str], skipped: dict[str, int]
+) -> list[Record]:
+    if not isinstance(item, dict):
+        return [
+            make_quarantine(
+                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
+                offer_key=None,
+            )
+        ]  # fmt: skip
+    vm_type = item.get("vmType")
+    if isinstance(vm_type, dict):
+        if _is_cpu_only(vm_type):
+            skipped["cpu"] += 1
+            return []
+        if str(vm_type.get("label") or "").startswith(FREE_TIER_PREFIX):
+            skipped["free"] += 1
+            return []
+    key = offer_key(cluster_id, item)
+    if key is not None and key in seen:
+        # Two entries for one machine type and cluster (staff and public rate lists, as in
+        # the gradient-cli fixture): keep the first, set the other aside.
+        return [
+            make_quarantine(
+                ctx, reason=f"{INVALID_VALUE}: machine type listed twice in the cluster",
+                field="vmType.label", raw=item, offer_key=key,
+            )
+        ]  # fmt: skip
+    if key is not None:
+        seen.add(key)
+    return guarded(ctx, offer_key=key, raw=item, build=lambda: _build(item, key, ctx))
+
+
+def _is_cpu_only(vm_type: dict[str, Any]) -> bool:
+    model = vm_type.get("gpuModel")
+    label = model.get("label") if isinstance(model, dict) else None
+    return model is None or (isinstance(label, str) and label.strip().lower() in NO_GPU_LABELS)
+
+
+def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
+    vm_type: dict[str, Any] = item["vmType"] if isinstance(item.get("vmType"), dict) else {}
+    if key is None:
+        raise FieldProblem(MISSING_FIELD, "vmType.label", "vmType.label is missing")
+    model = vm_type.get("gpuModel")
+    if not isinstance(model, dict):
+        raise FieldProblem(MISSING_FIELD, "vmType.gpuModel", "vmType.gpuModel is missing")
+    raw_name = require(model, "label")
+    mem = model.get("memInGb")
+    identity = identify_gpu(
+        raw_name,
+        field="vmType.gpuModel.label",
+        vram_gb=to_int(mem, "vmType.gpuModel.memInGb") if mem not in (None, "", "0", 0) else None,
+    )
+    count = to_int(require(vm_type, "gpuCount"), "vmType.gpuCount")
+    hourly, monthly = _rates(vm_type)
+    preemptible = item.get("isPreemptible") is True
+    plans: list[PricePlan] = []
+    if hourly is not None:
+        price, unit = hourly, BillingUnit.HOUR
+        kind = PriceKind.SPOT if preemptible else PriceKind.ON_DEMAND
+        if monthly is not None:
+            plans.append(_plan(monthly, BillingUnit.MONTH, PriceKind.COMMITMENT))
+    elif monthly is not None:
+        # Only a monthly subscription: that is the price of the row.
+        price, unit, kind = monthly, BillingUnit.MONTH, PriceKind.COMMITMENT
+    else:
+        raise FieldProblem(
+            MISSING_FIELD,
+            "vmType.defaultUsageRates",
+            "no public hourly or monthly rate (employee-only rates ignored)",
+        )
+    flag = item.get("isAvailable")
+    availability = availability_from_flag(flag if isinstance(flag, bool) else None)
+    return [
+        make_offer(
+            ctx,
+            offer_key=key,
+            raw=item,
+            **gpu_fields(identity, raw_name),
+            gpu_count=count,
+            status=availability.status,
+            available_count=availability.available_count,
+            price=price,
+            currency=CURRENCY,
+            billing_unit=unit,
+            price_basis=PriceBasis.INSTANCE,
+            price_kind=kind,
+            region=_region(item),
+            url=ENDPOINT_URL,
+            fees=ADDON_FEES,
+            plans=tuple(plans),
+        )
+    ]
+
+
+def _rates(vm_type: dict[str, Any]) -> tuple[Decimal | None, Decimal | None]:
+    """The public hourly and monthly rates (staff-only rates ignored)."""
+    rates = vm_type.get("defaultUsageRates")
+    if not isinstance(rates, list):
+        raise FieldProblem(
+            MISSING_FIELD, "vmType.defaultUsageRates", "vmType.defaultUsageRates is missing"
+        )
+    hourly: Decimal | None = None
+    monthly: Decimal | None = None
+    for entry in rates:
+        if not isinstance(entry, dict) or not isinstance(entry.get("usageRate"), dict):
+            continue
+        rate: dict[str, Any] = entry["usageRate"]
+        if rate.get("isEmployeeOnly") is True:
+            continue
+        if entry.get("type") == "hourly" and hourly is None:
+            hourly = to_price(rate.get("rateHourly"), "usageRate.rateHourly")
+        elif entry.get("type") == "monthly" and monthly is None:
+            monthly = to_price(rate.get("rateMonthly"), "usageRate.rateMonthly")
+    return hourly, monthly
+
+
+def _plan(price: Decimal, unit: BillingUnit, kind: PriceKind) -> PricePlan:
+    return PricePlan(
+        price=price,
+        currency=CURRENCY,
+        billing_unit=unit,
+        price_basis=PriceBasis.INSTANCE,
+        price_kind=kind,
+    )
+
+
+def _region(item: dict[str, Any]) -> str | None:
+    clusters = item.get("clusters")
+    if isinstance(clusters, list) and clusters and isinstance(clusters[0], dict):
+        region = clusters[0].get("region")
+        if isinstance(region, str) and region.strip():
+            return region.strip()
+    return None

@@ -1,0 +1,216 @@
+"""TensorDock marketplace host nodes (`GET /api/v0/client/deploy/hostnodes`).
+
+Answer (PROVIDERS.md B6; the gpuhunt fixture in ../shared/data/provider-samples/tensordock/):
+`{"hostnodes": {<id>: {"location": {country, region, city}, "specs": {cpu, gpu, ram,
+storage}}}}`. TensorDock prices a VM by component, each `price` in USD per unit per hour:
+
+* `specs.gpu.<slug>` (e.g. `l40-pcie-48gb`): `price` per GPU, `amount` = cards free now,
+  `vram` GB per card;
+* `specs.cpu`: `price` per vCPU, `amount` vCPUs free; `specs.ram`: per GB, `amount` GB free;
+* `specs.storage`: per GB of disk, `amount` GB free.
+
+Our offer is one card of a (host node, GPU slug): a VM takes 1..`amount` cards at the same
+per-GPU price, so the one-card VM is the comparable unit and `available_count` says how
+many cards are free. The smallest VM that carries one card adds mandatory fees. TensorDock
+publishes no minimum in this answer; we use the minimums gpuhunt's TensorDock provider
+applied when it sized the cheapest VM (its last version, before the provider was dropped
+in Feb 2026): 1 vCPU, RAM in whole pairs of GB so at least 2 GB, and a disk of at least
+30 GB (an Ubuntu image needs it). Disk size beyond that is the renter's choice.
+
+A card free on a node whose free vCPUs, RAM or disk cannot hold that smallest VM cannot be
+rented: counted as 0 free (sold out) rather than in stock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, PriceKind
+from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    Record,
+    field_quarantine,
+    gpu_fields,
+    guarded,
+    identify_gpu,
+    make_offer,
+    make_quarantine,
+    optional_int,
+    to_decimal,
+    to_price,
+)
+
+CURRENCY = "USD"
+ENDPOINT_URL = "https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes"
+MIN_VCPUS = Decimal(1)
+MIN_RAM_GB = Decimal(2)
+MIN_DISK_GB = Decimal(30)
+# Parts every host node's specs carry.
+SPEC_PARTS = ("cpu", "gpu", "ram", "storage")
+
+
+def parse_hostnodes(data: Any, ctx: ParseContext) -> PageResult:
+    if not isinstance(data, dict) or not isinstance(data.get("hostnodes"), dict):
+        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        return PageResult(layout_error=f"no 'hostnodes' object in the answer (got {keys})")
+    nodes: dict[str, Any] = data["hostnodes"]
+    page = PageResult()
+    for node_id, node in nodes.items():
+        page.records.extend(hostnode_records(str(node_id), node, ctx))
+    specs = [n.get("specs") for n in nodes.values() if isinstance(n, dict)]
+    if nodes and not any(isinstance(s, dict) and "gpu" in s for s in specs):
+        page.layout_error = "no host node carries specs.gpu"
+    return page
+
+
+def hostnode_records(node_id: str, node: Any, ctx: ParseContext) -> list[Record]:
+    """One offer per GPU slug of the node; a node without usable specs is one quarantine line."""
+    specs = node.get("specs") if isinstance(node, dict) else None
+    if not isinstance(specs, dict) or not isinstance(specs.get("gpu"), dict):
+        return [
+            make_quarantine(
+                ctx, reason=f"{MISSING_FIELD}: host node without specs.gpu", field="specs.gpu",
+                raw=node if isinstance(node, dict) else str(node), offer_key=node_id,
+            )
+        ]  # fmt: skip
+    records: list[Record] = []
+    for slug, gpu in specs["gpu"].items():
+        key = f"{node_id}/{slug}"
+        # What a quarantine line shows: the node, and its specs with this card only.
+        raw = {
+            "hostnode": node_id,
+            "location": node.get("location"),
+            "specs": {**specs, "gpu": {slug: gpu}},
+        }
+        build = _builder(str(slug), gpu, key, raw, node, ctx)
+        records.extend(guarded(ctx, offer_key=key, raw=raw, build=build))
+    return records
+
+
+def _builder(
+    slug: str, gpu: Any, key: str, raw: dict[str, Any], node: dict[str, Any], ctx: ParseContext
+) -> Callable[[], list[Record]]:
+    return lambda: _build(slug, gpu, key, raw, node, ctx)
+
+
+def _build(
+    slug: str,
+    gpu: Any,
+    key: str,
+    raw: dict[str, Any],
+    node: dict[str, Any],
+    ctx: ParseContext,
+) -> list[Record]:
+    specs: dict[str, Any] = node["specs"]
+    if not isinstance(gpu, dict):
+        raise FieldProblem(MISSING_FIELD, f"specs.gpu.{slug}", "GPU entry is not an object")
+    vram = optional_int(gpu, "vram")
+    identity = identify_gpu(slug, field=f"specs.gpu.{slug}", vram_gb=vram)
+    price = to_price(gpu.get("price"), f"specs.gpu.{slug}.price")
+    fees = _fees(specs)
+    availability, problem = _availability(gpu, specs)
+    side = [] if problem is None else [field_quarantine(ctx, problem, offer_key=key, item=gpu)]
+    return [
+        make_offer(
+            ctx,
+            offer_key=key,
+            raw=raw,
+            **gpu_fields(identity, slug),
+            gpu_count=1,
+            status=availability.status,
+            available_count=availability.available_count,
+            price=price,
+            currency=CURRENCY,
+            billing_unit=BillingUnit.HOUR,
+            price_basis=PriceBasis.GPU,
+            price_kind=PriceKind.ON_DEMAND,
+            region=_region(node.get("location")),
+            url=ENDPOINT_URL,
+            fees=fees,
+        ),
+        *side,
+    ]
+
+
+def _part(specs: dict[str, Any], name: str) -> dict[str, Any]:
+    part = specs.get(name)
+    if not isinstance(part, dict):
+        raise FieldProblem(MISSING_FIELD, f"specs.{name}", f"specs.{name} is missing")
+    return part
+
+
+def _fees(specs: dict[str, Any]) -> tuple[AddonFee, ...]:
+    # A bad component price makes the card's true cost unknowable: the offer is quarantined.
+    return (
+        AddonFee(
+            fee_type=FeeType.VCPU,
+            amount=to_price(_part(specs, "cpu").get("price"), "specs.cpu.price"),
+            currency=CURRENCY,
+            unit=BillingUnit.HOUR,
+            basis=FeeBasis.VCPU,
+            quantity=MIN_VCPUS,
+            mandatory=True,
+            note="least vCPUs per VM (gpuhunt's TensorDock minimum: 1)",
+        ),
+        AddonFee(
+            fee_type=FeeType.MEMORY,
+            amount=to_price(_part(specs, "ram").get("price"), "specs.ram.price"),
+            currency=CURRENCY,
+            unit=BillingUnit.HOUR,
+            basis=FeeBasis.GIB_RAM,
+            quantity=MIN_RAM_GB,
+            mandatory=True,
+            note="least RAM per VM, in GB (gpuhunt's TensorDock minimum: 2, even sizes)",
+        ),
+        AddonFee(
+            fee_type=FeeType.DATA_DISK,
+            amount=to_price(_part(specs, "storage").get("price"), "specs.storage.price"),
+            currency=CURRENCY,
+            unit=BillingUnit.HOUR,
+            basis=FeeBasis.GB,
+            mandatory=True,
+            note="per GB of the VM disk, size chosen when renting (at least 30 GB)",
+        ),
+    )
+
+
+def _availability(
+    gpu: dict[str, Any], specs: dict[str, Any]
+) -> tuple[Availability, FieldProblem | None]:
+    """Free cards from `amount`; missing is `unknown` (rule of truth 1); a bad count is
+    `unknown` too, with its field quarantined beside the offer."""
+    try:
+        free = optional_int(gpu, "amount")
+        if free is None:
+            return UNKNOWN, None
+        if free > 0 and not _room_for_smallest_vm(specs):
+            free = 0
+        return availability_from_counts(free), None
+    except FieldProblem as problem:
+        return UNKNOWN, problem
+    except ValueError as exc:  # negative counts
+        return UNKNOWN, FieldProblem(INVALID_VALUE, "amount", str(exc))
+
+
+def _room_for_smallest_vm(specs: dict[str, Any]) -> bool:
+    """The node has the vCPUs, RAM and disk left for a one-card VM (unknown: assume so)."""
+    for name, least in (("cpu", MIN_VCPUS), ("ram", MIN_RAM_GB), ("storage", MIN_DISK_GB)):
+        amount = _part(specs, name).get("amount")
+        if amount is not None and to_decimal(amount, f"specs.{name}.amount") < least:
+            return False
+    return True
+
+
+def _region(location: Any) -> str | None:
+    if not isinstance(location, dict):
+        return None
+    parts = [location.get(k) for k in ("city", "region", "country")]
+    text = ", ".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
+    return text or None

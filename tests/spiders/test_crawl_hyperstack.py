@@ -1,0 +1,126 @@
+"""Hyperstack: the real `scrapy crawl hyperstack` process against the replay server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+from spider_fixture_cases import RECORDINGS
+from test_crawl_replay import RUN_ID, crawl
+
+from flows.health import classify_run
+from gpurent.model import RunStatus
+from replay import Fault, ReplayServer
+from spiders.providers.hyperstack import HyperstackSpider
+
+KEY_ENV = "HYPERSTACK_API_KEY"
+KEY = "hs-key-7a0b2f-not-a-real-key"
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+def test_hyperstack_joins_flavors_with_the_price_book(
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    result = crawl("hyperstack", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert len(offers) == 11
+    assert sorted(q["offer_key"] for q in result.quarantined) == [
+        "CANADA-1/n3-A100x8-NVLink",  # a spelling the GPU names do not resolve yet
+        "CANADA-1/n3-H200x8",  # no price book entry
+    ]
+    a6000 = offers["NORWAY-1/n3-RTX-A6000x2"]
+    assert (a6000["status"], a6000["gpu_count"], a6000["price_basis"]) == ("in_stock", 2, "gpu")
+    assert Decimal(a6000["price"]) == Decimal("0.5")
+    assert [(p["price"], p["price_kind"]) for p in a6000["plans"]] == [("0.350000000", "spot")]
+    [volume] = a6000["fees"]
+    assert (volume["fee_type"], volume["basis"], volume["mandatory"]) == ("data_disk", "gb", False)
+    sold_out = {k for k, o in offers.items() if o["status"] == "sold_out"}
+    assert sold_out == {
+        "CANADA-1/n3-A100x4",
+        "CANADA-1/n3-A100x8",
+        "CANADA-1/n3-H100x2",
+        "NORWAY-1/n3-RTX-A6000x1",
+    }
+    assert all(r["run_id"] == RUN_ID for r in result.feed)
+
+    calls = [r for r in server.requests if r.provider == "hyperstack"]
+    assert [r.path for r in calls] == ["/pricebook", "/core/flavors"]
+    assert [r.headers.get("api_key") for r in calls] == [KEY, KEY]
+
+    report = result.report
+    assert report["auth"] == "ok" and report["responses_by_status"] == {"200": 2}
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (11, 2, 2)
+    assert report["errors"] == [] and report["layout_errors"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.OK
+    assert KEY not in json.dumps(report) and KEY not in json.dumps(result.feed)
+    assert KEY not in result.log
+
+
+def test_hyperstack_without_a_key_asks_nothing_and_says_so(
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    result = crawl("hyperstack", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == []
+    assert not [r for r in server.requests if r.provider == "hyperstack"]
+    report = result.report
+    assert report["auth"] == "missing" and KEY_ENV in report["auth_detail"]
+    assert classify_run(report, returncode=0).status is RunStatus.AUTH_REQUIRED
+
+
+def test_hyperstack_refused_key_is_rejected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with ReplayServer(faults=[Fault("hyperstack", "*", status=401)]) as server:
+        result = crawl("hyperstack", server, tmp_path)
+        calls = [r for r in server.requests if r.provider == "hyperstack"]
+    assert result.feed == []
+    assert [r.path for r in calls] == ["/pricebook"]  # no flavors without prices
+    report = result.report
+    assert report["auth"] == "rejected" and report["responses_by_status"] == {"401": 1}
+    assert classify_run(report, returncode=result.returncode).status is RunStatus.AUTH_REQUIRED
+    assert KEY not in json.dumps(report) and KEY not in result.log
+
+
+def test_hyperstack_status_false_is_a_failed_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    root = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, root / "default")
+    body = root / "default" / "hyperstack" / "flavors.json"
+    body.write_text(json.dumps({"status": False, "message": "Internal error"}), encoding="utf-8")
+    with ReplayServer(root=root) as server:
+        result = crawl("hyperstack", server, tmp_path)
+    report = result.report
+    assert result.feed == []
+    assert report["errors"] == ["api error on /core/flavors: Internal error"]
+    assert report["requests_gave_up"] == 1 and report["layout_errors"] == []
+    assert classify_run(report, returncode=result.returncode).status is RunStatus.FAILED
+
+
+def test_hyperstack_spider_facts_and_settings() -> None:
+    assert (HyperstackSpider.home, HyperstackSpider.needs_browser, HyperstackSpider.auth_env) == (
+        "GB",
+        False,
+        ("HYPERSTACK_API_KEY",),
+    )
+    assert HyperstackSpider.needs_auth is True
+    settings = Settings()
+    HyperstackSpider.update_settings(settings)
+    assert not settings.getdict("DOWNLOAD_HANDLERS")  # no browser
+    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a JSON API, not pages

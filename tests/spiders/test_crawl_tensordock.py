@@ -1,0 +1,109 @@
+"""TensorDock: the real `scrapy crawl tensordock` process against the replay server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+from spider_fixture_cases import RECORDINGS
+from test_crawl_replay import RUN_ID, crawl
+
+from flows.health import classify_run
+from gpurent.model import RunStatus
+from replay import Fault, ReplayServer
+from spiders.providers.tensordock import TensordockSpider
+
+PATH = "/api/v0/client/deploy/hostnodes"
+DALLAS = "3f1c0d2e-8a47-4b1e-9c55-6d0e2a9b7f10"
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+def test_tensordock_one_offer_per_card_type_and_node(server: ReplayServer, tmp_path: Path) -> None:
+    result = crawl("tensordock", server, tmp_path)
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert len(offers) == 9
+    assert [q["offer_key"] for q in result.quarantined] == [
+        "e49a7c26-0f18-4d3b-a5e7-b2c96d1f4e05/geforcegtx1070-pcie-8gb"
+    ]
+    rtx = offers[f"{DALLAS}/geforcertx4090-pcie-24gb"]
+    assert (rtx["status"], rtx["available_count"], Decimal(rtx["price"])) == (
+        "in_stock",
+        6,
+        Decimal("0.35"),
+    )
+    assert (rtx["price_basis"], rtx["gpu_count"], rtx["region"]) == (
+        "gpu",
+        1,
+        "Dallas, Texas, United States",
+    )
+    fees = {f["fee_type"]: f for f in rtx["fees"]}
+    assert (fees["vcpu"]["amount"], fees["vcpu"]["quantity"], fees["vcpu"]["mandatory"]) == (
+        "0.003",
+        "1",
+        True,
+    )
+    assert (fees["memory"]["amount"], fees["memory"]["quantity"]) == ("0.002", "2")
+    assert (fees["data_disk"]["amount"], fees["data_disk"]["basis"]) == ("0.00005", "gb")
+    sold_out = sorted(k.split("/")[1] for k, o in offers.items() if o["status"] == "sold_out")
+    assert sold_out == [
+        "a40-pcie-48gb",
+        "geforcertx3090-pcie-24gb",  # cards free, but no vCPU left on the node
+        "geforcertx4090-pcie-24gb",
+        "rtxa6000-pcie-48gb",
+    ]
+    assert sum(o["gpu_vram_gb"] >= 32 and o["status"] == "in_stock" for o in offers.values()) == 3
+    assert all(r["run_id"] == RUN_ID for r in result.feed)
+    report = result.report
+    assert report["auth"] == "not_needed" and report["responses_by_status"] == {"200": 1}
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (9, 1, 1)
+    assert report["errors"] == [] and report["layout_errors"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.OK
+
+
+def test_tensordock_retired_api_is_a_failed_run_not_sold_out(tmp_path: Path) -> None:
+    # gpuhunt dropped TensorDock in Feb 2026; a v0 API that is gone must not read as sold out.
+    with ReplayServer(faults=[Fault("tensordock", PATH, status=404)]) as server:
+        result = crawl("tensordock", server, tmp_path)
+    report = result.report
+    assert result.feed == []
+    assert report["responses_by_status"] == {"404": 1} and report["requests_gave_up"] == 1
+    assert classify_run(report, returncode=result.returncode).status is RunStatus.FAILED
+
+
+def test_tensordock_changed_answer_is_a_layout_change(tmp_path: Path) -> None:
+    root = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, root / "default")
+    body = root / "default" / "tensordock" / "hostnodes.json"
+    data = json.loads(body.read_text(encoding="utf-8"))
+    body.write_text(json.dumps({"nodes": data["hostnodes"]}), encoding="utf-8")
+    with ReplayServer(root=root) as server:
+        result = crawl("tensordock", server, tmp_path)
+    report = result.report
+    assert result.feed == []
+    assert report["layout_errors"] and "hostnodes" in report["layout_errors"][0]
+    verdict = classify_run(report, returncode=result.returncode)
+    assert verdict.status is RunStatus.LAYOUT_CHANGED
+
+
+def test_tensordock_spider_facts_and_settings() -> None:
+    assert (TensordockSpider.home, TensordockSpider.needs_browser, TensordockSpider.auth_env) == (
+        "US",
+        False,
+        (),
+    )
+    assert TensordockSpider.needs_auth is False
+    settings = Settings()
+    TensordockSpider.update_settings(settings)
+    assert not settings.getdict("DOWNLOAD_HANDLERS")  # no browser
+    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a JSON API, not pages

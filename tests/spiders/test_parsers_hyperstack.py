@@ -1,0 +1,113 @@
+"""Hyperstack parser: the recorded price book and flavors, their join, broken inputs."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RECORDINGS,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import FeeType, OfferRecord, PriceBasis, PriceKind, StockStatus, parse_feed_line
+from spiders.parsers.common import ParseContext, feed_dicts, load_json
+from spiders.parsers.hyperstack import BookPrice, parse_flavors, parse_pricebook
+
+CTX = ParseContext("hyperstack", RUN_ID, OBSERVED_AT)
+
+
+def recorded_prices() -> dict[str, BookPrice]:
+    book = parse_pricebook(load_json((RECORDINGS / "hyperstack" / "pricebook.json").read_bytes()))
+    return book.prices
+
+
+def is_pricebook(case: Case) -> bool:
+    return "pricebook" in case.name
+
+
+def book_json(prices: dict[str, BookPrice]) -> dict[str, Any]:
+    return {
+        name: {
+            "list_price": format(p.list_price, "f"),
+            "account_price": None if p.account_price is None else format(p.account_price, "f"),
+        }
+        for name, p in prices.items()
+    }
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in cases("hyperstack") if is_pricebook(c)], ids=lambda c: c.name
+)
+def test_price_book_parses_to_expected_prices(case: Case) -> None:
+    book = parse_pricebook(load_json(case.input_bytes()))
+    assert book_json(book.prices) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(book, key) == value, key
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in cases("hyperstack") if not is_pricebook(c)], ids=lambda c: c.name
+)
+def test_flavors_parse_to_expected_records(case: Case) -> None:
+    page = parse_flavors(load_json(case.input_bytes()), recorded_prices(), CTX)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("hyperstack") <= covered_recordings("hyperstack")
+
+
+def recorded_offers() -> dict[str, OfferRecord]:
+    case = next(c for c in cases("hyperstack") if c.name == "recorded_flavors")
+    page = parse_flavors(load_json(case.input_bytes()), recorded_prices(), CTX)
+    return {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+
+
+def test_flavor_is_priced_per_gpu_with_spot_and_discount_plans() -> None:
+    offers = recorded_offers()
+    a100 = offers["CANADA-1/n3-A100x2"]
+    assert (a100.gpu_model, a100.gpu_vram_gb, a100.gpu_count) == ("A100", 80, 2)
+    assert (a100.price, a100.price_basis) == (Decimal("1.350000000"), PriceBasis.GPU)
+    assert [(p.price, p.price_kind) for p in a100.plans] == [
+        (Decimal("1.080000000"), PriceKind.SPOT)
+    ]
+    sxm = offers["NORWAY-1/n3-H100-SXM5x8"]
+    # The list price is the headline; this account's discount is a member plan.
+    assert sxm.price == Decimal("2.400000000")
+    assert [(p.price, p.price_kind) for p in sxm.plans] == [
+        (Decimal("2.160000000"), PriceKind.MEMBER)
+    ]
+    assert offers["CANADA-1/n3-A100x4"].status is StockStatus.SOLD_OUT
+    volume = next(f for f in a100.fees if f.fee_type is FeeType.DATA_DISK)
+    assert not volume.mandatory and volume.charged_while_stopped
+
+
+def test_non_zero_component_rates_become_mandatory_fees() -> None:
+    prices = {**recorded_prices(), "vCPU": BookPrice(Decimal("0.004"))}
+    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    page = parse_flavors(data, prices, CTX)
+    l40 = next(r for r in page.offers if r.offer_key == "NORWAY-1/n3-L40x1")
+    vcpu = next(f for f in l40.fees if f.fee_type is FeeType.VCPU)
+    assert (vcpu.amount, vcpu.quantity, vcpu.mandatory) == (Decimal("0.004"), 28, True)
+    assert not any(f.fee_type is FeeType.MEMORY for f in l40.fees)  # RAM stays at 0
+
+
+def test_flavor_without_a_price_is_quarantined_not_free() -> None:
+    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    page = parse_flavors(data, {}, CTX)
+    assert page.offers == []
+    assert all(r.kind == "quarantine" for r in page.records)

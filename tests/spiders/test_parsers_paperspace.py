@@ -1,0 +1,107 @@
+"""Paperspace parser: the recorded machine types, the real gradient-cli fixture, broken inputs."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from spider_fixture_cases import (
+    OBSERVED_AT,
+    RUN_ID,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+    strip_volatile,
+)
+
+from gpurent.model import (
+    BillingUnit,
+    FeeType,
+    OfferRecord,
+    PriceBasis,
+    PriceKind,
+    QuarantineRecord,
+    StockStatus,
+    parse_feed_line,
+)
+from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
+from spiders.parsers.paperspace import parse_vm_types
+
+CTX = ParseContext("paperspace", RUN_ID, OBSERVED_AT)
+
+
+def parse(case: Case) -> PageResult:
+    return parse_vm_types(load_json(case.input_bytes()), CTX)
+
+
+def case_named(name: str) -> Case:
+    return next(c for c in cases("paperspace") if c.name == name)
+
+
+@pytest.mark.parametrize("case", cases("paperspace"), ids=lambda c: c.name)
+def test_page_parses_to_expected_records(case: Case) -> None:
+    page = parse(case)
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
+
+
+def test_every_recorded_page_has_a_parse_case() -> None:
+    assert recorded_bodies("paperspace") <= covered_recordings("paperspace")
+
+
+def offers(case: Case) -> dict[str, OfferRecord]:
+    return {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
+
+
+def test_hourly_headline_with_the_monthly_rate_as_a_commitment_plan() -> None:
+    a100 = offers(case_named("recorded_vm_types"))["31/A100-80G"]
+    assert (a100.gpu_model, a100.gpu_vram_gb, a100.gpu_count) == ("A100", 80, 1)
+    assert (a100.price, a100.billing_unit, a100.price_basis) == (
+        Decimal("3.18"),
+        BillingUnit.HOUR,
+        PriceBasis.INSTANCE,
+    )
+    assert a100.price_kind is PriceKind.ON_DEMAND and a100.status is StockStatus.IN_STOCK
+    [plan] = a100.plans
+    assert (plan.price, plan.billing_unit, plan.price_kind) == (
+        Decimal("2042.00"),
+        BillingUnit.MONTH,
+        PriceKind.COMMITMENT,
+    )
+    [disk] = a100.fees
+    assert disk.fee_type is FeeType.SYSTEM_DISK and disk.mandatory and disk.charged_while_stopped
+
+
+def test_unavailable_types_are_sold_out_and_preemptible_ones_are_spot() -> None:
+    recorded = offers(case_named("recorded_vm_types"))
+    assert recorded["31/A100-80Gx8"].status is StockStatus.SOLD_OUT
+    assert recorded["31/A100-80Gx8"].gpu_count == 8
+    spot = recorded["37/A6000/preemptible"]
+    assert spot.price_kind is PriceKind.SPOT and spot.price == Decimal("0.85")
+    assert not any(key.endswith(("C5", "Free-A4000")) for key in recorded)  # skipped
+
+
+def test_staff_rates_are_not_prices() -> None:
+    page = parse(case_named("shared_gradient_cli_fixture"))
+    # The real fixture comes from a team account: every GPU type carries only Employee/VIP
+    # rates of 0.00, or a K80 (outside the catalog). None of it may become a $0 offer.
+    assert page.records and all(isinstance(r, QuarantineRecord) for r in page.records)
+    reasons = {r.reason.split(":", 1)[0] for r in page.records if isinstance(r, QuarantineRecord)}
+    assert reasons == {"gpu_unresolved", "missing_field"}
+    bad = offers(case_named("bad_entries"))
+    assert bad["7/A5000-staff"].price == Decimal("1.38")  # the public rate, not the staff one
+
+
+def test_monthly_only_type_is_priced_per_month() -> None:
+    monthly = offers(case_named("bad_entries"))["7/A6000-monthly"]
+    assert (monthly.price, monthly.billing_unit, monthly.price_kind) == (
+        Decimal("1189.00"),
+        BillingUnit.MONTH,
+        PriceKind.COMMITMENT,
+    )
