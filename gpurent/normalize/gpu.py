@@ -88,6 +88,9 @@ _NOISE_TOKENS: frozenset[str] = frozenset(
         "grace", "blackwell", "hopper", "ampere", "turing", "volta", "pascal", "lovelace",
         "superchip", "module", "ecc", "vram", "memory", "mem", "ram", "with", "active",
         "founders", "blower", "turbo", "datacenter", "tensor", "core",
+        # A bridge option, a crypto-limiter variant and RunPod's "WK" (Workstation Edition):
+        # none changes which card it is.
+        "nvlink", "lhr", "wk",
     }
 )  # fmt: skip
 

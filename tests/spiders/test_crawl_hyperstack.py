@@ -35,11 +35,19 @@ def test_hyperstack_joins_flavors_with_the_price_book(
     result = crawl("hyperstack", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 11
-    assert sorted(q["offer_key"] for q in result.quarantined) == [
-        "CANADA-1/n3-A100x8-NVLink",  # a spelling the GPU names do not resolve yet
+    assert len(offers) == 12
+    assert [q["offer_key"] for q in result.quarantined] == [
         "CANADA-1/n3-H200x8",  # no price book entry
     ]
+    # The NVLink bridge does not change the card: an A100 80 GB PCIe at its own book price.
+    nvlink = offers["CANADA-1/n3-A100x8-NVLink"]
+    assert (nvlink["gpu_model"], nvlink["gpu_vram_gb"], nvlink["gpu_form_factor"]) == (
+        "A100",
+        80,
+        "PCIe",
+    )
+    assert (nvlink["status"], nvlink["gpu_count"], nvlink["price_basis"]) == ("in_stock", 8, "gpu")
+    assert Decimal(nvlink["price"]) == Decimal("1.4") and nvlink["plans"] == []
     a6000 = offers["NORWAY-1/n3-RTX-A6000x2"]
     assert (a6000["status"], a6000["gpu_count"], a6000["price_basis"]) == ("in_stock", 2, "gpu")
     assert Decimal(a6000["price"]) == Decimal("0.5")
@@ -61,7 +69,7 @@ def test_hyperstack_joins_flavors_with_the_price_book(
 
     report = result.report
     assert report["auth"] == "ok" and report["responses_by_status"] == {"200": 2}
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (11, 2, 2)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (12, 1, 2)
     assert report["errors"] == [] and report["layout_errors"] == []
     assert classify_run(report, returncode=0).status is RunStatus.OK
     assert KEY not in json.dumps(report) and KEY not in json.dumps(result.feed)

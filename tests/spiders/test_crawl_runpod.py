@@ -51,10 +51,14 @@ def test_public_catalog_without_a_key(
     result = crawl("runpod", replay_server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 16
-    assert [q["offer_key"] for q in result.quarantined] == [
-        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition/community"
-    ]
+    assert len(offers) == 17
+    assert [q["offer_key"] for q in result.quarantined] == ["NVIDIA GeForce GTX 1070/community"]
+    pro = offers["NVIDIA RTX PRO 6000 Blackwell Workstation Edition/community"]
+    assert (pro["gpu_model"], pro["gpu_vram_gb"], pro["raw_gpu_name"]) == (
+        "RTX PRO 6000",
+        96,
+        "RTX PRO 6000 WK",
+    )
     h100 = offers["NVIDIA H100 80GB HBM3/secure"]
     assert (h100["status"], h100["price"], h100["price_basis"]) == ("low", "2.69", "gpu")
     assert [p["price_kind"] for p in h100["plans"]] == ["spot", *["commitment"] * 3]
@@ -78,7 +82,7 @@ def test_public_catalog_without_a_key(
     assert report["auth"] == "not_needed"
     assert any(KEY_ENV in note for note in report["notes"])
     assert report["responses_by_status"] == {"200": 3}
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (16, 1, 3)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (17, 1, 3)
     assert report["errors"] == [] and report["layout_errors"] == []
 
 
@@ -88,7 +92,7 @@ def test_key_is_sent_as_bearer_and_never_leaks(
     monkeypatch.setenv(KEY_ENV, KEY)
     result = crawl("runpod", replay_server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
     assert result.returncode == 0, result.log[-2000:]
-    assert len(result.offers) == 16
+    assert len(result.offers) == 17
     assert [authorization(c) for c in runpod_calls(replay_server)] == [f"Bearer {KEY}"] * 3
     assert result.report["auth"] == "ok"
     for text in (json.dumps(result.report), json.dumps(result.feed), result.log):
@@ -116,7 +120,7 @@ def test_refused_key_is_rejected_and_the_public_catalog_still_loads(
         (200, False),
         (200, False),
     ]
-    assert len(result.offers) == 16
+    assert len(result.offers) == 17
     report = result.report
     assert report["auth"] == "rejected"
     assert report["responses_by_status"] == {"200": 3, "401": 1}

@@ -81,7 +81,7 @@ def offers_of(case_name: str) -> dict[str, OfferRecord]:
 
 def test_catalog_says_which_cloud_lists_each_type() -> None:
     catalog = recorded_catalog()
-    assert catalog.layout_error is None and len(catalog.types) == 12
+    assert catalog.layout_error is None and len(catalog.types) == 13
     assert catalog.listed("NVIDIA H100 80GB HBM3", "secure") is True
     assert catalog.listed("NVIDIA H100 80GB HBM3", "community") is False
     assert catalog.listed("no such type", "secure") is None
@@ -127,10 +127,15 @@ def test_price_per_card_plans_and_fees() -> None:
 def test_unknown_gpu_name_is_quarantined() -> None:
     case = next(c for c in cases("runpod") if c.name == "recorded_prices_community")
     quarantined = [r for r in parse(case).records if not isinstance(r, OfferRecord)]
-    assert [q.offer_key for q in quarantined] == [
+    # GTX 1070: a real card, but outside the GPU catalog (no Pascal GeForce below the 1080 Ti).
+    assert [q.offer_key for q in quarantined] == ["NVIDIA GeForce GTX 1070/community"]
+    assert quarantined[0].reason.startswith("gpu_unresolved")
+    # "WK" is RunPod's Workstation Edition suffix: the card resolves and is a real offer.
+    pro = offers_of("recorded_prices_community")[
         "NVIDIA RTX PRO 6000 Blackwell Workstation Edition/community"
     ]
-    assert quarantined[0].reason.startswith("gpu_unresolved")
+    assert (pro.gpu_model, pro.gpu_vram_gb, pro.gpu_form_factor) == ("RTX PRO 6000", 96, "PCIe")
+    assert (pro.price, pro.status) == (Decimal("1.69"), StockStatus.IN_STOCK)
 
 
 def test_real_fragment_without_stock_or_list_price() -> None:
