@@ -1,21 +1,30 @@
 """The base class of gpurent's provider spiders: settings, run identity, records, run notes.
 
-A provider spider subclasses `ProviderSpider`, sets `name` and `default_base_url`,
-and in its callbacks turns responses into records through the pure functions of
-`spiders.parsers.<provider>`; `emit_page()` yields them as feed dicts and notes
+A provider spider subclasses `ProviderSpider` (`ApiSpider` for an API made for programs,
+`spiders.browser.BrowserPageSpider` for a page built by JavaScript), sets `name` and
+`default_base_url`, and in its callbacks turns responses into records through the pure
+functions of `spiders.parsers.<provider>`; `emit_page()` yields them as feed dicts and notes
 layout errors and parsed pages in the run ledger (see `spiders.ledger`).
+
+The steps every API spider takes the same way live here too: credentials from the
+environment (`env_secret`), the JSON request (`json_request`), a refused key
+(`key_refused`), an answer that is not JSON (`json_page`), an API error in a 200 answer
+(`note_api_error`) and the GPURENT_MAX_PAGES cap (`later_pages`, `page_limit_reached`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
@@ -25,17 +34,30 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
+    load_json,
     make_offer,
     make_quarantine,
 )
 
 logger = logging.getLogger(__name__)
 
+Parsed = TypeVar("Parsed")
+
+KEY_REFUSED = (401, 403)
+"""HTTP statuses that mean "your key is refused": an answer to read, not an error to retry."""
+
 
 def generate_run_id(now: datetime | None = None) -> str:
     """A UTC stamp plus a short random tail, e.g. ``20261004T120000Z-1a2b3c``."""
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def env_secret(name: str) -> str | None:
+    """A credential from the environment (blank is unset). It goes into one request header or
+    signature and nowhere else: never a log, a setting, the feed or the run report."""
+    value = os.environ.get(name, "").strip()
+    return value or None
 
 
 class ProviderSpider(scrapy.Spider):
@@ -94,6 +116,75 @@ class ProviderSpider(scrapy.Spider):
             return rest if rest.startswith("/") else "/" + rest
         return urlsplit(plain).path or "/"
 
+    # -- requests and answers -----------------------------------------------
+
+    def json_request(
+        self,
+        url: str,
+        *,
+        callback: Callable[..., Any],
+        headers: Mapping[str, str] | None = None,
+        json_body: Any = None,
+        refusals: tuple[int, ...] = (),
+        meta: Mapping[str, Any] | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
+        errback: Callable[[Failure], Any] | None = None,
+    ) -> scrapy.Request:
+        """A request to a JSON API: a GET, or a POST of `json_body`; `refusals` are statuses
+        that reach the callback as answers (a refused key, `KEY_REFUSED`). Never filtered as a
+        duplicate: asking the same thing again (without a refused key) is deliberate."""
+        sent = {"Content-Type": "application/json"} if json_body is not None else {}
+        sent["Accept"] = "application/json"
+        sent.update(headers or {})
+        request_meta = {"handle_httpstatus_list": list(refusals)} if refusals else {}
+        request_meta.update(meta or {})
+        return scrapy.Request(
+            url,
+            method="GET" if json_body is None else "POST",
+            body=None if json_body is None else json.dumps(json_body),
+            headers=sent,
+            meta=request_meta,
+            callback=callback,
+            errback=errback or self.on_request_failed,
+            cb_kwargs=cb_kwargs,
+            dont_filter=True,
+        )
+
+    def key_refused(
+        self, response: Response, source: str, statuses: tuple[int, ...] = KEY_REFUSED
+    ) -> bool:
+        """True, with `auth: rejected` noted, when the answer is an HTTP refusal of the key."""
+        if response.status not in statuses:
+            return False
+        self.note_auth("rejected", f"HTTP {response.status} from {source}")
+        return True
+
+    def json_page(
+        self, response: Response, where: str, parse: Callable[[Any, ParseContext], Parsed]
+    ) -> Parsed | None:
+        """`parse` of the decoded JSON answer; None when the body is not JSON, which is noted
+        as a layout error (the API answered, but not in its format)."""
+        try:
+            data = load_json(response.body)
+        except ValueError:
+            self.note_layout_error(f"{where}: answer is not JSON")
+            return None
+        return parse(data, self.context())
+
+    def later_pages(self, count: int) -> range:
+        """Pages 2..`count` of a listing whose first page says how many it has, at most
+        GPURENT_MAX_PAGES (stopping short is noted as an error)."""
+        if count > self.max_pages:
+            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+        return range(2, min(count, self.max_pages) + 1)
+
+    def page_limit_reached(self, page: int) -> bool:
+        """True, and noted as an error, when `page` is the last GPURENT_MAX_PAGES allows."""
+        if page < self.max_pages:
+            return False
+        self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+        return True
+
     # -- records -------------------------------------------------------------
 
     def observed_at(self) -> datetime:
@@ -149,6 +240,11 @@ class ProviderSpider(scrapy.Spider):
     def note_page_parsed(self) -> None:
         self.ledger.pages_parsed += 1
 
+    def note_api_error(self, where: str, error: str) -> None:
+        """HTTP 200, but an error instead of data: a failed request, not a layout change."""
+        self.ledger.requests_gave_up += 1
+        self.ledger.add_error(f"api error on {where}: {error}")
+
     def on_request_failed(self, failure: Failure) -> None:
         """Errback for every request: the request is given up (retries already spent)."""
         self.ledger.requests_gave_up += 1
@@ -160,3 +256,15 @@ class ProviderSpider(scrapy.Spider):
         else:
             # The ledger middleware already named the failure; keep the log short.
             logger.error("%s: gave up on %s: %s", self.name, where, type(failure.value).__name__)
+
+
+class ApiSpider(ProviderSpider):
+    """A provider spider that reads an API made for programs (JSON or GraphQL).
+
+    robots.txt rules are for page crawlers, so such a spider does not ask for it; each
+    subclass says in its docstring which API it calls and who else calls it that way.
+    """
+
+    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
+        "ROBOTSTXT_OBEY": False,
+    }

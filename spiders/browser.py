@@ -1,6 +1,6 @@
 """Base for spiders whose price page builds its table with JavaScript (scrapy-playwright).
 
-Same set-up as AutoDL's homepage reader (`spiders.providers.autodl`): only these spiders
+Used by 算家云, 共绩算力 and AutoDL's homepage fallback: only these spiders
 swap in the Playwright download handler, the browser is the system Chromium
 (GPURENT_CHROMIUM, else `chromium` on PATH; never a download), headless, with the flags a
 container needs. A page request waits for the table rows the script builds (or for an HTTP
@@ -13,6 +13,7 @@ through Scrapy's own HTTP client).
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import scrapy
@@ -77,6 +78,9 @@ class BrowserPageSpider(ProviderSpider):
         super().update_settings(settings)
         # Read at crawl time, not import time, so GPURENT_CHROMIUM set by a test counts.
         settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", chromium_launch_options(), priority="spider")
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield self.page_request()
 
     def page_request(self) -> scrapy.Request:
         return scrapy.Request(

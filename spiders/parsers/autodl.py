@@ -20,35 +20,30 @@ from typing import Any
 
 from parsel import Selector
 
-from gpurent.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
-    PriceBasis,
-    PriceKind,
-    PricePlan,
-    StockStatus,
-)
+from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
-from gpurent.normalize.price import ParsedPrice, PriceParseError, from_minor_units, parse_price
+from gpurent.normalize.price import ParsedPrice
 from spiders.parsers.common import (
-    INVALID_VALUE,
-    MISSING_FIELD,
     PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    counted_stock,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
+    minor_units,
+    not_an_object,
     optional_int,
+    price_plan,
+    renamed_fields,
     require,
+    set_aside,
 )
+from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
+from spiders.parsers.fees import per_gb_fee, per_instance_fee
+from spiders.parsers.page_table import Cells, card_offer, read_price
 
 CURRENCY = "CNY"
 PAYG_PRICE_SCALE = 1000  # payg_price 2720 is ¥2.72
@@ -67,32 +62,28 @@ VRAM_BY_NAME: dict[str, int] = {"RTX 4090": 24, "V100": 32}
 # billed while shut down, but its rate is not published in our sources: not listed.
 _SOURCE = "AutoDL published terms via third-party doc, 2026-10"
 ADDON_FEES: tuple[AddonFee, ...] = (
-    AddonFee(
-        fee_type=FeeType.SYSTEM_DISK,
-        amount=Decimal("0.10"),
-        currency=CURRENCY,
-        unit=BillingUnit.DAY,
-        basis=FeeBasis.INSTANCE,
+    per_instance_fee(
+        FeeType.SYSTEM_DISK,
+        Decimal("0.10"),
+        CURRENCY,
+        BillingUnit.DAY,
         mandatory=True,
         note=f"30 GB system disk, ¥0.10/day ({_SOURCE})",
     ),
-    AddonFee(
-        fee_type=FeeType.DATA_DISK,
-        amount=Decimal("0.01"),
-        currency=CURRENCY,
-        unit=BillingUnit.DAY,
-        basis=FeeBasis.GB,
-        included_quantity=Decimal(20),
+    per_gb_fee(
+        Decimal("0.01"),
+        CURRENCY,
+        BillingUnit.DAY,
+        included_gb=Decimal(20),
         mandatory=False,
-        charged_while_stopped=True,
+        while_stopped=True,
         note=f"file storage beyond the free 20 GB, ¥0.01/GB/day ({_SOURCE})",
     ),
-    AddonFee(
-        fee_type=FeeType.NO_GPU_MODE,
-        amount=Decimal("0.10"),
-        currency=CURRENCY,
-        unit=BillingUnit.HOUR,
-        basis=FeeBasis.INSTANCE,
+    per_instance_fee(
+        FeeType.NO_GPU_MODE,
+        Decimal("0.10"),
+        CURRENCY,
+        BillingUnit.HOUR,
         mandatory=False,
         note=f"无卡模式 (0.5 core, 2 GB, no GPU), ¥0.10/h ({_SOURCE})",
     ),
@@ -103,11 +94,10 @@ ADDON_FEES: tuple[AddonFee, ...] = (
 
 
 @dataclass
-class MachineListPage(PageResult):
+class MachineListPage(ApiPage):
+    """A machine-list page (a `code` other than Success/AuthorizeFailed is an API error)."""
+
     max_page: int | None = None
-    auth_rejected: bool = False
-    api_error: str | None = None
-    """A `code` other than Success/AuthorizeFailed: the API answered, but with an error."""
 
 
 def machine_list_body(*, page_index: int, page_size: int) -> dict[str, Any]:
@@ -138,42 +128,31 @@ def machine_list_body(*, page_index: int, page_size: int) -> dict[str, Any]:
 
 
 def parse_machine_list(data: Any, ctx: ParseContext) -> MachineListPage:
-    if not isinstance(data, dict) or "code" not in data:
-        return MachineListPage(layout_error="no 'code' envelope in the answer")
-    code = data.get("code")
-    if code == "AuthorizeFailed":
-        return MachineListPage(auth_rejected=True)
-    if code != "Success":
-        msg = str(data.get("msg") or "")[:80]
-        return MachineListPage(api_error=f"code {code!r}: {msg}")
+    problem = code_envelope(
+        data, code_key="code", ok="Success", message_key="msg", auth_codes=("AuthorizeFailed",)
+    )
+    if problem is not None:
+        return MachineListPage.unanswered(problem)
     payload = data.get("data")
     machines = payload.get("list") if isinstance(payload, dict) else None
     if not isinstance(payload, dict) or not isinstance(machines, list):
         return MachineListPage(layout_error="no 'data.list' in a Success answer")
     page = MachineListPage()
-    max_page = payload.get("max_page")
-    if isinstance(max_page, int) and not isinstance(max_page, bool) and max_page >= 1:
-        page.max_page = max_page
-    else:
+    page.max_page = listing_size(payload.get("max_page"), least=1)
+    if page.max_page is None:
         page.notes.append("machine list without a usable data.max_page: read one page only")
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
-    missing = keys_missing_everywhere(machines, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no machine carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(machines, CORE_KEYS, "machine")
     return page
 
 
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(machine, dict):
-        return guarded(ctx, offer_key=None, raw=str(machine), build=_not_an_object)
+        return not_an_object(ctx, machine, "machine entry is not an object")
     key = machine.get("machine_id")
     key = str(key) if isinstance(key, str | int) and not isinstance(key, bool) else None
     return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build_machine(machine, ctx))
-
-
-def _not_an_object() -> list[Record]:
-    raise FieldProblem("not_an_offer", None, "machine entry is not an object")
 
 
 def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
@@ -182,58 +161,43 @@ def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
     identity = identify_gpu(raw_name, vram_gb=VRAM_BY_NAME.get(str(raw_name).strip()))
     if machine.get("payg") is False:
         raise FieldProblem(PRICE_UNPARSED, "payg", "pay-as-you-go not offered on this machine")
-    price_raw = require(machine, "payg_price")
-    try:
-        price = from_minor_units(price_raw, PAYG_PRICE_SCALE)
-    except ValueError as exc:
-        raise FieldProblem(PRICE_UNPARSED, "payg_price", str(exc)) from None
-    availability, problem = _availability(machine)
-    side = (
-        []
-        if problem is None
-        else [field_quarantine(ctx, problem, offer_key=machine_id, item=machine)]
-    )
+    price = minor_units(require(machine, "payg_price"), PAYG_PRICE_SCALE, "payg_price")
+    availability, problem = counted_stock("gpu_idle_num", lambda: _availability(machine))
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=machine_id,
             raw=machine,
-            **gpu_fields(identity, raw_name),
+            gpu=identity,
+            raw_gpu_name=raw_name,
             # One card is the unit rented (price per card); available_count says how many.
             gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=availability,
             price=price,
             currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
             price_basis=PriceBasis.GPU,
-            price_kind=PriceKind.ON_DEMAND,
             region=machine.get("region_name") or None,
             url=MARKET_URL,
             fees=ADDON_FEES,
         ),
-        *side,
+        *set_aside(ctx, problem, offer_key=machine_id, item=machine),
     ]
 
 
-def _availability(machine: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
+def _availability(machine: dict[str, Any]) -> Availability:
     """Stock from the counts; missing counts are `unknown` (rule of truth 1), and so are
-    counts that contradict each other, whose field is then quarantined beside the offer."""
-    try:
-        idle = optional_int(machine, "gpu_idle_num")
-        total = optional_int(machine, "gpu_all_num")
-        if total is None:
-            total = optional_int(machine, "gpu_number")
-        orderable = optional_int(machine, "gpu_order_num")
-        if idle is None:
-            return UNKNOWN, None
-        # A free card that cannot be ordered (gpu_order_num) is not rentable (gpuhunter's reading).
-        free = idle if orderable is None else min(idle, orderable)
-        return availability_from_counts(free, total), None
-    except FieldProblem as problem:
-        return UNKNOWN, problem
-    except ValueError as exc:  # more free than total, negative counts
-        return UNKNOWN, FieldProblem(INVALID_VALUE, "gpu_idle_num", str(exc))
+    counts that contradict each other, whose field is then quarantined beside the offer
+    (`counted_stock`)."""
+    idle = optional_int(machine, "gpu_idle_num")
+    total = optional_int(machine, "gpu_all_num")
+    if total is None:
+        total = optional_int(machine, "gpu_number")
+    orderable = optional_int(machine, "gpu_order_num")
+    if idle is None:
+        return UNKNOWN
+    # A free card that cannot be ordered (gpu_order_num) is not rentable (gpuhunter's reading).
+    free = idle if orderable is None else min(idle, orderable)
+    return availability_from_counts(free, total)
 
 
 # -- homepage price table (browser) ----------------------------------------------
@@ -258,42 +222,32 @@ def parse_home(html: str, ctx: ParseContext) -> PageResult:
     return page
 
 
-def _row_builder(cells: dict[str, str], ctx: ParseContext) -> Callable[[], list[Record]]:
+def _row_builder(cells: Cells, ctx: ParseContext) -> Callable[[], list[Record]]:
     return lambda: _build_home_row(cells, ctx)
 
 
-def _build_home_row(cells: dict[str, str], ctx: ParseContext) -> list[Record]:
+def _build_home_row(cells: Cells, ctx: ParseContext) -> list[Record]:
     raw_name = cells["gpu-name"]
     identity = identify_gpu(raw_name, field="gpu-name", vram_gb=_vram_gb(cells["gpu-memory"]))
     price = _price(cells["gpu-price"], "gpu-price")
-    plans: tuple[PricePlan, ...] = ()
+    plans: list[PricePlan] = []
     member_text = cells["gpu-member-price"]
     if member_text and member_text not in ("-", "—"):
         member = _price(member_text, "gpu-member-price")
-        plans = (
-            PricePlan(
-                price=member.amount,
-                currency=member.currency,
-                billing_unit=member.unit,
-                price_basis=PriceBasis.GPU,
-                price_kind=PriceKind.MEMBER,
-            ),
+        plans.append(
+            price_plan(
+                member.amount, member.currency, PriceBasis.GPU, PriceKind.MEMBER, member.unit
+            )
         )
     return [
-        make_offer(
+        card_offer(
             ctx,
             offer_key=f"home:{raw_name}",
-            raw=cells,
-            **gpu_fields(identity, raw_name),
-            gpu_count=1,
-            status=StockStatus.UNKNOWN,
-            available_count=None,
-            price=price.amount,
-            currency=price.currency,
-            billing_unit=price.unit,
-            price_basis=_basis(price.basis),
-            price_kind=price.kind,
-            region=None,
+            cells=cells,
+            gpu=identity,
+            raw_gpu_name=raw_name,
+            stock=UNKNOWN,  # a price list without stock
+            price=price,
             url=HOME_URL,
             fees=ADDON_FEES,
             plans=plans,
@@ -301,18 +255,9 @@ def _build_home_row(cells: dict[str, str], ctx: ParseContext) -> list[Record]:
     ]
 
 
-def _basis(written: str | None) -> PriceBasis:
-    # The homepage lists card prices: per GPU unless the text says otherwise.
-    return PriceBasis(written) if written in ("gpu", "instance") else PriceBasis.GPU
-
-
 def _price(text: str, field: str) -> ParsedPrice:
-    if not text:
-        raise FieldProblem(MISSING_FIELD, field, f"{field} is empty")
-    try:
-        return parse_price(text)
-    except PriceParseError as exc:
-        raise FieldProblem(PRICE_UNPARSED, field, f"{text!r}: {exc.reason}") from None
+    # Only an empty cell is missing here: a dash in the price column is an unreadable price.
+    return read_price(text, field, empty_marks={""})
 
 
 def _vram_gb(text: str) -> int | None:

@@ -11,7 +11,7 @@ it into a quarantine record (rule of truth 6: never dropped, never fatal).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -19,8 +19,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpurent.model import OfferRecord, QuarantineRecord
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    OfferRecord,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+    QuarantineRecord,
+)
+from gpurent.normalize.availability import UNKNOWN, Availability
 from gpurent.normalize.gpu import GpuIdentity, UnresolvedGpuName, resolve_gpu
+from gpurent.normalize.price import from_minor_units
 
 Record = OfferRecord | QuarantineRecord
 
@@ -118,6 +128,29 @@ def optional_int(item: Mapping[str, Any], key: str) -> int | None:
     return None if item.get(key) is None else to_int(item[key], key)
 
 
+def minor_units(value: Any, scale: int, field: str) -> Decimal:
+    """A price counted in 1/`scale` of the currency (AutoDL's 1/1000 CNY, Lambda's cents)."""
+    try:
+        return from_minor_units(value, scale)
+    except ValueError as exc:
+        raise FieldProblem(PRICE_UNPARSED, field, str(exc)) from None
+
+
+def not_negative(amount: Decimal, field: str, written: Any) -> Decimal:
+    """`amount` (read from `written`), refused when below zero."""
+    if amount < 0:
+        raise FieldProblem(PRICE_UNPARSED, field, f"{field} is negative: {written}")
+    return amount
+
+
+def id_text(value: Any) -> str | None:
+    """A provider's id (text or a whole number) as an offer key; None when absent or blank."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
 def identify_gpu(
     raw_name: Any,
     *,
@@ -136,6 +169,20 @@ def identify_gpu(
     if identity.vram_gb is None:
         raise FieldProblem(GPU_UNRESOLVED, field, f"{raw_name!r}: VRAM unknown")
     return identity
+
+
+def counted_stock(
+    field: str, read: Callable[[], Availability]
+) -> tuple[Availability, FieldProblem | None]:
+    """Stock read from counts by `read`; counts that cannot be trusted make it `unknown`
+    (rule of truth 1), with the problem returned to be set aside beside the offer. A count the
+    availability rules refuse (negative, more free than total) is charged to `field`."""
+    try:
+        return read(), None
+    except FieldProblem as problem:
+        return UNKNOWN, problem
+    except ValueError as exc:
+        return UNKNOWN, FieldProblem(INVALID_VALUE, field, str(exc))
 
 
 def gpu_fields(identity: GpuIdentity, raw_name: str) -> dict[str, Any]:
@@ -189,6 +236,61 @@ def make_offer(ctx: ParseContext, *, offer_key: str, raw: Any, **fields: Any) ->
         )
 
 
+def gpu_offer(
+    ctx: ParseContext,
+    *,
+    offer_key: str,
+    raw: Any,
+    gpu: GpuIdentity,
+    raw_gpu_name: str,
+    gpu_count: int,
+    stock: Availability,
+    price: Decimal,
+    currency: str,
+    price_basis: PriceBasis,
+    url: str,
+    region: str | None = None,
+    billing_unit: BillingUnit = BillingUnit.HOUR,
+    price_kind: PriceKind = PriceKind.ON_DEMAND,
+    fees: Sequence[AddonFee] = (),
+    plans: Sequence[PricePlan] = (),
+) -> Record:
+    """`make_offer` from the parts every parser has in hand: the card's catalog identity (and
+    the name as written), the stock signal and the headline price (hourly, on demand unless
+    said otherwise)."""
+    return make_offer(
+        ctx,
+        offer_key=offer_key,
+        raw=raw,
+        **gpu_fields(gpu, raw_gpu_name),
+        gpu_count=gpu_count,
+        status=stock.status,
+        available_count=stock.available_count,
+        price=price,
+        currency=currency,
+        billing_unit=billing_unit,
+        price_basis=price_basis,
+        price_kind=price_kind,
+        region=region,
+        url=url,
+        fees=tuple(fees),
+        plans=tuple(plans),
+    )
+
+
+def price_plan(
+    price: Decimal,
+    currency: str,
+    basis: PriceBasis,
+    kind: PriceKind,
+    unit: BillingUnit = BillingUnit.HOUR,
+) -> PricePlan:
+    """Another way to rent the same offer (spot, member, a package), hourly unless said."""
+    return PricePlan(
+        price=price, currency=currency, billing_unit=unit, price_basis=basis, price_kind=kind
+    )
+
+
 def guarded(
     ctx: ParseContext, *, offer_key: str | None, raw: Any, build: Callable[[], list[Record]]
 ) -> list[Record]:
@@ -214,12 +316,59 @@ def field_quarantine(
     )
 
 
+def set_aside(
+    ctx: ParseContext,
+    problem: FieldProblem | None,
+    *,
+    offer_key: str | None,
+    item: Mapping[str, Any],
+) -> list[Record]:
+    """The quarantine line of a bad side field (none when `problem` is None)."""
+    if problem is None:
+        return []
+    return [field_quarantine(ctx, problem, offer_key=offer_key, item=item)]
+
+
+def kept_price(
+    ctx: ParseContext,
+    item: Mapping[str, Any],
+    key: str,
+    *,
+    offer_key: str | None,
+    side: list[Record],
+) -> Decimal | None:
+    """`item[key]` as the price of a plan or fee beside an offer: None when absent; a bad value
+    is set aside on its own quarantine line in `side`, and the offer stands without it."""
+    if item.get(key) is None:
+        return None
+    try:
+        return to_price(item[key], key)
+    except FieldProblem as problem:
+        side.extend(set_aside(ctx, problem, offer_key=offer_key, item=item))
+        return None
+
+
+def not_an_object(ctx: ParseContext, item: Any, detail: str = "not an object") -> list[Record]:
+    """The quarantine line of a list entry that is not an object at all (no key to give it)."""
+    return [
+        make_quarantine(
+            ctx, reason=f"{NOT_AN_OFFER}: {detail}", field=None, raw=str(item), offer_key=None
+        )
+    ]
+
+
 def keys_missing_everywhere(items: Iterable[Any], keys: Iterable[str]) -> list[str]:
     """Keys that no dict item carries: a renamed field, not one odd offer."""
     dicts = [item for item in items if isinstance(item, dict)]
     if not dicts:
         return []
     return [key for key in keys if all(key not in item for item in dicts)]
+
+
+def renamed_fields(items: Iterable[Any], keys: Iterable[str], noun: str) -> str | None:
+    """The layout error when no `noun` carries one of `keys`, else None."""
+    missing = keys_missing_everywhere(items, keys)
+    return f"no {noun} carries {', '.join(missing)}" if missing else None
 
 
 def feed_dicts(records: Iterable[Record]) -> list[dict[str, Any]]:

@@ -42,22 +42,24 @@ from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    NOT_AN_OFFER,
     PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
-    gpu_fields,
+    gpu_offer,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
     make_quarantine,
+    not_an_object,
+    price_plan,
+    renamed_fields,
     require,
     to_int,
     to_price,
 )
-from spiders.parsers.ucloud import ParamValue, read_envelope
+from spiders.parsers.envelope import ApiPage
+from spiders.parsers.fees import per_gb_fee, per_instance_fee
+from spiders.parsers.ucloud import ParamValue, envelope_problem
 
 CURRENCY = "CNY"
 PRICE_LIST_URL = "https://www.compshare.cn/price-list"
@@ -84,13 +86,11 @@ BOOT_DISK_GB = 100
 DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
 
 _SOURCE = "Compshare published terms via third-party doc, 2026-10"
-CLOUD_DISK_FEE = AddonFee(
-    fee_type=FeeType.DATA_DISK,
-    amount=Decimal("0.01"),
-    currency=CURRENCY,
-    unit=BillingUnit.DAY,
-    basis=FeeBasis.GB,
-    included_quantity=Decimal(BOOT_DISK_GB),
+CLOUD_DISK_FEE = per_gb_fee(
+    Decimal("0.01"),
+    CURRENCY,
+    BillingUnit.DAY,
+    included_gb=Decimal(BOOT_DISK_GB),
     mandatory=False,
     note=f"cloud disk beyond the free 100 GB, ¥0.01/GB/day ({_SOURCE})",
 )
@@ -144,23 +144,17 @@ def price_params(listing: GpuListing, region: str, charge_type: str) -> dict[str
 
 
 @dataclass
-class TypesPage(PageResult):
+class TypesPage(ApiPage):
     listings: list[GpuListing] = field(default_factory=list)
-    auth_rejected: bool = False
-    api_error: str | None = None
 
     def zones(self) -> list[str]:
         return list(dict.fromkeys(listing.zone for listing in self.listings))
 
 
 def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
-    envelope = read_envelope(data)
-    if envelope.not_an_envelope:
-        return TypesPage(layout_error="no UCloud envelope (RetCode) in the answer")
-    if envelope.auth_rejected:
-        return TypesPage(auth_rejected=True)
-    if not envelope.ok:
-        return TypesPage(api_error=envelope.error)
+    problem = envelope_problem(data)
+    if problem is not None:
+        return TypesPage.unanswered(problem)
     items = data.get("AvailableInstanceTypes")
     if not isinstance(items, list):
         return TypesPage(layout_error="no 'AvailableInstanceTypes' list in a RetCode 0 answer")
@@ -168,9 +162,7 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
     seen: set[str] = set()
     for item in items:
         if not isinstance(item, dict):
-            page.records.append(
-                _quarantine(ctx, f"{NOT_AN_OFFER}: not an object", None, str(item), None)
-            )
+            page.records.extend(not_an_object(ctx, item))
             continue
         listing_or_none = _listing(item, ctx, page)
         if listing_or_none is None:
@@ -180,9 +172,7 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
             continue
         seen.add(listing_or_none.offer_key)
         page.listings.append(listing_or_none)
-    missing = keys_missing_everywhere(items, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no instance type carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(items, CORE_KEYS, "instance type")
     return page
 
 
@@ -257,22 +247,16 @@ def _boot_disk_type(item: dict[str, Any]) -> str:
 
 
 @dataclass
-class InventoryPage(PageResult):
+class InventoryPage(ApiPage):
     free: dict[str, int] | None = None
     """GPU type -> free cards of the Exclusive pool in the zone asked; None: unknown."""
     zone_id: str | None = None
-    auth_rejected: bool = False
-    api_error: str | None = None
 
 
 def parse_inventory(data: Any, zone: str) -> InventoryPage:
-    envelope = read_envelope(data)
-    if envelope.not_an_envelope:
-        return InventoryPage(layout_error="no UCloud envelope (RetCode) in the answer")
-    if envelope.auth_rejected:
-        return InventoryPage(auth_rejected=True)
-    if not envelope.ok:
-        return InventoryPage(api_error=envelope.error)
+    problem = envelope_problem(data)
+    if problem is not None:
+        return InventoryPage.unanswered(problem)
     return read_inventory_map(data.get("GpuInventoryByZone"), zone)
 
 
@@ -326,22 +310,16 @@ class PriceQuote:
 
 
 @dataclass
-class QuotePage(PageResult):
+class QuotePage(ApiPage):
     quote: PriceQuote | None = None
     problem: FieldProblem | None = None
     """The answer is a price page but its price cannot be trusted."""
-    auth_rejected: bool = False
-    api_error: str | None = None
 
 
 def parse_price_answer(data: Any, charge_type: str) -> QuotePage:
-    envelope = read_envelope(data)
-    if envelope.not_an_envelope:
-        return QuotePage(layout_error="no UCloud envelope (RetCode) in the answer")
-    if envelope.auth_rejected:
-        return QuotePage(auth_rejected=True)
-    if not envelope.ok:
-        return QuotePage(api_error=envelope.error)
+    unanswered = envelope_problem(data)
+    if unanswered is not None:
+        return QuotePage.unanswered(unanswered)
     details = data.get("PriceDetail")
     if not isinstance(details, list):
         return QuotePage(layout_error="no 'PriceDetail' list in a RetCode 0 answer")
@@ -415,13 +393,10 @@ def offer_records(
         if isinstance(quote, FieldProblem):
             result.records.append(_quarantine(ctx, quote.reason, quote.field, raw, key))
         elif quote is not None:
+            unit = CHARGE_UNITS[charge_type]
             plans.append(
-                PricePlan(
-                    price=quote.instance,
-                    currency=CURRENCY,
-                    billing_unit=CHARGE_UNITS[charge_type],
-                    price_basis=PriceBasis.INSTANCE,
-                    price_kind=PriceKind.COMMITMENT,
+                price_plan(
+                    quote.instance, CURRENCY, PriceBasis.INSTANCE, PriceKind.COMMITMENT, unit
                 )
             )
     if hourly.discount_type in DISCOUNTS:
@@ -429,24 +404,22 @@ def offer_records(
             f"{key}: hourly price read during a {DISCOUNTS[hourly.discount_type]} "
             f"(InstanceDiscountType {hourly.discount_type})"
         )
-    offer = make_offer(
+    offer = gpu_offer(
         ctx,
         offer_key=key,
         raw=raw,
-        **gpu_fields(identity, listing.gpu_type),
+        gpu=identity,
+        raw_gpu_name=listing.gpu_type,
         gpu_count=listing.gpu_count,
-        status=availability.status,
-        available_count=availability.available_count,
+        stock=availability,
         price=hourly.instance,
         currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
         # Compshare prices the whole machine (GPU + CPU + RAM), PROVIDERS.md A4.
         price_basis=PriceBasis.INSTANCE,
-        price_kind=PriceKind.ON_DEMAND,
         region=listing.zone,
         url=PRICE_LIST_URL,
         fees=_fees(listing, hourly),
-        plans=tuple(plans),
+        plans=plans,
     )
     result.records.insert(0, offer)
     return result
@@ -456,12 +429,11 @@ def _fees(listing: GpuListing, hourly: PriceQuote) -> tuple[AddonFee, ...]:
     fees = [CLOUD_DISK_FEE]
     if hourly.disks > 0:
         fees.append(
-            AddonFee(
-                fee_type=FeeType.SYSTEM_DISK,
-                amount=hourly.disks,
-                currency=CURRENCY,
-                unit=BillingUnit.HOUR,
-                basis=FeeBasis.INSTANCE,
+            per_instance_fee(
+                FeeType.SYSTEM_DISK,
+                hourly.disks,
+                CURRENCY,
+                BillingUnit.HOUR,
                 mandatory=True,
                 note=f"{BOOT_DISK_GB} GB {listing.boot_disk_type} system disk, as quoted (Dynamic)",
             )

@@ -19,10 +19,10 @@ The smallest VM that carries one card is priced through mandatory fees:
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, PriceKind
+from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -31,18 +31,19 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    counted_stock,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    not_an_object,
     optional_int,
     require,
+    set_aside,
     to_decimal,
     to_price,
 )
+from spiders.parsers.envelope import list_page
+from spiders.parsers.fees import per_gb_fee, per_instance_fee, vm_part_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://rest.compute.cudo.org/v1/vms/machine-types"
@@ -51,17 +52,14 @@ CORE_KEYS = ("dataCenterId", "machineType", "gpuModel", "gpuPriceHr", "totalGpuF
 
 
 def parse_machine_types(data: Any, ctx: ParseContext) -> PageResult:
-    if not isinstance(data, dict) or not isinstance(data.get("machineTypes"), list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
-        return PageResult(layout_error=f"no 'machineTypes' list in the answer (got {keys})")
-    items: list[Any] = data["machineTypes"]
-    page = PageResult()
-    for item in items:
-        page.records.extend(machine_type_records(item, ctx))
-    missing = keys_missing_everywhere(items, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no machine type carries {', '.join(missing)}"
-    return page
+    return list_page(
+        data,
+        "machineTypes",
+        ctx,
+        records=machine_type_records,
+        core_keys=CORE_KEYS,
+        noun="machine type",
+    )
 
 
 def offer_key(item: dict[str, Any]) -> str | None:
@@ -73,12 +71,7 @@ def offer_key(item: dict[str, Any]) -> str | None:
 
 def machine_type_records(item: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(item, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, item)
     key = offer_key(item)
     return guarded(ctx, offer_key=key, raw=item, build=lambda: _build(item, key, ctx))
 
@@ -90,46 +83,38 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
         )
     raw_name = require(item, "gpuModel")
     identity = identify_gpu(raw_name, field="gpuModel")
-    price = to_price(_money(item, "gpuPriceHr"), "gpuPriceHr")
-    availability, problem = _availability(item)
-    side = [] if problem is None else [field_quarantine(ctx, problem, offer_key=key, item=item)]
+    price = _price(item, "gpuPriceHr")
+    availability, problem = counted_stock("totalGpuFree", lambda: _availability(item))
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=key,
             raw=item,
-            **gpu_fields(identity, raw_name),
+            gpu=identity,
+            raw_gpu_name=raw_name,
             gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=availability,
             price=price,
             currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
             price_basis=PriceBasis.GPU,
-            price_kind=PriceKind.ON_DEMAND,
             region=item["dataCenterId"],
             url=ENDPOINT_URL,
             fees=_fees(item),
         ),
-        *side,
+        *set_aside(ctx, problem, offer_key=key, item=item),
     ]
 
 
-def _availability(item: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
+def _availability(item: dict[str, Any]) -> Availability:
     """Stock from the free counts: missing is `unknown` (rule of truth 1); a bad count is
-    `unknown` too, with its field quarantined beside the offer."""
-    try:
-        free = optional_int(item, "totalGpuFree")
-        largest = optional_int(item, "maxGpuFree")
-        if free is None:
-            return UNKNOWN, None
-        # maxGpuFree is the largest VM one host can start; cards counted free in the data
-        # center but on no host that can start a VM are not rentable.
-        return availability_from_counts(0 if largest == 0 else free), None
-    except FieldProblem as problem:
-        return UNKNOWN, problem
-    except ValueError as exc:  # negative counts
-        return UNKNOWN, FieldProblem(INVALID_VALUE, "totalGpuFree", str(exc))
+    `unknown` too, with its field quarantined beside the offer (`counted_stock`)."""
+    free = optional_int(item, "totalGpuFree")
+    largest = optional_int(item, "maxGpuFree")
+    if free is None:
+        return UNKNOWN
+    # maxGpuFree is the largest VM one host can start; cards counted free in the data
+    # center but on no host that can start a VM are not rentable.
+    return availability_from_counts(0 if largest == 0 else free)
 
 
 def _fees(item: dict[str, Any]) -> tuple[AddonFee, ...]:
@@ -139,48 +124,43 @@ def _fees(item: dict[str, Any]) -> tuple[AddonFee, ...]:
         raise FieldProblem(INVALID_VALUE, "minVcpuPerGpu", "vCPU or memory ratio not positive")
     min_ram_gib = (vcpus / vcpu_per_gib).to_integral_value(rounding=ROUND_CEILING)
     fees = [
-        AddonFee(
-            fee_type=FeeType.VCPU,
-            amount=to_price(_money(item, "vcpuPriceHr"), "vcpuPriceHr"),
-            currency=CURRENCY,
-            unit=BillingUnit.HOUR,
-            basis=FeeBasis.VCPU,
+        vm_part_fee(
+            FeeType.VCPU,
+            _price(item, "vcpuPriceHr"),
+            CURRENCY,
             quantity=vcpus,
-            mandatory=True,
             note="minVcpuPerGpu vCPUs per card",
         ),
-        AddonFee(
-            fee_type=FeeType.MEMORY,
-            amount=to_price(_money(item, "memoryGibPriceHr"), "memoryGibPriceHr"),
-            currency=CURRENCY,
-            unit=BillingUnit.HOUR,
-            basis=FeeBasis.GIB_RAM,
+        vm_part_fee(
+            FeeType.MEMORY,
+            _price(item, "memoryGibPriceHr"),
+            CURRENCY,
             quantity=min_ram_gib,
-            mandatory=True,
             note="least RAM for minVcpuPerGpu vCPUs: ceil(minVcpuPerGpu / maxVcpuPerMemoryGib)",
         ),
-        AddonFee(
-            fee_type=FeeType.DATA_DISK,
-            amount=to_price(_money(item, "minStorageGibPriceHr"), "minStorageGibPriceHr"),
-            currency=CURRENCY,
-            unit=BillingUnit.HOUR,
-            basis=FeeBasis.GB,
+        per_gb_fee(
+            _price(item, "minStorageGibPriceHr"),
+            CURRENCY,
+            BillingUnit.HOUR,
             mandatory=True,
             note="per GiB of the VM disk (size chosen when renting)",
         ),
     ]
     if item.get("ipv4PriceHr") is not None:
         fees.append(
-            AddonFee(
-                fee_type=FeeType.PUBLIC_IP,
-                amount=to_price(_money(item, "ipv4PriceHr"), "ipv4PriceHr"),
-                currency=CURRENCY,
-                unit=BillingUnit.HOUR,
-                basis=FeeBasis.INSTANCE,
+            per_instance_fee(
+                FeeType.PUBLIC_IP,
+                _price(item, "ipv4PriceHr"),
+                CURRENCY,
+                BillingUnit.HOUR,
                 mandatory=False,
             )
         )
     return tuple(fees)
+
+
+def _price(item: dict[str, Any], key: str) -> Decimal:
+    return to_price(_money(item, key), key)
 
 
 def _money(item: dict[str, Any], key: str) -> Any:

@@ -21,27 +21,26 @@ Featurize publishes no add-on fees in our sources, so offers carry none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from gpurent.model import BillingUnit, PriceBasis, PriceKind, StockStatus
+from gpurent.model import PriceBasis, StockStatus
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from gpurent.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
     MISSING_FIELD,
     FieldProblem,
-    PageResult,
     ParseContext,
     Record,
-    gpu_fields,
+    gpu_offer,
     guarded,
+    id_text,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    not_an_object,
+    renamed_fields,
     require,
     to_price,
 )
+from spiders.parsers.envelope import ApiPage, code_envelope
 
 CURRENCY = "CNY"
 ENDPOINT_URL = "https://featurize.cn/bus/api/v1/available_instances"
@@ -52,19 +51,14 @@ TAKEN_STATUSES = frozenset({"busy", "using", "in_use", "rented", "occupied", "of
 CORE_KEYS = ("id", "gpu", "unit_price", "status")
 
 
-@dataclass
-class InstancesPage(PageResult):
-    api_error: str | None = None
-    """A `status` other than 0: the API answered, but with an error."""
+class InstancesPage(ApiPage):
+    """A page of the instance list (an envelope `status` other than 0 is an API error)."""
 
 
 def parse_instances(data: Any, ctx: ParseContext) -> InstancesPage:
-    if not isinstance(data, dict) or "status" not in data:
-        return InstancesPage(layout_error="no 'status' envelope in the answer")
-    status = data.get("status")
-    if status != 0:
-        message = str(data.get("message") or "")[:80]
-        return InstancesPage(api_error=f"status {status!r}: {message}")
+    problem = code_envelope(data, code_key="status", ok=0, message_key="message")
+    if problem is not None:
+        return InstancesPage.unanswered(problem)
     payload = data.get("data")
     records = payload.get("records") if isinstance(payload, dict) else None
     if not isinstance(records, list):
@@ -83,21 +77,14 @@ def parse_instances(data: Any, ctx: ParseContext) -> InstancesPage:
     if unknown:
         shown = ", ".join(repr(v) for v in unknown)
         page.notes.append(f"unrecognised instance status {shown}: stock unknown")
-    missing = keys_missing_everywhere(records, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no instance carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(records, CORE_KEYS, "instance")
     return page
 
 
 def instance_records(item: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(item, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
-                offer_key=None,
-            )
-        ]  # fmt: skip
-    key = _key(item.get("id"))
+        return not_an_object(ctx, item)
+    key = id_text(item.get("id"))
     return guarded(ctx, offer_key=key, raw=item, build=lambda: _build(item, key, ctx))
 
 
@@ -112,22 +99,18 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     count, name = split_gpu_count(card)
     identity = identify_gpu(name, field="gpu")
     price = to_price(item.get("unit_price"), "unit_price")
-    availability = _availability(item.get("status"))
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=key,
             raw=item,
-            **gpu_fields(identity, raw_gpu),
+            gpu=identity,
+            raw_gpu_name=raw_gpu,
             gpu_count=count or 1,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=_availability(item.get("status")),
             price=price,
             currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
             price_basis=PriceBasis.INSTANCE,
-            price_kind=PriceKind.ON_DEMAND,
-            region=None,
             url=ENDPOINT_URL,
         )
     ]
@@ -142,10 +125,3 @@ def _availability(status: Any) -> Availability:
     if value in TAKEN_STATUSES:
         return availability_from_flag(False)
     return UNKNOWN
-
-
-def _key(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    text = str(value).strip()
-    return text or None

@@ -9,10 +9,9 @@ recording (GPU, VRAM, on-demand price per card such as "¥1.98/时", preemptible
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceKind, PricePlan
+from gpurent.model import BillingUnit, PriceKind, PricePlan
 from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
@@ -20,19 +19,18 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
-    guarded,
     identify_gpu,
-    make_offer,
+    price_plan,
+    set_aside,
 )
+from spiders.parsers.fees import per_gb_fee
 from spiders.parsers.page_table import (
     EMPTY_MARKS,
     Cells,
     card_basis,
-    empty_columns,
+    card_offer,
     read_price,
-    table_rows,
+    table_page,
 )
 
 PRICING_URL = "https://www.gongjiyun.com/pricing"
@@ -42,12 +40,10 @@ CELLS = ("gpu-model", "gpu-vram", "price-on-demand", "price-spot", "stock")
 
 # Published storage terms (third-party transcription, 2026-10; _cross_provider/
 # addon_fee_observations.csv). Platform-wide, so every offer carries it.
-STORAGE_FEE = AddonFee(
-    fee_type=FeeType.DATA_DISK,
-    amount=Decimal("0.2"),
-    currency="CNY",
-    unit=BillingUnit.MONTH,
-    basis=FeeBasis.GB,
+STORAGE_FEE = per_gb_fee(
+    Decimal("0.2"),
+    "CNY",
+    BillingUnit.MONTH,
     mandatory=False,
     note=(
         "shared storage volume ¥0.2/GB/month; region cache ¥0.15/GB/month and object-storage "
@@ -57,21 +53,16 @@ STORAGE_FEE = AddonFee(
 
 
 def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
-    rows = table_rows(html, ROW_SELECTOR, CELLS)
-    if not rows:
-        return PageResult(layout_error=f"no price rows ({ROW_SELECTOR}) in the rendered page")
-    page = PageResult()
-    for cells in rows:
-        key = cells["gpu-model"] or None
-        page.records.extend(guarded(ctx, offer_key=key, raw=cells, build=_builder(cells, ctx)))
-    empty = empty_columns(rows, ("gpu-model", "price-on-demand"))
-    if empty:
-        page.layout_error = f"no row has a {', '.join(empty)} cell"
-    return page
-
-
-def _builder(cells: Cells, ctx: ParseContext) -> Callable[[], list[Record]]:
-    return lambda: _build(cells, ctx)
+    return table_page(
+        html,
+        ctx,
+        row_selector=ROW_SELECTOR,
+        cell_names=CELLS,
+        required=("gpu-model", "price-on-demand"),
+        no_rows=f"no price rows ({ROW_SELECTOR}) in the rendered page",
+        offer_key=lambda cells: cells["gpu-model"] or None,
+        build=_build,
+    )
 
 
 def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
@@ -81,40 +72,26 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
     # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
     identity = identify_gpu(f"{raw_name} {cells['gpu-vram']}".strip(), field="gpu-model")
     price = read_price(cells["price-on-demand"], "price-on-demand")
-    plans: tuple[PricePlan, ...] = ()
+    plans: list[PricePlan] = []
     side: list[Record] = []
     if cells["price-spot"] not in EMPTY_MARKS:
         try:
             spot = read_price(cells["price-spot"], "price-spot")
-            plans = (
-                PricePlan(
-                    price=spot.amount,
-                    currency=spot.currency,
-                    billing_unit=spot.unit,
-                    price_basis=card_basis(spot.basis),
-                    # The preemptible column: interruptible whatever its label says.
-                    price_kind=PriceKind.SPOT,
-                ),
-            )
+            # The preemptible column: interruptible whatever its label says.
+            basis = card_basis(spot.basis)
+            plans.append(price_plan(spot.amount, spot.currency, basis, PriceKind.SPOT, spot.unit))
         except FieldProblem as problem:
             # A bad preemptible price spoils that plan only, not the on-demand offer.
-            side.append(field_quarantine(ctx, problem, offer_key=raw_name, item=cells))
-    availability = parse_availability(cells["stock"])
+            side = set_aside(ctx, problem, offer_key=raw_name, item=cells)
     return [
-        make_offer(
+        card_offer(
             ctx,
             offer_key=raw_name,
-            raw=cells,
-            **gpu_fields(identity, raw_name),
-            gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
-            price=price.amount,
-            currency=price.currency,
-            billing_unit=price.unit,
-            price_basis=card_basis(price.basis),
-            price_kind=price.kind,
-            region=None,
+            cells=cells,
+            gpu=identity,
+            raw_gpu_name=raw_name,
+            stock=parse_availability(cells["stock"]),
+            price=price,
             url=PRICING_URL,
             fees=(STORAGE_FEE,),
             plans=plans,

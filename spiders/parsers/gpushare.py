@@ -44,17 +44,21 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    counted_stock,
+    gpu_offer,
     guarded,
+    id_text,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
     make_quarantine,
+    not_an_object,
     optional_int,
+    price_plan,
+    renamed_fields,
     require,
+    set_aside,
     to_price,
 )
+from spiders.parsers.envelope import answer_keys, listing_size
 
 CURRENCY = "CNY"
 # The console's rent form for one host, as the monitor scripts link it (PROVIDERS.md A2).
@@ -98,31 +102,22 @@ def parse_machine_list(data: Any, ctx: ParseContext) -> MachineListPage:
     payload = data.get("data") if isinstance(data, dict) else None
     machines = payload.get("list") if isinstance(payload, dict) else None
     if not isinstance(payload, dict) or not isinstance(machines, list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        keys = answer_keys(data)
         return MachineListPage(layout_error=f"no 'data.list' in the answer (got {keys})")
     page = MachineListPage(count=len(machines))
-    total = payload.get("total")
-    if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
-        page.total = total
-    else:
+    page.total = listing_size(payload.get("total"), least=0)
+    if page.total is None:
         page.notes.append("machine list without a usable data.total: read one page only")
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
-    missing = keys_missing_everywhere(machines, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no machine carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(machines, CORE_KEYS, "machine")
     return page
 
 
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(machine, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(machine),
-                offer_key=None,
-            )
-        ]  # fmt: skip
-    key = _key(machine.get("id"))
+        return not_an_object(ctx, machine)
+    key = id_text(machine.get("id"))
     return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build(machine, key, ctx))
 
 
@@ -140,22 +135,18 @@ def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
     side: list[Record] = []
     price, plans = _prices(skus, key, ctx, side)
     availability, problem = _availability(machine)
-    if problem is not None:
-        side.append(field_quarantine(ctx, problem, offer_key=key, item=machine))
-    record = make_offer(
+    side.extend(set_aside(ctx, problem, offer_key=key, item=machine))
+    record = gpu_offer(
         ctx,
         offer_key=key,
         raw=machine,
-        **gpu_fields(identity, raw_name),
+        gpu=identity,
+        raw_gpu_name=raw_name,
         gpu_count=1,
-        status=availability.status,
-        available_count=availability.available_count,
+        stock=availability,
         price=price,
         currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
         price_basis=PriceBasis.GPU,
-        price_kind=PriceKind.ON_DEMAND,
-        region=None,
         url=HIRE_URL.format(id=key),
         plans=plans,
     )
@@ -192,15 +183,7 @@ def _prices(
                 )
             )  # fmt: skip
             continue
-        plans.append(
-            PricePlan(
-                price=amount,
-                currency=CURRENCY,
-                billing_unit=unit,
-                price_basis=PriceBasis.GPU,
-                price_kind=PriceKind.COMMITMENT,
-            )
-        )
+        plans.append(price_plan(amount, CURRENCY, PriceBasis.GPU, PriceKind.COMMITMENT, unit))
     return price, tuple(plans)
 
 
@@ -210,24 +193,14 @@ def _availability(machine: dict[str, Any]) -> tuple[Availability, FieldProblem |
     is then quarantined beside the offer."""
     if machine.get("isOnline") is False:
         return availability_from_flag(False), None
-    try:
-        total = optional_int(machine, "gpuNum")
-        used = optional_int(machine, "gpuUsed")
-        if total is None or used is None:
-            return UNKNOWN, None
-        if used < 0 or used > total:
-            raise FieldProblem(
-                INVALID_VALUE, "gpuUsed", f"gpuUsed {used} does not fit gpuNum {total}"
-            )
-        return availability_from_counts(total - used, total), None
-    except FieldProblem as problem:
-        return UNKNOWN, problem
-    except ValueError as exc:  # negative gpuNum
-        return UNKNOWN, FieldProblem(INVALID_VALUE, "gpuNum", str(exc))
+    return counted_stock("gpuNum", lambda: _free_cards(machine))
 
 
-def _key(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    text = str(value).strip()
-    return text or None
+def _free_cards(machine: dict[str, Any]) -> Availability:
+    total = optional_int(machine, "gpuNum")
+    used = optional_int(machine, "gpuUsed")
+    if total is None or used is None:
+        return UNKNOWN
+    if used < 0 or used > total:
+        raise FieldProblem(INVALID_VALUE, "gpuUsed", f"gpuUsed {used} does not fit gpuNum {total}")
+    return availability_from_counts(total - used, total)

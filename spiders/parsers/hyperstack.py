@@ -24,34 +24,29 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
-    PriceBasis,
-    PriceKind,
-    PricePlan,
-)
+from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     MISSING_FIELD,
     PRICE_UNPARSED,
     FieldProblem,
-    PageResult,
     ParseContext,
     Record,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
     keys_missing_everywhere,
-    make_offer,
     make_quarantine,
+    not_an_object,
+    price_plan,
+    renamed_fields,
     require,
     to_decimal,
     to_int,
     to_price,
 )
+from spiders.parsers.envelope import ApiPage, answer_keys
+from spiders.parsers.fees import per_gb_fee, vm_part_fee
 
 CURRENCY = "USD"
 CONSOLE_URL = "https://console.hyperstack.cloud/"
@@ -81,17 +76,15 @@ class PricebookPage:
     """Entries that could not be read (named, so a missing price can be traced)."""
 
 
-@dataclass
-class FlavorsPage(PageResult):
-    api_error: str | None = None
+class FlavorsPage(ApiPage):
+    """The flavors of every region (`"status": false` is an API error)."""
 
 
 def parse_pricebook(data: Any) -> PricebookPage:
     if isinstance(data, dict) and data.get("status") is False:
         return PricebookPage(api_error=_message(data))
     if not isinstance(data, list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
-        return PricebookPage(layout_error=f"price book is not a list (got {keys})")
+        return PricebookPage(layout_error=f"price book is not a list (got {answer_keys(data)})")
     page = PricebookPage()
     for entry in data:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -124,7 +117,7 @@ def parse_flavors(data: Any, prices: dict[str, BookPrice], ctx: ParseContext) ->
         return FlavorsPage(api_error=_message(data))
     groups = data.get("data") if isinstance(data, dict) else None
     if not isinstance(groups, list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        keys = answer_keys(data)
         return FlavorsPage(layout_error=f"no 'data' list of flavor groups (got {keys})")
     page = FlavorsPage()
     flavors: list[Any] = []
@@ -145,9 +138,7 @@ def parse_flavors(data: Any, prices: dict[str, BookPrice], ctx: ParseContext) ->
         for flavor in group["flavors"]:
             flavors.append(flavor)
             page.records.extend(flavor_records(flavor, group, prices, ctx))
-    missing = keys_missing_everywhere(flavors, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no flavor carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(flavors, CORE_KEYS, "flavor")
     if cpu_only:
         page.notes.append(f"skipped {cpu_only} CPU-only flavors")
     return page
@@ -157,12 +148,7 @@ def flavor_records(
     flavor: Any, group: dict[str, Any], prices: dict[str, BookPrice], ctx: ParseContext
 ) -> list[Record]:
     if not isinstance(flavor, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(flavor),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, flavor)
     region = _text(flavor.get("region_name")) or _text(group.get("region_name"))
     name = _text(flavor.get("name"))
     key = f"{region}/{name}" if region and name else None
@@ -188,63 +174,45 @@ def _build(
         raise FieldProblem(PRICE_UNPARSED, "gpu", f"no price book entry for {raw_name!r}")
     plans: list[PricePlan] = []
     if book.account_price is not None:
-        plans.append(_plan(book.account_price, PriceKind.MEMBER))
+        plans.append(price_plan(book.account_price, CURRENCY, PriceBasis.GPU, PriceKind.MEMBER))
     spot = prices.get(raw_name + SPOT_SUFFIX)
     if spot is not None:
-        plans.append(_plan(spot.account_price or spot.list_price, PriceKind.SPOT))
+        spot_price = spot.account_price or spot.list_price
+        plans.append(price_plan(spot_price, CURRENCY, PriceBasis.GPU, PriceKind.SPOT))
     flag = flavor.get("stock_available")
-    availability = availability_from_flag(flag if isinstance(flag, bool) else None)
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=key,
             raw=flavor,
-            **gpu_fields(identity, raw_name),
+            gpu=identity,
+            raw_gpu_name=raw_name,
             gpu_count=count,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=availability_from_flag(flag if isinstance(flag, bool) else None),
             price=book.list_price,
             currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
             price_basis=PriceBasis.GPU,
-            price_kind=PriceKind.ON_DEMAND,
             region=region,
             url=CONSOLE_URL,
             fees=_fees(flavor, prices),
-            plans=tuple(plans),
+            plans=plans,
         )
     ]
 
 
-def _plan(price: Decimal, kind: PriceKind) -> PricePlan:
-    return PricePlan(
-        price=price,
-        currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
-        price_basis=PriceBasis.GPU,
-        price_kind=kind,
-    )
-
-
 def _fees(flavor: dict[str, Any], prices: dict[str, BookPrice]) -> tuple[AddonFee, ...]:
     fees: list[AddonFee] = []
-    components = (
-        (VCPU_PRICE, FeeType.VCPU, FeeBasis.VCPU, "cpu"),
-        (RAM_PRICE, FeeType.MEMORY, FeeBasis.GIB_RAM, "ram"),
-    )
-    for book_name, fee_type, basis, size_key in components:
+    components = ((VCPU_PRICE, FeeType.VCPU, "cpu"), (RAM_PRICE, FeeType.MEMORY, "ram"))
+    for book_name, part, size_key in components:
         book = prices.get(book_name)
         if book is None or book.list_price == 0:
             continue  # part of the flavor price
         fees.append(
-            AddonFee(
-                fee_type=fee_type,
-                amount=book.list_price,
-                currency=CURRENCY,
-                unit=BillingUnit.HOUR,
-                basis=basis,
+            vm_part_fee(
+                part,
+                book.list_price,
+                CURRENCY,
                 quantity=to_decimal(require(flavor, size_key), size_key),
-                mandatory=True,
                 note=f"price book {book_name!r}, for the flavor's {size_key}",
             )
         )
@@ -253,14 +221,12 @@ def _fees(flavor: dict[str, Any], prices: dict[str, BookPrice]) -> tuple[AddonFe
         if book is None:
             continue
         fees.append(
-            AddonFee(
-                fee_type=FeeType.DATA_DISK,
-                amount=book.list_price,
-                currency=CURRENCY,
-                unit=BillingUnit.HOUR,
-                basis=FeeBasis.GB,
+            per_gb_fee(
+                book.list_price,
+                CURRENCY,
+                BillingUnit.HOUR,
                 mandatory=False,
-                charged_while_stopped=True,
+                while_stopped=True,
                 note=f"persistent {volume} volume per GB (optional; the flavor's disks included)",
             )
         )

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpurent.model import BillingUnit, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from gpurent.model import PriceBasis, PriceKind, PricePlan
+from gpurent.normalize.availability import availability_from_counts
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -27,18 +27,20 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    counted_stock,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    kept_price,
+    not_an_object,
     optional_int,
+    price_plan,
     require,
+    set_aside,
     to_decimal,
     to_price,
 )
+from spiders.parsers.envelope import list_page
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://backendn.jarvislabs.net/misc/server_meta"
@@ -47,17 +49,9 @@ CORE_KEYS = ("gpu_type", "region", "price_per_hour", "num_free_devices")
 
 
 def parse_server_meta(data: Any, ctx: ParseContext) -> PageResult:
-    if not isinstance(data, dict) or not isinstance(data.get("server_meta"), list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
-        return PageResult(layout_error=f"no 'server_meta' list in the answer (got {keys})")
-    rows: list[Any] = data["server_meta"]
-    page = PageResult()
-    for row in rows:
-        page.records.extend(row_records(row, ctx))
-    missing = keys_missing_everywhere(rows, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no server_meta row carries {', '.join(missing)}"
-    return page
+    return list_page(
+        data, "server_meta", ctx, records=row_records, core_keys=CORE_KEYS, noun="server_meta row"
+    )
 
 
 def offer_key(row: dict[str, Any]) -> str | None:
@@ -70,12 +64,7 @@ def offer_key(row: dict[str, Any]) -> str | None:
 
 def row_records(row: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(row, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(row),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, row)
     key = offer_key(row)
     return guarded(ctx, offer_key=key, raw=row, build=lambda: _build(row, key, ctx))
 
@@ -86,24 +75,23 @@ def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Reco
     raw_name = require(row, "gpu_type")
     identity = identify_gpu(raw_name, field="gpu_type", vram_gb=_vram(row))
     price = to_price(require(row, "price_per_hour"), "price_per_hour")
-    availability, problem = _availability(row)
-    side: list[Record] = []
-    if problem is not None:
-        side.append(field_quarantine(ctx, problem, offer_key=key, item=row))
+    # Stock from `num_free_devices`: missing is `unknown`, a bad count too (set aside).
+    availability, problem = counted_stock(
+        "num_free_devices", lambda: availability_from_counts(optional_int(row, "num_free_devices"))
+    )
+    side = set_aside(ctx, problem, offer_key=key, item=row)
     plans = _spot_plan(row, key, ctx, side)
-    record = make_offer(
+    record = gpu_offer(
         ctx,
         offer_key=key,
         raw=row,
-        **gpu_fields(identity, raw_name),
+        gpu=identity,
+        raw_gpu_name=raw_name,
         gpu_count=1,
-        status=availability.status,
-        available_count=availability.available_count,
+        stock=availability,
         price=price,
         currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
         price_basis=PriceBasis.GPU,
-        price_kind=PriceKind.ON_DEMAND,
         region=row["region"],
         url=ENDPOINT_URL,
         plans=plans,
@@ -111,38 +99,20 @@ def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Reco
     return [record, *side]
 
 
-def _availability(row: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
-    """Stock from `num_free_devices`; missing is `unknown`, a bad count too (quarantined)."""
-    try:
-        return availability_from_counts(optional_int(row, "num_free_devices")), None
-    except FieldProblem as problem:
-        return UNKNOWN, problem
-    except ValueError as exc:  # negative count
-        return UNKNOWN, FieldProblem(INVALID_VALUE, "num_free_devices", str(exc))
-
-
 def _spot_plan(
     row: dict[str, Any], key: str, ctx: ParseContext, side: list[Record]
 ) -> tuple[PricePlan, ...]:
-    if row.get("spot_price") is None:
+    price = kept_price(ctx, row, "spot_price", offer_key=key, side=side)
+    if price is None:
         return ()
     try:
-        price = to_price(row["spot_price"], "spot_price")
         free = optional_int(row, "spot_num_free_devices")
     except FieldProblem as problem:
-        side.append(field_quarantine(ctx, problem, offer_key=key, item=row))
+        side.extend(set_aside(ctx, problem, offer_key=key, item=row))
         return ()
     if price == 0 or free == 0:
         return ()
-    return (
-        PricePlan(
-            price=price,
-            currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
-            price_basis=PriceBasis.GPU,
-            price_kind=PriceKind.SPOT,
-        ),
-    )
+    return (price_plan(price, CURRENCY, PriceBasis.GPU, PriceKind.SPOT),)
 
 
 def _vram(row: dict[str, Any]) -> int | None:

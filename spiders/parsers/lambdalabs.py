@@ -21,32 +21,31 @@ Errors come as `{"error": {code, message, suggestion}}` ("global/invalid-api-key
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import BillingUnit, PriceBasis, PriceKind
+from gpurent.model import PriceBasis
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from gpurent.normalize.gpu import split_gpu_count
-from gpurent.normalize.price import LAMBDA_PRICE_SCALE, from_minor_units
+from gpurent.normalize.price import LAMBDA_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
     NOT_AN_OFFER,
     PRICE_UNPARSED,
     FieldProblem,
-    PageResult,
     ParseContext,
     Record,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
     keys_missing_everywhere,
-    make_offer,
     make_quarantine,
+    minor_units,
     require,
     to_int,
 )
+from spiders.parsers.envelope import ApiPage, answer_keys
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
@@ -56,11 +55,8 @@ TYPE_KEYS = ("name", "price_cents_per_hour", "specs")
 AUTH_ERROR_CODES = ("global/invalid-api-key", "global/unauthorized")
 
 
-@dataclass
-class InstanceTypesPage(PageResult):
-    auth_rejected: bool = False
-    api_error: str | None = None
-    """An `error` envelope other than a refused key: the API answered, without data."""
+class InstanceTypesPage(ApiPage):
+    """The instance types (an `error` envelope: a refused key, or an API error)."""
 
 
 def parse_instance_types(data: Any, ctx: ParseContext) -> InstanceTypesPage:
@@ -71,7 +67,7 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> InstanceTypesPage:
         message = str(data["error"].get("message") or "")[:80]
         return InstanceTypesPage(api_error=f"{code or 'error'}: {message}")
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        keys = answer_keys(data)
         return InstanceTypesPage(layout_error=f"no 'data' object in the answer (got {keys})")
     entries: dict[str, Any] = data["data"]
     page = InstanceTypesPage()
@@ -103,21 +99,28 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
     raw_name = _gpu_name(itype)
     identity = identify_gpu(raw_name, field="gpu_description")
     price = _price(require(itype, "price_cents_per_hour"))
-    common = {
-        **gpu_fields(identity, raw_name),
-        "gpu_count": gpus,
-        "price": price,
-        "currency": CURRENCY,
-        "billing_unit": BillingUnit.HOUR,
-        "price_basis": PriceBasis.INSTANCE,
-        "price_kind": PriceKind.ON_DEMAND,
-        "url": ENDPOINT_URL,
-    }
+
+    def offer(key: str, region: str | None, availability: Availability) -> Record:
+        return gpu_offer(
+            ctx,
+            offer_key=key,
+            raw=entry,
+            gpu=identity,
+            raw_gpu_name=raw_name,
+            gpu_count=gpus,
+            stock=availability,
+            price=price,
+            currency=CURRENCY,
+            price_basis=PriceBasis.INSTANCE,
+            region=region,
+            url=ENDPOINT_URL,
+        )
+
     regions = entry.get("regions_with_capacity_available")
     if not isinstance(regions, list):
-        return [_offer(ctx, name, None, UNKNOWN, entry, common)]
+        return [offer(name, None, UNKNOWN)]
     if not regions:
-        return [_offer(ctx, name, None, availability_from_flag(False), entry, common)]
+        return [offer(name, None, availability_from_flag(False))]
     names: list[str] = []
     for region in regions:
         region_name = region.get("name") if isinstance(region, dict) else None
@@ -127,26 +130,7 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
             )
         names.append(region_name)
     listed = availability_from_flag(True)
-    return [_offer(ctx, f"{name}/{region}", region, listed, entry, common) for region in names]
-
-
-def _offer(
-    ctx: ParseContext,
-    key: str,
-    region: str | None,
-    availability: Availability,
-    raw: dict[str, Any],
-    common: dict[str, Any],
-) -> Record:
-    return make_offer(
-        ctx,
-        offer_key=key,
-        raw=raw,
-        status=availability.status,
-        available_count=availability.available_count,
-        region=region,
-        **common,
-    )
+    return [offer(f"{name}/{region}", region, listed) for region in names]
 
 
 def _price(cents: Any) -> Decimal:
@@ -155,10 +139,7 @@ def _price(cents: Any) -> Decimal:
         raise FieldProblem(
             PRICE_UNPARSED, "price_cents_per_hour", f"not a whole number of cents: {cents}"
         )
-    try:
-        return from_minor_units(cents, LAMBDA_PRICE_SCALE)
-    except ValueError as exc:
-        raise FieldProblem(PRICE_UNPARSED, "price_cents_per_hour", str(exc)) from None
+    return minor_units(cents, LAMBDA_PRICE_SCALE, "price_cents_per_hour")
 
 
 def _gpu_count(itype: dict[str, Any], specs: dict[str, Any]) -> int:

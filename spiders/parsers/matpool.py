@@ -24,35 +24,31 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
-    PriceBasis,
-    PriceKind,
-    PricePlan,
-)
+from gpurent.model import BillingUnit, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
-from gpurent.normalize.price import MATPOOL_PRICE_SCALE, from_minor_units
+from gpurent.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
-    PageResult,
     ParseContext,
     Record,
+    counted_stock,
     field_quarantine,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    minor_units,
+    not_an_object,
+    not_negative,
     optional_int,
+    price_plan,
+    renamed_fields,
     require,
+    set_aside,
 )
+from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
+from spiders.parsers.fees import per_gb_fee
 
 CURRENCY = "CNY"
 ENDPOINT_URL = "https://matpool.com/api/machines"
@@ -64,30 +60,27 @@ CORE_KEYS = ("agentId", "hardware", "gpu")
 AUTH_FAILED_CODES = frozenset({176})
 
 _SOURCE = "Matpool terms via third-party doc, 2026-10"
-NETWORK_DISK_FEE = AddonFee(
-    fee_type=FeeType.DATA_DISK,
-    amount=Decimal(0),
-    currency=CURRENCY,
-    unit=BillingUnit.MONTH,
-    basis=FeeBasis.GB,
-    included_quantity=Decimal(5),
+NETWORK_DISK_FEE = per_gb_fee(
+    Decimal(0),
+    CURRENCY,
+    BillingUnit.MONTH,
+    included_gb=Decimal(5),
     mandatory=False,
-    charged_while_stopped=True,
+    while_stopped=True,
     note=(
         "network disk: first 5 GB free; the rate beyond 5 GB is not published in our "
         f"sources (amount 0 means unknown, not free) ({_SOURCE})"
     ),
 )
-ADDON_FEES: tuple[AddonFee, ...] = (NETWORK_DISK_FEE,)
+ADDON_FEES = (NETWORK_DISK_FEE,)
 
 
 @dataclass
-class MachinesPage(PageResult):
+class MachinesPage(ApiPage):
+    """A market page (a `code` other than 0, and not an auth code, is an API error)."""
+
     num_pages: int | None = None
     """`pagination.numPages`: pages in the whole market at this page size."""
-    auth_rejected: bool = False
-    api_error: str | None = None
-    """A `code` other than 0 (and not an auth code): the API answered, but with an error."""
 
 
 def machines_query(*, page: int, per_page: int) -> dict[str, str]:
@@ -96,29 +89,23 @@ def machines_query(*, page: int, per_page: int) -> dict[str, str]:
 
 
 def parse_machines(data: Any, ctx: ParseContext) -> MachinesPage:
-    if not isinstance(data, dict) or "code" not in data:
-        return MachinesPage(layout_error="no 'code' envelope in the answer")
-    code = data.get("code")
-    if code in AUTH_FAILED_CODES:
-        return MachinesPage(auth_rejected=True)
-    if code != 0:
-        msg = str(data.get("msg") or "")[:80]
-        return MachinesPage(api_error=f"code {code!r}: {msg}")
+    problem = code_envelope(
+        data, code_key="code", ok=0, message_key="msg", auth_codes=AUTH_FAILED_CODES
+    )
+    if problem is not None:
+        return MachinesPage.unanswered(problem)
     machines = data.get("machines")
     if not isinstance(machines, list):
         return MachinesPage(layout_error="no 'machines' list in a code 0 answer")
     page = MachinesPage()
     pagination = data.get("pagination")
     num_pages = pagination.get("numPages") if isinstance(pagination, dict) else None
-    if isinstance(num_pages, int) and not isinstance(num_pages, bool) and num_pages >= 0:
-        page.num_pages = num_pages
-    else:
+    page.num_pages = listing_size(num_pages, least=0)
+    if page.num_pages is None:
         page.notes.append("machines without a usable pagination.numPages: read one page only")
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
-    missing = keys_missing_everywhere(machines, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no machine carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(machines, CORE_KEYS, "machine")
     return page
 
 
@@ -135,12 +122,7 @@ def offer_key(machine: dict[str, Any]) -> str | None:
 
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(machine, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(machine),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, machine)
     key = offer_key(machine)
     return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build(machine, key, ctx))
 
@@ -156,23 +138,19 @@ def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
     side: list[Record] = []
     plans = _discount_plan(hardware, price, key, ctx, side)
     availability, problem = _availability(machine, need=cards)
-    if problem is not None:
-        side.append(field_quarantine(ctx, problem, offer_key=key, item=machine))
-    record = make_offer(
+    side.extend(set_aside(ctx, problem, offer_key=key, item=machine))
+    record = gpu_offer(
         ctx,
         offer_key=key,
         raw=machine,
-        **gpu_fields(identity, raw_name),
+        gpu=identity,
+        raw_gpu_name=raw_name,
         # One allocation unit is what one price buys: `cards` cards.
         gpu_count=cards,
-        status=availability.status,
-        available_count=availability.available_count,
+        stock=availability,
         price=price,
         currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
         price_basis=PriceBasis.INSTANCE,
-        price_kind=PriceKind.ON_DEMAND,
-        region=None,
         url=ENDPOINT_URL,
         fees=ADDON_FEES,
         plans=plans,
@@ -191,13 +169,7 @@ def _millicent(hardware: dict[str, Any], key: str) -> Decimal:
     value = hardware.get(key)
     if value is None:
         raise FieldProblem(MISSING_FIELD, key, f"{key} is missing")
-    try:
-        amount = from_minor_units(value, MATPOOL_PRICE_SCALE)
-    except ValueError as exc:
-        raise FieldProblem(PRICE_UNPARSED, key, str(exc)) from None
-    if amount < 0:
-        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is negative: {value}")
-    return amount
+    return not_negative(minor_units(value, MATPOOL_PRICE_SCALE, key), key, value)
 
 
 def _cards_per_unit(machine: dict[str, Any]) -> int:
@@ -238,15 +210,7 @@ def _discount_plan(
         return ()
     if discount == price:
         return ()  # no discount on this machine
-    return (
-        PricePlan(
-            price=discount,
-            currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
-            price_basis=PriceBasis.INSTANCE,
-            price_kind=PriceKind.MEMBER,
-        ),
-    )
+    return (price_plan(discount, CURRENCY, PriceBasis.INSTANCE, PriceKind.MEMBER),)
 
 
 def _availability(
@@ -257,11 +221,12 @@ def _availability(
     gpu = machine.get("gpu")
     if not isinstance(gpu, dict):
         return UNKNOWN, None
-    try:
-        free = optional_int(gpu, "available")
-        total = optional_int(gpu, "total")
-        return availability_from_counts(free, total, need=need), None
-    except FieldProblem as problem:
-        return UNKNOWN, FieldProblem(problem.code, "gpu", problem.detail)
-    except ValueError as exc:  # more free than total, negative counts
-        return UNKNOWN, FieldProblem(INVALID_VALUE, "gpu", str(exc))
+    availability, problem = counted_stock(
+        "gpu",
+        lambda: availability_from_counts(
+            optional_int(gpu, "available"), optional_int(gpu, "total"), need=need
+        ),
+    )
+    if problem is not None:  # the counts sit in `gpu`: its line shows that object
+        problem = FieldProblem(problem.code, "gpu", problem.detail)
+    return availability, problem

@@ -23,15 +23,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
-    PriceBasis,
-    PriceKind,
-    PricePlan,
-)
+from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -40,16 +32,19 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
     make_quarantine,
+    not_an_object,
+    price_plan,
+    renamed_fields,
     require,
     to_int,
     to_price,
 )
+from spiders.parsers.envelope import answer_keys
+from spiders.parsers.fees import per_instance_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://api.paperspace.io/vmTypes/getVmTypesByClusters"
@@ -64,14 +59,13 @@ NO_GPU_LABELS = frozenset({"", "none", "none (cpu)"})
 # (Paperspace support, "Virtual Machine Billing Overview", article 360057895553).
 _STORAGE_SOURCE = "support.paperspace.com/hc/en-us/articles/360057895553"
 ADDON_FEES: tuple[AddonFee, ...] = (
-    AddonFee(
-        fee_type=FeeType.SYSTEM_DISK,
-        amount=Decimal(5),
-        currency=CURRENCY,
-        unit=BillingUnit.MONTH,
-        basis=FeeBasis.INSTANCE,
+    per_instance_fee(
+        FeeType.SYSTEM_DISK,
+        Decimal(5),
+        CURRENCY,
+        BillingUnit.MONTH,
         mandatory=True,
-        charged_while_stopped=True,
+        while_stopped=True,
         note=f"50 GB boot volume, $5/month, included in monthly subscriptions ({_STORAGE_SOURCE})",
     ),
 )
@@ -83,7 +77,7 @@ def parse_vm_types(data: Any, ctx: ParseContext) -> PageResult:
         or not data
         or not all(isinstance(v, list) for v in data.values())
     ):
-        shown = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        shown = answer_keys(data)
         return PageResult(layout_error=f"not a map of cluster id to machine type lists ({shown})")
     page = PageResult()
     entries: list[Any] = []
@@ -93,9 +87,7 @@ def parse_vm_types(data: Any, ctx: ParseContext) -> PageResult:
         for item in items:
             entries.append(item)
             page.records.extend(_entry_records(str(cluster_id), item, ctx, seen, skipped))
-    missing = keys_missing_everywhere(entries, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no machine type entry carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(entries, CORE_KEYS, "machine type entry")
     if skipped["cpu"] or skipped["free"]:
         page.notes.append(
             f"skipped {skipped['cpu']} CPU-only and {skipped['free']} free-tier machine types"
@@ -116,12 +108,7 @@ def _entry_records(
     cluster_id: str, item: Any, ctx: ParseContext, seen: set[str], skipped: dict[str, int]
 ) -> list[Record]:
     if not isinstance(item, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, item)
     vm_type = item.get("vmType")
     if isinstance(vm_type, dict):
         if _is_cpu_only(vm_type):
@@ -173,7 +160,11 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
         price, unit = hourly, BillingUnit.HOUR
         kind = PriceKind.SPOT if preemptible else PriceKind.ON_DEMAND
         if monthly is not None:
-            plans.append(_plan(monthly, BillingUnit.MONTH, PriceKind.COMMITMENT))
+            plans.append(
+                price_plan(
+                    monthly, CURRENCY, PriceBasis.INSTANCE, PriceKind.COMMITMENT, BillingUnit.MONTH
+                )
+            )
     elif monthly is not None:
         # Only a monthly subscription: that is the price of the row.
         price, unit, kind = monthly, BillingUnit.MONTH, PriceKind.COMMITMENT
@@ -184,16 +175,15 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             "no public hourly or monthly rate (employee-only rates ignored)",
         )
     flag = item.get("isAvailable")
-    availability = availability_from_flag(flag if isinstance(flag, bool) else None)
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=key,
             raw=item,
-            **gpu_fields(identity, raw_name),
+            gpu=identity,
+            raw_gpu_name=raw_name,
             gpu_count=count,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=availability_from_flag(flag if isinstance(flag, bool) else None),
             price=price,
             currency=CURRENCY,
             billing_unit=unit,
@@ -202,7 +192,7 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             region=_region(item),
             url=ENDPOINT_URL,
             fees=ADDON_FEES,
-            plans=tuple(plans),
+            plans=plans,
         )
     ]
 
@@ -227,16 +217,6 @@ def _rates(vm_type: dict[str, Any]) -> tuple[Decimal | None, Decimal | None]:
         elif entry.get("type") == "monthly" and monthly is None:
             monthly = to_price(rate.get("rateMonthly"), "usageRate.rateMonthly")
     return hourly, monthly
-
-
-def _plan(price: Decimal, unit: BillingUnit, kind: PriceKind) -> PricePlan:
-    return PricePlan(
-        price=price,
-        currency=CURRENCY,
-        billing_unit=unit,
-        price_basis=PriceBasis.INSTANCE,
-        price_kind=kind,
-    )
 
 
 def _region(item: dict[str, Any]) -> str | None:

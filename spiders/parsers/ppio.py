@@ -20,24 +20,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpurent.model import BillingUnit, PriceBasis, PriceKind
+from gpurent.model import PriceBasis
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
-from gpurent.normalize.price import PPIO_PRICE_SCALE, from_minor_units
+from gpurent.normalize.price import PPIO_PRICE_SCALE
 from spiders.parsers.common import (
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
-    gpu_fields,
+    gpu_offer,
     guarded,
+    id_text,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    minor_units,
+    not_an_object,
+    not_negative,
     require,
 )
+from spiders.parsers.envelope import list_page
 
 CURRENCY = "CNY"
 ENDPOINT_URL = "https://api.ppinfra.com/gpu-instance/openapi/v1/products"
@@ -47,28 +48,15 @@ CORE_KEYS = ("id", "name", "price", "availableDeploy")
 
 
 def parse_products(data: Any, ctx: ParseContext) -> PageResult:
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
-        return PageResult(layout_error=f"no 'data' list in the answer (got {keys})")
-    products: list[Any] = data["data"]
-    page = PageResult()
-    for product in products:
-        page.records.extend(product_records(product, ctx))
-    missing = keys_missing_everywhere(products, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no product carries {', '.join(missing)}"
-    return page
+    return list_page(
+        data, "data", ctx, records=product_records, core_keys=CORE_KEYS, noun="product"
+    )
 
 
 def product_records(product: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(product, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(product),
-                offer_key=None,
-            )
-        ]  # fmt: skip
-    key = _key(product.get("id"))
+        return not_an_object(ctx, product)
+    key = id_text(product.get("id"))
     return guarded(ctx, offer_key=key, raw=product, build=lambda: _build(product, key, ctx))
 
 
@@ -78,27 +66,19 @@ def _build(product: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
     raw_name = require(product, "name")
     identity = identify_gpu(raw_name, field="name")
     price_raw = require(product, "price")
-    try:
-        price = from_minor_units(price_raw, PPIO_PRICE_SCALE)
-    except ValueError as exc:
-        raise FieldProblem(PRICE_UNPARSED, "price", str(exc)) from None
-    if price < 0:
-        raise FieldProblem(PRICE_UNPARSED, "price", f"price is negative: {price_raw}")
-    availability = _availability(product)
+    price = not_negative(minor_units(price_raw, PPIO_PRICE_SCALE, "price"), "price", price_raw)
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=key,
             raw=product,
-            **gpu_fields(identity, raw_name),
+            gpu=identity,
+            raw_gpu_name=raw_name,
             gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=_availability(product),
             price=price,
             currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
             price_basis=PriceBasis.GPU,
-            price_kind=PriceKind.ON_DEMAND,
             region=_regions(product.get("regions")),
             url=ENDPOINT_URL,
         )
@@ -118,10 +98,3 @@ def _regions(value: Any) -> str | None:
         return None
     names = [str(v).strip() for v in value if isinstance(v, str | int) and str(v).strip()]
     return ", ".join(names) or None
-
-
-def _key(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    text = str(value).strip()
-    return text or None

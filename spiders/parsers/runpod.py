@@ -37,15 +37,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
-    PriceBasis,
-    PriceKind,
-    PricePlan,
-)
+from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import (
     UNKNOWN,
     Availability,
@@ -58,16 +50,18 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    kept_price,
+    not_an_object,
+    price_plan,
+    renamed_fields,
     require,
     to_price,
 )
+from spiders.parsers.envelope import answer_keys
+from spiders.parsers.fees import per_gb_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://api.runpod.io/graphql"
@@ -83,23 +77,20 @@ _AUTH_WORDS = ("unauthorized", "unauthenticated", "api key", "forbidden")
 
 _SOURCE = "RunPod pricing page via third-party doc, 2026-10"
 VOLUME_FEES: tuple[AddonFee, ...] = (
-    AddonFee(
-        fee_type=FeeType.DATA_DISK,
-        amount=Decimal("0.10"),
-        currency=CURRENCY,
-        unit=BillingUnit.MONTH,
-        basis=FeeBasis.GB,
+    per_gb_fee(
+        Decimal("0.10"),
+        CURRENCY,
+        BillingUnit.MONTH,
         mandatory=True,
         note=f"pod volume and container disk while running, $0.10/GB/month ({_SOURCE})",
     ),
-    AddonFee(
+    per_gb_fee(
+        Decimal("0.20"),
+        CURRENCY,
+        BillingUnit.MONTH,
         fee_type=FeeType.STORAGE_STOPPED,
-        amount=Decimal("0.20"),
-        currency=CURRENCY,
-        unit=BillingUnit.MONTH,
-        basis=FeeBasis.GB,
         mandatory=True,
-        charged_while_stopped=True,
+        while_stopped=True,
         note=f"volume disk of a stopped pod, $0.20/GB/month ({_SOURCE})",
     ),
 )
@@ -155,7 +146,7 @@ class GraphqlAnswer:
 def read_envelope(answer: Any) -> GraphqlAnswer:
     """`{"data": ..., "errors": [...]}`: data (possibly partial), the error, a refused key."""
     if not isinstance(answer, dict) or not ("data" in answer or "errors" in answer):
-        keys = sorted(answer)[:8] if isinstance(answer, dict) else type(answer).__name__
+        keys = answer_keys(answer)
         return GraphqlAnswer(None, layout_error=f"no GraphQL 'data' in the answer (got {keys})")
     errors = answer.get("errors")
     message: str | None = None
@@ -205,9 +196,7 @@ def parse_catalog(data: dict[str, Any] | None) -> Catalog:
                     "community": _flag(item.get("communityCloud")),
                 }
             )
-    missing = keys_missing_everywhere(types, CATALOG_KEYS)
-    if missing:
-        catalog.layout_error = f"no GPU type in the catalog carries {', '.join(missing)}"
+    catalog.layout_error = renamed_fields(types, CATALOG_KEYS, "GPU type in the catalog")
     return catalog
 
 
@@ -224,9 +213,7 @@ def parse_prices(
     page = PageResult()
     for item in types:
         page.records.extend(gpu_type_records(item, cloud, catalog, ctx))
-    missing = keys_missing_everywhere(types, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no GPU type carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(types, CORE_KEYS, "GPU type")
     return page
 
 
@@ -237,12 +224,7 @@ def offer_key(item: dict[str, Any], cloud: str) -> str | None:
 
 def gpu_type_records(item: Any, cloud: str, catalog: Catalog, ctx: ParseContext) -> list[Record]:
     if not isinstance(item, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, item)
     key = offer_key(item, cloud)
     return guarded(
         ctx, offer_key=key, raw=item, build=lambda: _build(item, key, cloud, catalog, ctx)
@@ -266,19 +248,17 @@ def _build(
     side: list[Record] = []
     plans = (*_spot_plan(lowest, key, ctx, side), *_commitment_plans(item, cloud, key, ctx, side))
     country = lowest.get("countryCode") if isinstance(lowest, dict) else None
-    record = make_offer(
+    record = gpu_offer(
         ctx,
         offer_key=key,
         raw=item,
-        **gpu_fields(identity, raw_name),
+        gpu=identity,
+        raw_gpu_name=raw_name,
         gpu_count=1,
-        status=availability.status,
-        available_count=availability.available_count,
+        stock=availability,
         price=price,
         currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
         price_basis=PriceBasis.GPU,
-        price_kind=PriceKind.ON_DEMAND,
         region=country if isinstance(country, str) and country else None,
         url=ENDPOINT_URL,
         fees=VOLUME_FEES,
@@ -314,14 +294,10 @@ def _price(item: dict[str, Any], lowest: Any, cloud: str) -> Decimal:
 def _spot_plan(
     lowest: Any, key: str, ctx: ParseContext, side: list[Record]
 ) -> tuple[PricePlan, ...]:
-    if not isinstance(lowest, dict) or lowest.get("minimumBidPrice") is None:
+    if not isinstance(lowest, dict):
         return ()
-    try:
-        bid = to_price(lowest["minimumBidPrice"], "minimumBidPrice")
-    except FieldProblem as problem:
-        side.append(field_quarantine(ctx, problem, offer_key=key, item=lowest))
-        return ()
-    return (_plan(bid, PriceKind.SPOT),) if bid > 0 else ()
+    bid = kept_price(ctx, lowest, "minimumBidPrice", offer_key=key, side=side)
+    return (_plan(bid, PriceKind.SPOT),) if bid else ()  # None or 0: no spot plan
 
 
 def _commitment_plans(
@@ -331,26 +307,14 @@ def _commitment_plans(
         return ()
     plans: list[PricePlan] = []
     for name in COMMITMENT_FIELDS:
-        if item.get(name) is None:
-            continue
-        try:
-            price = to_price(item[name], name)
-        except FieldProblem as problem:
-            side.append(field_quarantine(ctx, problem, offer_key=key, item=item))
-            continue
-        if price > 0:
+        price = kept_price(ctx, item, name, offer_key=key, side=side)
+        if price:  # None (absent, or set aside) or 0: no plan
             plans.append(_plan(price, PriceKind.COMMITMENT))
     return tuple(plans)
 
 
 def _plan(price: Decimal, kind: PriceKind) -> PricePlan:
-    return PricePlan(
-        price=price,
-        currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
-        price_basis=PriceBasis.GPU,
-        price_kind=kind,
-    )
+    return price_plan(price, CURRENCY, PriceBasis.GPU, kind)
 
 
 def _vram(item: dict[str, Any]) -> int | None:

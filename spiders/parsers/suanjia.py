@@ -9,8 +9,6 @@ such as "RTX 4090 24G", price per card such as "¥1.88/小时", stock such as "�
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
@@ -18,12 +16,9 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    gpu_fields,
-    guarded,
     identify_gpu,
-    make_offer,
 )
-from spiders.parsers.page_table import Cells, card_basis, empty_columns, read_price, table_rows
+from spiders.parsers.page_table import Cells, card_offer, read_price, table_page
 
 PRICING_URL = "https://www.suanjiayun.com/pricing"
 ROW_SELECTOR = "#gpu-market tbody tr.gpu-row"
@@ -32,27 +27,22 @@ CELLS = ("region", "gpu", "price", "stock")
 
 
 def parse_market(html: str, ctx: ParseContext) -> PageResult:
-    rows = table_rows(html, ROW_SELECTOR, CELLS)
-    if not rows:
-        return PageResult(layout_error=f"no market rows ({ROW_SELECTOR}) in the rendered page")
-    page = PageResult()
-    for cells in rows:
-        key = offer_key(cells)
-        page.records.extend(guarded(ctx, offer_key=key, raw=cells, build=_builder(cells, ctx)))
-    empty = empty_columns(rows, ("gpu", "price"))
-    if empty:
-        page.layout_error = f"no row has a {', '.join(empty)} cell"
-    return page
+    return table_page(
+        html,
+        ctx,
+        row_selector=ROW_SELECTOR,
+        cell_names=CELLS,
+        required=("gpu", "price"),
+        no_rows=f"no market rows ({ROW_SELECTOR}) in the rendered page",
+        offer_key=offer_key,
+        build=_build,
+    )
 
 
 def offer_key(cells: Cells) -> str | None:
     if not cells["gpu"]:
         return None
     return f"{cells['region']}/{cells['gpu']}" if cells["region"] else cells["gpu"]
-
-
-def _builder(cells: Cells, ctx: ParseContext) -> Callable[[], list[Record]]:
-    return lambda: _build(cells, ctx)
 
 
 def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
@@ -62,21 +52,15 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
         raise FieldProblem(MISSING_FIELD, "gpu", "gpu is empty")
     identity = identify_gpu(raw_name, field="gpu")  # "RTX 4090 24G": memory in the name
     price = read_price(cells["price"], "price")
-    availability = parse_availability(cells["stock"])
     return [
-        make_offer(
+        card_offer(
             ctx,
             offer_key=key,
-            raw=cells,
-            **gpu_fields(identity, raw_name),
-            gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
-            price=price.amount,
-            currency=price.currency,
-            billing_unit=price.unit,
-            price_basis=card_basis(price.basis),
-            price_kind=price.kind,
+            cells=cells,
+            gpu=identity,
+            raw_gpu_name=raw_name,
+            stock=parse_availability(cells["stock"]),
+            price=price,
             region=cells["region"] or None,
             url=PRICING_URL,
         )

@@ -27,25 +27,26 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, PriceKind
+from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from spiders.parsers.common import (
-    INVALID_VALUE,
     MISSING_FIELD,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    counted_stock,
+    gpu_offer,
     guarded,
     identify_gpu,
-    make_offer,
     make_quarantine,
     optional_int,
+    set_aside,
     to_decimal,
     to_price,
 )
+from spiders.parsers.envelope import answer_keys
+from spiders.parsers.fees import per_gb_fee, vm_part_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes"
@@ -58,7 +59,7 @@ SPEC_PARTS = ("cpu", "gpu", "ram", "storage")
 
 def parse_hostnodes(data: Any, ctx: ParseContext) -> PageResult:
     if not isinstance(data, dict) or not isinstance(data.get("hostnodes"), dict):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+        keys = answer_keys(data)
         return PageResult(layout_error=f"no 'hostnodes' object in the answer (got {keys})")
     nodes: dict[str, Any] = data["hostnodes"]
     page = PageResult()
@@ -115,27 +116,24 @@ def _build(
     identity = identify_gpu(slug, field=f"specs.gpu.{slug}", vram_gb=vram)
     price = to_price(gpu.get("price"), f"specs.gpu.{slug}.price")
     fees = _fees(specs)
-    availability, problem = _availability(gpu, specs)
-    side = [] if problem is None else [field_quarantine(ctx, problem, offer_key=key, item=gpu)]
+    availability, problem = counted_stock("amount", lambda: _availability(gpu, specs))
     return [
-        make_offer(
+        gpu_offer(
             ctx,
             offer_key=key,
             raw=raw,
-            **gpu_fields(identity, slug),
+            gpu=identity,
+            raw_gpu_name=slug,
             gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
+            stock=availability,
             price=price,
             currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
             price_basis=PriceBasis.GPU,
-            price_kind=PriceKind.ON_DEMAND,
             region=_region(node.get("location")),
             url=ENDPOINT_URL,
             fees=fees,
         ),
-        *side,
+        *set_aside(ctx, problem, offer_key=key, item=gpu),
     ]
 
 
@@ -149,54 +147,43 @@ def _part(specs: dict[str, Any], name: str) -> dict[str, Any]:
 def _fees(specs: dict[str, Any]) -> tuple[AddonFee, ...]:
     # A bad component price makes the card's true cost unknowable: the offer is quarantined.
     return (
-        AddonFee(
-            fee_type=FeeType.VCPU,
-            amount=to_price(_part(specs, "cpu").get("price"), "specs.cpu.price"),
-            currency=CURRENCY,
-            unit=BillingUnit.HOUR,
-            basis=FeeBasis.VCPU,
+        vm_part_fee(
+            FeeType.VCPU,
+            _part_price(specs, "cpu"),
+            CURRENCY,
             quantity=MIN_VCPUS,
-            mandatory=True,
             note="least vCPUs per VM (gpuhunt's TensorDock minimum: 1)",
         ),
-        AddonFee(
-            fee_type=FeeType.MEMORY,
-            amount=to_price(_part(specs, "ram").get("price"), "specs.ram.price"),
-            currency=CURRENCY,
-            unit=BillingUnit.HOUR,
-            basis=FeeBasis.GIB_RAM,
+        vm_part_fee(
+            FeeType.MEMORY,
+            _part_price(specs, "ram"),
+            CURRENCY,
             quantity=MIN_RAM_GB,
-            mandatory=True,
             note="least RAM per VM, in GB (gpuhunt's TensorDock minimum: 2, even sizes)",
         ),
-        AddonFee(
-            fee_type=FeeType.DATA_DISK,
-            amount=to_price(_part(specs, "storage").get("price"), "specs.storage.price"),
-            currency=CURRENCY,
-            unit=BillingUnit.HOUR,
-            basis=FeeBasis.GB,
+        per_gb_fee(
+            _part_price(specs, "storage"),
+            CURRENCY,
+            BillingUnit.HOUR,
             mandatory=True,
             note="per GB of the VM disk, size chosen when renting (at least 30 GB)",
         ),
     )
 
 
-def _availability(
-    gpu: dict[str, Any], specs: dict[str, Any]
-) -> tuple[Availability, FieldProblem | None]:
+def _part_price(specs: dict[str, Any], name: str) -> Decimal:
+    return to_price(_part(specs, name).get("price"), f"specs.{name}.price")
+
+
+def _availability(gpu: dict[str, Any], specs: dict[str, Any]) -> Availability:
     """Free cards from `amount`; missing is `unknown` (rule of truth 1); a bad count is
-    `unknown` too, with its field quarantined beside the offer."""
-    try:
-        free = optional_int(gpu, "amount")
-        if free is None:
-            return UNKNOWN, None
-        if free > 0 and not _room_for_smallest_vm(specs):
-            free = 0
-        return availability_from_counts(free), None
-    except FieldProblem as problem:
-        return UNKNOWN, problem
-    except ValueError as exc:  # negative counts
-        return UNKNOWN, FieldProblem(INVALID_VALUE, "amount", str(exc))
+    `unknown` too, with its field quarantined beside the offer (`counted_stock`)."""
+    free = optional_int(gpu, "amount")
+    if free is None:
+        return UNKNOWN
+    if free > 0 and not _room_for_smallest_vm(specs):
+        free = 0
+    return availability_from_counts(free)
 
 
 def _room_for_smallest_vm(specs: dict[str, Any]) -> bool:

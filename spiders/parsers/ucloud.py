@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from spiders.parsers.envelope import EnvelopeProblem
+
 ParamValue = str | int | bool | Decimal
 
 SIGNATURE_ERROR = 171
@@ -91,3 +93,15 @@ def read_envelope(data: Any) -> Envelope:
     message = str(data.get("Message") or "")[:80]
     error = f"RetCode {code!r}: {message}"
     return Envelope(ok=False, auth_rejected=code in AUTH_RETCODES, error=error)
+
+
+def envelope_problem(data: Any) -> EnvelopeProblem | None:
+    """None for a RetCode 0 answer; else why it holds no data (for the action's page)."""
+    envelope = read_envelope(data)
+    if envelope.not_an_envelope:
+        return EnvelopeProblem(layout_error="no UCloud envelope (RetCode) in the answer")
+    if envelope.auth_rejected:
+        return EnvelopeProblem(auth_rejected=True)
+    if not envelope.ok:
+        return EnvelopeProblem(api_error=envelope.error)
+    return None

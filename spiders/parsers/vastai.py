@@ -28,22 +28,23 @@ from gpurent.model import (
 )
 from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
-    FieldProblem,
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
-    make_offer,
-    make_quarantine,
+    kept_price,
+    not_an_object,
     optional_int,
+    price_plan,
+    renamed_fields,
     require,
     to_int,
     to_price,
 )
+from spiders.parsers.envelope import list_at, no_list
+from spiders.parsers.fees import per_gb_fee
 
 CURRENCY = "USD"
 # A console link that opens the offer (the form public tools use; not a documented URL).
@@ -75,29 +76,21 @@ def search_body(*, limit: int, after_id: int) -> dict[str, Any]:
 
 
 def parse_bundles(data: Any, ctx: ParseContext) -> BundlesPage:
-    if not isinstance(data, dict) or not isinstance(data.get("offers"), list):
-        keys = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
-        return BundlesPage(layout_error=f"no 'offers' list in the answer (got {keys})")
-    offers: list[Any] = data["offers"]
+    offers = list_at(data, "offers")
+    if offers is None:
+        return BundlesPage(layout_error=no_list(data, "offers"))
     page = BundlesPage(count=len(offers))
     ids = [o["id"] for o in offers if isinstance(o, dict) and _is_int(o.get("id"))]
     page.last_id = max(ids) if ids else None
     for offer in offers:
         page.records.extend(offer_records(offer, ctx))
-    missing = keys_missing_everywhere(offers, CORE_KEYS)
-    if missing:
-        page.layout_error = f"no offer carries {', '.join(missing)}"
+    page.layout_error = renamed_fields(offers, CORE_KEYS, "offer")
     return page
 
 
 def offer_records(offer: Any, ctx: ParseContext) -> list[Record]:
     if not isinstance(offer, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(offer),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, offer)
     key = str(offer["id"]) if _is_int(offer.get("id")) else None
     return guarded(ctx, offer_key=key, raw=offer, build=lambda: _build(offer, ctx))
 
@@ -115,19 +108,17 @@ def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
     side: list[Record] = []
     plans = _spot_plan(offer, ctx, side)
     fees = (*_storage_fee(offer), *_traffic_fees(offer, ctx, side))
-    record = make_offer(
+    record = gpu_offer(
         ctx,
         offer_key=str(offer_id),
         raw=offer,
-        **gpu_fields(identity, raw_name),
+        gpu=identity,
+        raw_gpu_name=raw_name,
         gpu_count=count,
-        status=availability.status,
-        available_count=availability.available_count,
+        stock=availability,
         price=price,
         currency=CURRENCY,
-        billing_unit=BillingUnit.HOUR,
         price_basis=PriceBasis.INSTANCE,
-        price_kind=PriceKind.ON_DEMAND,
         region=_region(offer.get("geolocation")),
         url=OFFER_URL.format(id=offer_id),
         fees=fees,
@@ -153,25 +144,11 @@ def _rentable_now(offer: dict[str, Any]) -> bool | None:
 def _spot_plan(
     offer: dict[str, Any], ctx: ParseContext, side: list[Record]
 ) -> tuple[PricePlan, ...]:
-    if offer.get("min_bid") is None:
+    # The on-demand offer stands; a bad spot price is set aside on its own line.
+    bid = kept_price(ctx, offer, "min_bid", offer_key=str(offer.get("id")), side=side)
+    if not bid:  # absent, unreadable or 0
         return ()
-    try:
-        bid = to_price(offer["min_bid"], "min_bid")
-    except FieldProblem as problem:
-        # The on-demand offer stands; the bad spot price is set aside on its own line.
-        side.append(field_quarantine(ctx, problem, offer_key=str(offer.get("id")), item=offer))
-        return ()
-    if bid == 0:
-        return ()
-    return (
-        PricePlan(
-            price=bid,
-            currency=CURRENCY,
-            billing_unit=BillingUnit.HOUR,
-            price_basis=PriceBasis.INSTANCE,
-            price_kind=PriceKind.SPOT,
-        ),
-    )
+    return (price_plan(bid, CURRENCY, PriceBasis.INSTANCE, PriceKind.SPOT),)
 
 
 def _storage_fee(offer: dict[str, Any]) -> tuple[AddonFee, ...]:
@@ -180,14 +157,12 @@ def _storage_fee(offer: dict[str, Any]) -> tuple[AddonFee, ...]:
     if offer.get("storage_cost") is None:
         return ()
     return (
-        AddonFee(
-            fee_type=FeeType.DATA_DISK,
-            amount=to_price(offer["storage_cost"], "storage_cost"),
-            currency=CURRENCY,
-            unit=BillingUnit.MONTH,
-            basis=FeeBasis.GB,
+        per_gb_fee(
+            to_price(offer["storage_cost"], "storage_cost"),
+            CURRENCY,
+            BillingUnit.MONTH,
             mandatory=True,
-            charged_while_stopped=True,
+            while_stopped=True,
             note="per GB of the disk size chosen when renting",
         ),
     )
@@ -207,12 +182,8 @@ def _traffic_fees(offer: dict[str, Any], ctx: ParseContext, side: list[Record]) 
         key, basis = (
             (per_tb, FeeBasis.TB) if offer.get(per_tb) is not None else (per_gb, FeeBasis.GB)
         )
-        if offer.get(key) is None:
-            continue
-        try:
-            amount = to_price(offer[key], key)
-        except FieldProblem as problem:
-            side.append(field_quarantine(ctx, problem, offer_key=str(offer.get("id")), item=offer))
+        amount = kept_price(ctx, offer, key, offer_key=str(offer.get("id")), side=side)
+        if amount is None:
             continue
         fees.append(
             AddonFee(

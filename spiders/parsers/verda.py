@@ -34,15 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
-    PriceBasis,
-    PriceKind,
-    PricePlan,
-)
+from gpurent.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from gpurent.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
@@ -53,18 +45,20 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    field_quarantine,
-    gpu_fields,
+    gpu_offer,
     guarded,
     identify_gpu,
+    kept_price,
     keys_missing_everywhere,
-    make_offer,
     make_quarantine,
+    not_an_object,
+    price_plan,
     require,
     to_decimal,
     to_int,
     to_price,
 )
+from spiders.parsers.fees import per_gb_fee
 
 ENDPOINT_URL = "https://api.datacrunch.io/v1/instance-types"
 TYPE_KEYS = ("instance_type", "price_per_hour", "gpu")
@@ -222,12 +216,7 @@ def instance_type_records(
     item: Any, locations: list[str | None], inputs: Inputs, ctx: ParseContext
 ) -> list[Record]:
     if not isinstance(item, dict):
-        return [
-            make_quarantine(
-                ctx, reason="not_an_offer: not an object", field=None, raw=str(item),
-                offer_key=None,
-            )
-        ]  # fmt: skip
+        return not_an_object(ctx, item)
     name = item.get("instance_type")
     key = name if isinstance(name, str) and name else None
     return guarded(
@@ -266,19 +255,17 @@ def _build(
         spot_here = spot is not None and (inputs.spot is None or inputs.spot.listed(name, location))
         plans = (_plan(spot, currency),) if spot is not None and spot_here else ()
         records.append(
-            make_offer(
+            gpu_offer(
                 ctx,
                 offer_key=f"{name}/{location}" if location else name,
                 raw=item,
-                **gpu_fields(identity, raw_name),
+                gpu=identity,
+                raw_gpu_name=raw_name,
                 gpu_count=count,
-                status=availability.status,
-                available_count=availability.available_count,
+                stock=availability,
                 price=price,
                 currency=currency,
-                billing_unit=BillingUnit.HOUR,
                 price_basis=PriceBasis.INSTANCE,
-                price_kind=PriceKind.ON_DEMAND,
                 region=location,
                 url=ENDPOINT_URL,
                 fees=fees,
@@ -307,25 +294,13 @@ def _vram_per_card(item: dict[str, Any], count: int) -> int | None:
 def _spot_price(
     item: dict[str, Any], name: str, ctx: ParseContext, side: list[Record]
 ) -> Decimal | None:
-    if item.get("spot_price") is None:
-        return None
-    try:
-        price = to_price(item["spot_price"], "spot_price")
-    except FieldProblem as problem:
-        # The on-demand offers stand; the bad spot price is set aside on its own line.
-        side.append(field_quarantine(ctx, problem, offer_key=name, item=item))
-        return None
-    return price if price > 0 else None
+    # The on-demand offers stand; a bad spot price is set aside on its own line.
+    price = kept_price(ctx, item, "spot_price", offer_key=name, side=side)
+    return price if price else None  # 0: no spot price
 
 
 def _plan(price: Decimal, currency: str) -> PricePlan:
-    return PricePlan(
-        price=price,
-        currency=currency,
-        billing_unit=BillingUnit.HOUR,
-        price_basis=PriceBasis.INSTANCE,
-        price_kind=PriceKind.SPOT,
-    )
+    return price_plan(price, currency, PriceBasis.INSTANCE, PriceKind.SPOT)
 
 
 def _fees(item: dict[str, Any], volumes: VolumeTypes | None) -> tuple[AddonFee, ...]:
@@ -340,14 +315,12 @@ def _fees(item: dict[str, Any], volumes: VolumeTypes | None) -> tuple[AddonFee, 
         if boot:
             note += "; the boot volume of a type without local disk"
         fees.append(
-            AddonFee(
-                fee_type=FeeType.DATA_DISK,
-                amount=volume.amount,
-                currency=volume.currency,
-                unit=BillingUnit.MONTH,
-                basis=FeeBasis.GB,
+            per_gb_fee(
+                volume.amount,
+                volume.currency,
+                BillingUnit.MONTH,
                 mandatory=boot,
-                charged_while_stopped=True,
+                while_stopped=True,
                 note=note,
             )
         )

@@ -10,10 +10,9 @@ place to adapt.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType
+from gpurent.model import BillingUnit, FeeType
 from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
@@ -21,12 +20,10 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
-    gpu_fields,
-    guarded,
     identify_gpu,
-    make_offer,
 )
-from spiders.parsers.page_table import Cells, card_basis, empty_columns, read_price, table_rows
+from spiders.parsers.fees import per_gb_fee
+from spiders.parsers.page_table import Cells, card_offer, read_price, table_page
 
 PRICING_URL = "https://www.xiangongyun.com/pricing"
 ROW_SELECTOR = "table.gpu-price-table tbody tr.gpu-row"
@@ -35,30 +32,28 @@ CELLS = ("gpu-name", "gpu-memory", "gpu-region", "gpu-price", "gpu-stock")
 # After shutdown_release_gpu (关机释放GPU) the used system-disk space stays billed
 # (仙宫云 open API reference, via shared/data/provider-samples/_cross_provider/
 # addon_fee_observations.csv). Platform-wide, so every offer carries it.
-STOPPED_DISK_FEE = AddonFee(
+STOPPED_DISK_FEE = per_gb_fee(
+    Decimal("0.00003"),
+    "CNY",
+    BillingUnit.HOUR,
     fee_type=FeeType.STORAGE_STOPPED,
-    amount=Decimal("0.00003"),
-    currency="CNY",
-    unit=BillingUnit.HOUR,
-    basis=FeeBasis.GB,
     mandatory=False,
-    charged_while_stopped=True,
+    while_stopped=True,
     note="system disk (used space) after shutdown_release_gpu, ¥0.00003/GB/h (仙宫云 API reference)",
 )
 
 
 def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
-    rows = table_rows(html, ROW_SELECTOR, CELLS)
-    if not rows:
-        return PageResult(layout_error=f"no price rows ({ROW_SELECTOR}) in the page")
-    page = PageResult()
-    for cells in rows:
-        key = offer_key(cells)
-        page.records.extend(guarded(ctx, offer_key=key, raw=cells, build=_builder(cells, ctx)))
-    empty = empty_columns(rows, ("gpu-name", "gpu-price"))
-    if empty:
-        page.layout_error = f"no row has a {', '.join(empty)} cell"
-    return page
+    return table_page(
+        html,
+        ctx,
+        row_selector=ROW_SELECTOR,
+        cell_names=CELLS,
+        required=("gpu-name", "gpu-price"),
+        no_rows=f"no price rows ({ROW_SELECTOR}) in the page",
+        offer_key=offer_key,
+        build=_build,
+    )
 
 
 def offer_key(cells: Cells) -> str | None:
@@ -66,10 +61,6 @@ def offer_key(cells: Cells) -> str | None:
     if not name:
         return None
     return f"{cells['gpu-region']}/{name}" if cells["gpu-region"] else name
-
-
-def _builder(cells: Cells, ctx: ParseContext) -> Callable[[], list[Record]]:
-    return lambda: _build(cells, ctx)
 
 
 def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
@@ -80,21 +71,15 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
     # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
     identity = identify_gpu(f"{raw_name} {cells['gpu-memory']}".strip(), field="gpu-name")
     price = read_price(cells["gpu-price"], "gpu-price")
-    availability = parse_availability(cells["gpu-stock"])
     return [
-        make_offer(
+        card_offer(
             ctx,
             offer_key=key,
-            raw=cells,
-            **gpu_fields(identity, raw_name),
-            gpu_count=1,
-            status=availability.status,
-            available_count=availability.available_count,
-            price=price.amount,
-            currency=price.currency,
-            billing_unit=price.unit,
-            price_basis=card_basis(price.basis),
-            price_kind=price.kind,
+            cells=cells,
+            gpu=identity,
+            raw_gpu_name=raw_name,
+            stock=parse_availability(cells["gpu-stock"]),
+            price=price,
             region=cells["gpu-region"] or None,
             url=PRICING_URL,
             fees=(STOPPED_DISK_FEE,),

@@ -19,7 +19,6 @@ stored in settings or written to the feed or the run report.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
@@ -27,7 +26,7 @@ import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from spiders.base import ProviderSpider
+from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.common import FieldProblem, PageResult, load_json
 from spiders.parsers.compshare import (
     CHARGE_UNITS,
@@ -54,21 +53,18 @@ Quotes = dict[str, PriceQuote | FieldProblem]
 
 
 def compshare_keys() -> tuple[str, str] | None:
-    public = os.environ.get(PUBLIC_KEY_ENV, "").strip()
-    private = os.environ.get(PRIVATE_KEY_ENV, "").strip()
+    public, private = env_secret(PUBLIC_KEY_ENV), env_secret(PRIVATE_KEY_ENV)
     return (public, private) if public and private else None
 
 
-class CompshareSpider(ProviderSpider):
+class CompshareSpider(ApiSpider):
+    """Reads a signed JSON API for programs (UCloud OpenAPI)."""
+
     name = "compshare"
     home = "CN"
     auth_env = (PUBLIC_KEY_ENV, PRIVATE_KEY_ENV)
     needs_auth = True
     default_base_url = "https://api.ucloud.cn"
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # A signed JSON API for programs (UCloud OpenAPI); robots.txt is for page crawlers.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     def __init__(self, *args: Any, region: str = DEFAULT_REGION, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -107,8 +103,7 @@ class CompshareSpider(ProviderSpider):
             body=json.dumps(body, ensure_ascii=False),
             headers={"Content-Type": "application/json", "Accept": "application/json"},
             meta={
-                # A refused key is an answer to read, not an error to retry.
-                "handle_httpstatus_list": [401, 403],
+                "handle_httpstatus_list": list(KEY_REFUSED),
                 "gpurent_where": f"{params['Action']} ({where})",
             },
             callback=callback,
@@ -120,7 +115,7 @@ class CompshareSpider(ProviderSpider):
     def read(self, response: Response) -> Any | None:
         """The decoded answer, or None when it is a refusal or not JSON (already noted)."""
         where = response.meta.get("gpurent_where", API_PATH)
-        if response.status in (401, 403):
+        if response.status in KEY_REFUSED:
             self.rejected(f"HTTP {response.status} from {where}")
             return None
         try:
@@ -132,11 +127,6 @@ class CompshareSpider(ProviderSpider):
     def rejected(self, detail: str) -> None:
         self._rejected = True
         self.note_auth("rejected", detail)
-
-    def api_error(self, where: str, error: str) -> None:
-        # RetCode != 0 but not an auth refusal: a failed request, not a layout change.
-        self.ledger.requests_gave_up += 1
-        self.ledger.add_error(f"api error on {where}: {error}")
 
     # -- 1. instance types -----------------------------------------------------------
 
@@ -150,7 +140,7 @@ class CompshareSpider(ProviderSpider):
             self.rejected(f"RetCode signature/user error from {where}")
             return
         if page.api_error is not None:
-            self.api_error(where, page.api_error)
+            self.note_api_error(where, page.api_error)
             return
         self.note_auth("ok")
         yield from self.emit_page(page, where)
@@ -180,7 +170,7 @@ class CompshareSpider(ProviderSpider):
                 self.rejected(f"RetCode signature/user error from {where}")
                 return
             if page.api_error is not None:
-                self.api_error(where, page.api_error)
+                self.note_api_error(where, page.api_error)
             else:
                 yield from self.emit_page(page, where)
                 free = page.free
@@ -238,7 +228,7 @@ class CompshareSpider(ProviderSpider):
             self.rejected(f"RetCode signature/user error from {where}")
             return
         if page.api_error is not None:
-            self.api_error(where, page.api_error)
+            self.note_api_error(where, page.api_error)
             yield from self.next_quote(listing, free, quotes, charge_type, None)
             return
         yield from self.emit_page(page, where)

@@ -8,7 +8,7 @@ is our assumption (never captured). Public page, no credentials; robots.txt is o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from scrapy.http import Response
@@ -23,9 +23,6 @@ class GongjiSpider(BrowserPageSpider):
     default_base_url = "https://www.gongjiyun.com"
     page_path = "/pricing"
     row_selector = ROW_SELECTOR
-
-    async def start(self) -> AsyncIterator[Any]:
-        yield self.page_request()
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         yield from self.emit_page(parse_pricing(response.text, self.context()), self.page_path)

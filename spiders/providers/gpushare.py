@@ -14,7 +14,6 @@ settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -22,8 +21,7 @@ from urllib.parse import urlencode
 import scrapy
 from scrapy.http import Response
 
-from spiders.base import ProviderSpider
-from spiders.parsers.common import load_json
+from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.gpushare import list_query, parse_machine_list
 
 MACHINE_LIST_PATH = "/app/api/market/machine/list"
@@ -35,26 +33,19 @@ CONSOLE_HEADERS = {
 }
 
 
-def gpushare_token() -> str | None:
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    return token or None
+class GpushareSpider(ApiSpider):
+    """Reads the console's JSON API, called as the console calls it."""
 
-
-class GpushareSpider(ProviderSpider):
     name = "gpushare"
     home = "CN"
     auth_env = (TOKEN_ENV,)
     needs_auth = True
     default_base_url = "https://api.gpushare.com"
     default_page_size = 50
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # The console's JSON API, called as the console calls it; robots.txt is for pages.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._token = gpushare_token()
+        self._token = env_secret(TOKEN_ENV)
 
     async def start(self) -> AsyncIterator[Any]:
         if self._token is None:
@@ -65,42 +56,28 @@ class GpushareSpider(ProviderSpider):
     def page_request(self, page: int, seen: int = 0) -> scrapy.Request:
         assert self._token is not None
         query = urlencode(list_query(page=page, page_size=self.page_size))
-        return scrapy.Request(
+        return self.json_request(
             f"{self.url(MACHINE_LIST_PATH)}?{query}",
-            headers={
-                "Accept": "application/json",
-                "Authorization": f"Bearer {self._token}",
-                **CONSOLE_HEADERS,
-            },
-            # A refused token is an answer to read, not an error to retry.
-            meta={"handle_httpstatus_list": [401, 403]},
+            headers={"Authorization": f"Bearer {self._token}", **CONSOLE_HEADERS},
+            refusals=KEY_REFUSED,
             callback=self.parse_page,
-            errback=self.on_request_failed,
             cb_kwargs={"page": page, "seen": seen},
-            dont_filter=True,
         )
 
     def parse_page(self, response: Response, page: int, seen: int) -> Iterator[Any]:
         where = f"{MACHINE_LIST_PATH} page {page}"
-        if response.status in (401, 403):
-            self.note_auth("rejected", f"HTTP {response.status} from the machine list")
+        if self.key_refused(response, "the machine list"):
             return
-        try:
-            data = load_json(response.body)
-        except ValueError:
-            self.note_layout_error(f"{where}: answer is not JSON")
+        result = self.json_page(response, where, parse_machine_list)
+        if result is None:
             return
         self.note_auth("ok")
-        result = parse_machine_list(data, self.context())
         yield from self.emit_page(result, where)
         # Page by page until data.total machines are seen (or a page comes back empty):
         # right even if the server serves fewer than `ps` machines per page.
         seen += result.count
         if result.layout_error is not None or result.total is None or result.count == 0:
             return
-        if seen >= result.total:
-            return
-        if page >= self.max_pages:
-            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+        if seen >= result.total or self.page_limit_reached(page):
             return
         yield self.page_request(page + 1, seen)

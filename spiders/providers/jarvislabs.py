@@ -13,60 +13,44 @@ refused key (HTTP 401/403) gives `auth: rejected`. The key is never logged or st
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import scrapy
 from scrapy.http import Response
 
-from spiders.base import ProviderSpider
-from spiders.parsers.common import load_json
+from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.jarvislabs import parse_server_meta
 
 SERVER_META_PATH = "/misc/server_meta"
 KEY_ENV = "JARVISLABS_API_KEY"
 
 
-def jarvislabs_key() -> str | None:
-    key = os.environ.get(KEY_ENV, "").strip()
-    return key or None
+class JarvislabsSpider(ApiSpider):
+    """Reads the JSON API JarvisLabs' own SDK calls, behind a key."""
 
-
-class JarvislabsSpider(ProviderSpider):
     name = "jarvislabs"
     home = "IN"
     auth_env = (KEY_ENV,)
     needs_auth = True
     default_base_url = "https://backendn.jarvislabs.net"
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # The JSON API JarvisLabs' own SDK calls, behind a key; robots.txt is for page crawlers.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     async def start(self) -> AsyncIterator[Any]:
-        key = jarvislabs_key()
+        key = env_secret(KEY_ENV)
         if key is None:
             self.note_auth("missing", f"{KEY_ENV} not set: JarvisLabs publishes nothing without it")
             return
-        yield scrapy.Request(
+        yield self.json_request(
             self.url(SERVER_META_PATH),
-            headers={"Accept": "application/json", "Authorization": f"Bearer {key}"},
-            # A refused key is an answer to read, not an error to retry.
-            meta={"handle_httpstatus_list": [401, 403]},
+            headers={"Authorization": f"Bearer {key}"},
+            refusals=KEY_REFUSED,
             callback=self.parse_server_meta,
-            errback=self.on_request_failed,
-            dont_filter=True,
         )
 
     def parse_server_meta(self, response: Response) -> Iterator[Any]:
-        if response.status in (401, 403):
-            self.note_auth("rejected", f"HTTP {response.status} from {SERVER_META_PATH}")
+        if self.key_refused(response, SERVER_META_PATH):
             return
-        try:
-            data = load_json(response.body)
-        except ValueError:
-            self.note_layout_error(f"{SERVER_META_PATH}: answer is not JSON")
+        page = self.json_page(response, SERVER_META_PATH, parse_server_meta)
+        if page is None:
             return
         self.note_auth("ok")
-        yield from self.emit_page(parse_server_meta(data, self.context()), SERVER_META_PATH)
+        yield from self.emit_page(page, SERVER_META_PATH)

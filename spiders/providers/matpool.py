@@ -16,7 +16,6 @@ settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -24,20 +23,16 @@ from urllib.parse import urlencode
 import scrapy
 from scrapy.http import Response
 
-from spiders.base import ProviderSpider
-from spiders.parsers.common import load_json
+from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.matpool import machines_query, parse_machines
 
 MACHINES_PATH = "/api/machines"
 TOKEN_ENV = "MATPOOL_TOKEN"
 
 
-def matpool_token() -> str | None:
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    return token or None
+class MatpoolSpider(ApiSpider):
+    """Reads the web client's JSON API, called as the client calls it."""
 
-
-class MatpoolSpider(ProviderSpider):
     name = "matpool"
     home = "CN"
     auth_env = (TOKEN_ENV,)
@@ -45,62 +40,45 @@ class MatpoolSpider(ProviderSpider):
     default_base_url = "https://matpool.com"
     # The perPage of the shape-verified fixture (shared/data/provider-samples/matpool/).
     default_page_size = 20
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # The web client's JSON API, called as the client calls it; robots.txt is for pages.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._token = matpool_token()
+        self._token = env_secret(TOKEN_ENV)
 
     async def start(self) -> AsyncIterator[Any]:
         yield self.page_request(1)
 
     def page_request(self, page: int) -> scrapy.Request:
         query = urlencode(machines_query(page=page, per_page=self.page_size))
-        headers = {"Accept": "application/json"}
-        if self._token is not None:
-            headers["Authorization"] = f"Bearer {self._token}"
-        return scrapy.Request(
+        auth = {} if self._token is None else {"Authorization": f"Bearer {self._token}"}
+        return self.json_request(
             f"{self.url(MACHINES_PATH)}?{query}",
-            headers=headers,
-            # A refused token is an answer to read, not an error to retry.
-            meta={"handle_httpstatus_list": [401, 403]},
+            headers=auth,
+            refusals=KEY_REFUSED,
             callback=self.parse_page,
-            errback=self.on_request_failed,
             cb_kwargs={"page": page, "with_token": self._token is not None},
-            dont_filter=True,
         )
 
     def parse_page(self, response: Response, page: int, with_token: bool) -> Iterator[Any]:
         where = f"{MACHINES_PATH} page {page}"
-        if response.status in (401, 403):
+        if response.status in KEY_REFUSED:
             yield from self.refused(f"HTTP {response.status} from the market", page, with_token)
             return
-        try:
-            data = load_json(response.body)
-        except ValueError:
-            self.note_layout_error(f"{where}: answer is not JSON")
+        result = self.json_page(response, where, parse_machines)
+        if result is None:
             return
-        result = parse_machines(data, self.context())
         if result.auth_rejected:
             yield from self.refused("code 176 (token refused) from the market", page, with_token)
             return
         if result.api_error is not None:
-            # HTTP 200 but no data: a failed request, not a layout change.
-            self.ledger.requests_gave_up += 1
-            self.ledger.add_error(f"api error on {MACHINES_PATH}: {result.api_error}")
+            self.note_api_error(MACHINES_PATH, result.api_error)
             return
         if with_token:
             self.note_auth("ok")
         yield from self.emit_page(result, where)
         if page != 1 or result.layout_error is not None or result.num_pages is None:
             return
-        last = min(result.num_pages, self.max_pages)
-        if result.num_pages > self.max_pages:
-            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
-        for index in range(2, last + 1):
+        for index in self.later_pages(result.num_pages):
             yield self.page_request(index)
 
     def refused(self, detail: str, page: int, with_token: bool) -> Iterator[Any]:

@@ -14,16 +14,13 @@ report say `auth: missing`. The key is never logged, stored or written anywhere.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
 from scrapy.http import Response
 
-from spiders.base import ProviderSpider
-from spiders.parsers.common import load_json
+from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.runpod import (
     CLOUDS,
     Catalog,
@@ -39,25 +36,17 @@ KEY_ENV = "RUNPOD_API_KEY"
 CATALOG = "catalog"
 
 
-def runpod_key() -> str | None:
-    key = os.environ.get(KEY_ENV, "").strip()
-    return key or None
+class RunpodSpider(ApiSpider):
+    """Reads a GraphQL API for programs (RunPod's own console and SDK call it)."""
 
-
-class RunpodSpider(ProviderSpider):
     name = "runpod"
     home = "US"
     auth_env = (KEY_ENV,)
     default_base_url = "https://api.runpod.io"
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # A GraphQL API for programs (RunPod's own console and SDK call it); robots.txt is
-        # for page crawlers.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._key = runpod_key()
+        self._key = env_secret(KEY_ENV)
         self._catalog: Catalog | None = None
 
     async def start(self) -> AsyncIterator[Any]:
@@ -67,33 +56,26 @@ class RunpodSpider(ProviderSpider):
 
     def graphql_request(self, step: str) -> scrapy.Request:
         """The catalog query (`step` "catalog") or one cloud's prices ("secure", "community")."""
-        body = catalog_body() if step == CATALOG else prices_body(step)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._key is not None:
-            headers["Authorization"] = f"Bearer {self._key}"
-        return scrapy.Request(
+        auth = {} if self._key is None else {"Authorization": f"Bearer {self._key}"}
+        return self.json_request(
             self.url(GRAPHQL_PATH),
-            method="POST",
-            body=json.dumps(body),
-            headers=headers,
-            # A refused key is an answer to read (and to retry without the key), not an error.
-            meta={"handle_httpstatus_list": [401, 403], "runpod_keyed": self._key is not None},
+            json_body=catalog_body() if step == CATALOG else prices_body(step),
+            headers=auth,
+            # A refused key is an answer to read (and to ask again without the key).
+            refusals=KEY_REFUSED,
+            meta={"runpod_keyed": self._key is not None},
             callback=self.parse_answer,
-            errback=self.on_request_failed,
             cb_kwargs={"step": step},
-            dont_filter=True,
         )
 
     def parse_answer(self, response: Response, step: str) -> Iterator[Any]:
         where = f"{GRAPHQL_PATH} {step}"
         keyed = bool(response.meta.get("runpod_keyed"))
-        if response.status in (401, 403):
+        if response.status in KEY_REFUSED:
             yield from self.refused(step, keyed, f"HTTP {response.status}")
             return
-        try:
-            answer = read_envelope(load_json(response.body))
-        except ValueError:
-            self.note_layout_error(f"{where}: answer is not JSON")
+        answer = self.json_page(response, where, lambda data, _ctx: read_envelope(data))
+        if answer is None:
             return
         if answer.layout_error is not None:
             self.note_layout_error(f"{where}: {answer.layout_error}")
@@ -101,10 +83,8 @@ class RunpodSpider(ProviderSpider):
         if answer.auth_rejected:
             yield from self.refused(step, keyed, f"GraphQL error {answer.error!r}")
             return
-        if answer.data is None:
-            # HTTP 200 with only errors: a failed request, not a layout change.
-            self.ledger.requests_gave_up += 1
-            self.ledger.add_error(f"api error on {where}: {answer.error}")
+        if answer.data is None:  # HTTP 200 with only errors
+            self.note_api_error(where, str(answer.error))
             return
         if answer.error is not None:
             self.note(f"{where}: partial answer, GraphQL error {answer.error!r}")

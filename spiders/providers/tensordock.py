@@ -10,38 +10,25 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import scrapy
 from scrapy.http import Response
 
-from spiders.base import ProviderSpider
-from spiders.parsers.common import load_json
+from spiders.base import ApiSpider
 from spiders.parsers.tensordock import parse_hostnodes
 
 HOSTNODES_PATH = "/api/v0/client/deploy/hostnodes"
 
 
-class TensordockSpider(ProviderSpider):
+class TensordockSpider(ApiSpider):
+    """Reads a public JSON API (no key) meant for programs."""
+
     name = "tensordock"
     home = "US"
     default_base_url = "https://marketplace.tensordock.com"
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # A public JSON API (no key) meant for programs; robots.txt is for page crawlers.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     async def start(self) -> AsyncIterator[Any]:
-        yield scrapy.Request(
-            self.url(HOSTNODES_PATH),
-            headers={"Accept": "application/json"},
-            callback=self.parse_hostnodes,
-            errback=self.on_request_failed,
-            dont_filter=True,
-        )
+        yield self.json_request(self.url(HOSTNODES_PATH), callback=self.parse_hostnodes)
 
     def parse_hostnodes(self, response: Response) -> Iterator[Any]:
-        try:
-            data = load_json(response.body)
-        except ValueError:
-            self.note_layout_error(f"{HOSTNODES_PATH}: answer is not JSON")
-            return
-        yield from self.emit_page(parse_hostnodes(data, self.context()), HOSTNODES_PATH)
+        page = self.json_page(response, HOSTNODES_PATH, parse_hostnodes)
+        if page is not None:
+            yield from self.emit_page(page, HOSTNODES_PATH)

@@ -13,61 +13,48 @@ offers). GPURENT_MAX_PAGES stops a server that ignores the id filter.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
 from scrapy.http import Response
 
-from spiders.base import ProviderSpider
-from spiders.parsers.common import load_json
+from spiders.base import ApiSpider
 from spiders.parsers.vastai import parse_bundles, search_body
 
 BUNDLES_PATH = "/api/v0/bundles/"
 
 
-class VastaiSpider(ProviderSpider):
+class VastaiSpider(ApiSpider):
+    """Reads a documented JSON API that Vast.ai's own CLI calls."""
+
     name = "vastai"
     home = "US"
     default_base_url = "https://console.vast.ai"
     default_page_size = 500
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # A documented JSON API that Vast.ai's own CLI calls; robots.txt is for page crawlers.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     async def start(self) -> AsyncIterator[Any]:
         yield self.page_request(after_id=0, page=1)
 
     def page_request(self, *, after_id: int, page: int) -> scrapy.Request:
-        body = search_body(limit=self.page_size, after_id=after_id)
-        return scrapy.Request(
+        return self.json_request(
             self.url(BUNDLES_PATH),
-            method="POST",
-            body=json.dumps(body),
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            json_body=search_body(limit=self.page_size, after_id=after_id),
             callback=self.parse_page,
-            errback=self.on_request_failed,
             cb_kwargs={"after_id": after_id, "page": page},
-            dont_filter=True,
         )
 
     def parse_page(self, response: Response, after_id: int, page: int) -> Iterator[Any]:
         where = f"{BUNDLES_PATH} page {page}"
-        try:
-            data = load_json(response.body)
-        except ValueError:
-            self.note_layout_error(f"{where}: answer is not JSON")
+        result = self.json_page(response, where, parse_bundles)
+        if result is None:
             return
-        result = parse_bundles(data, self.context())
         yield from self.emit_page(result, where)
         if result.layout_error is not None or result.count == 0:
             return
         if result.last_id is None or result.last_id <= after_id:
             self.note_layout_error(f"{where}: offer ids do not advance past {after_id}")
             return
-        if page >= self.max_pages:
-            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+        if self.page_limit_reached(page):
             return
         yield self.page_request(after_id=result.last_id, page=page + 1)

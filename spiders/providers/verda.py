@@ -16,16 +16,13 @@ SDK's `invalid_request` / `unauthorized_request`) or a data endpoint answering 4
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from spiders.base import ProviderSpider
+from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.verda import (
     Inputs,
@@ -39,6 +36,8 @@ from spiders.parsers.verda import (
 )
 
 TOKEN_PATH = "/v1/oauth2/token"
+# The token endpoint refuses credentials with 400 too (the SDK's `invalid_request`).
+TOKEN_REFUSED = (400, *KEY_REFUSED)
 ID_ENV = "VERDA_CLIENT_ID"
 SECRET_ENV = "VERDA_CLIENT_SECRET"
 # Source name -> path (with query). Each answer is read by its reader in `_readers`.
@@ -52,8 +51,7 @@ SOURCES: dict[str, str] = {
 
 
 def verda_credentials() -> tuple[str, str] | None:
-    client_id = os.environ.get(ID_ENV, "").strip()
-    secret = os.environ.get(SECRET_ENV, "").strip()
+    client_id, secret = env_secret(ID_ENV), env_secret(SECRET_ENV)
     return (client_id, secret) if client_id and secret else None
 
 
@@ -67,16 +65,14 @@ def _readers(ctx: ParseContext) -> dict[str, Callable[[Any], Any]]:
     }
 
 
-class VerdaSpider(ProviderSpider):
+class VerdaSpider(ApiSpider):
+    """Reads a documented JSON API behind OAuth2."""
+
     name = "verda"
     home = "FI"
     auth_env = (ID_ENV, SECRET_ENV)
     needs_auth = True
     default_base_url = "https://api.datacrunch.io"
-    custom_settings = {  # noqa: RUF012 (Scrapy reads it as a class attribute)
-        # A documented JSON API behind OAuth2; robots.txt is for page crawlers.
-        "ROBOTSTXT_OBEY": False,
-    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -87,21 +83,15 @@ class VerdaSpider(ProviderSpider):
         if credentials is None:
             self.note_auth("missing", f"{ID_ENV} or {SECRET_ENV} not set: nothing is public")
             return
-        yield scrapy.Request(
+        yield self.json_request(
             self.url(TOKEN_PATH),
-            method="POST",
-            body=json.dumps(token_body(*credentials)),
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-            # Refused credentials are an answer to read, not an error to retry.
-            meta={"handle_httpstatus_list": [400, 401, 403]},
+            json_body=token_body(*credentials),
+            refusals=TOKEN_REFUSED,
             callback=self.parse_token,
-            errback=self.on_request_failed,
-            dont_filter=True,
         )
 
     def parse_token(self, response: Response) -> Iterator[Any]:
-        if response.status in (400, 401, 403):
-            self.note_auth("rejected", f"HTTP {response.status} from {TOKEN_PATH}")
+        if self.key_refused(response, TOKEN_PATH, TOKEN_REFUSED):
             return
         try:
             token = read_token(load_json(response.body))
@@ -112,34 +102,26 @@ class VerdaSpider(ProviderSpider):
             return
         self.note_auth("ok")
         for source, path in SOURCES.items():
-            yield scrapy.Request(
+            yield self.json_request(
                 self.url(path),
-                headers={"Accept": "application/json", "Authorization": f"Bearer {token}"},
-                meta={"handle_httpstatus_list": [401, 403]},
+                headers={"Authorization": f"Bearer {token}"},
+                refusals=KEY_REFUSED,
                 callback=self.parse_source,
                 errback=self.on_source_failed,
                 cb_kwargs={"source": source},
-                dont_filter=True,
             )
 
     def parse_source(self, response: Response, source: str) -> Iterator[Any]:
         path = SOURCES[source].split("?", 1)[0]
         where = SOURCES[source]
         answer: Any = None
-        if response.status in (401, 403):
-            self.note_auth("rejected", f"HTTP {response.status} from {path}")
-        else:
-            try:
-                data = load_json(response.body)
-            except ValueError:
-                self.note_layout_error(f"{where}: answer is not JSON")
-            else:
-                answer = _readers(self.context())[source](data)
-                if answer.layout_error is not None:
-                    self.note_layout_error(f"{where}: {answer.layout_error}")
-                    answer = None
-                else:
-                    self.note_page_parsed()
+        if not self.key_refused(response, path):
+            answer = self.json_page(response, where, lambda data, ctx: _readers(ctx)[source](data))
+            if answer is not None and answer.layout_error is not None:
+                self.note_layout_error(f"{where}: {answer.layout_error}")
+                answer = None
+            elif answer is not None:
+                self.note_page_parsed()
         yield from self.settle(source, answer)
 
     def on_source_failed(self, failure: Failure) -> Iterator[Any]:

@@ -18,6 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpurent.model import parse_feed_line
+from spiders.parsers.common import feed_dicts
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RECORDINGS = REPO_ROOT / "replay" / "recordings" / "default"
@@ -68,6 +71,19 @@ def cases(provider: str) -> list[Case]:
 
 def strip_volatile(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+
+
+def assert_matches_case(page: Any, case: Case) -> None:
+    """A parsed page is what the case folder says: its records are `output.json` (volatile
+    fields aside), its facts are `page.json`'s, and each record is a valid feed line of the
+    test run."""
+    lines = feed_dicts(page.records)
+    assert strip_volatile(lines) == case.expected_records()
+    for key, value in case.expected_page().items():
+        assert getattr(page, key) == value, key
+    for line in lines:
+        assert line["run_id"] == RUN_ID
+        parse_feed_line(line)
 
 
 def recorded_bodies(provider: str) -> set[str]:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy.settings import Settings
-from test_crawl_replay import RUN_ID, Crawl, crawl
+from crawl_kit import (
+    RUN_ID,
+    Crawl,
+    assert_api_spider,
+    assert_auth_missing,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+)
 
 from replay import Fault, ReplayServer
 from spiders.parsers.ucloud import signature
@@ -25,25 +31,19 @@ RETRIED_NOISE = {"download failed on /"}
 
 
 @pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
-
-
-@pytest.fixture
 def keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(PUBLIC_KEY_ENV, DEMO_KEY)
     monkeypatch.setenv(PRIVATE_KEY_ENV, PRIVATE_KEY)
 
 
-def actions(server: ReplayServer) -> list[dict[str, Any]]:
-    return [r.json for r in server.requests if r.provider == "compshare"]
+def actions(result: Crawl) -> list[dict[str, Any]]:
+    return [r.json for r in result.calls]
 
 
-def assert_secret_kept(result: Crawl, server: ReplayServer) -> None:
-    sent = json.dumps(actions(server))
-    for text in (json.dumps(result.report), json.dumps(result.feed), result.log, sent):
-        assert PRIVATE_KEY not in text
+def assert_secret_kept(result: Crawl) -> None:
+    """The private key only signs: it is not even sent."""
+    assert_secrets_kept(result, PRIVATE_KEY)
+    assert PRIVATE_KEY not in json.dumps(actions(result))
 
 
 @pytest.mark.usefixtures("keys")
@@ -89,7 +89,7 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
     assert [q["offer_key"] for q in result.quarantined] == ["cn-wlcb-01/910B"]
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    bodies = actions(server)
+    bodies = actions(result)
     assert Counter(b["Action"] for b in bodies) == {
         "DescribeAvailableCompShareInstanceTypes": 1,
         "DescribeCompShareGpuInventory": 2,
@@ -99,7 +99,7 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
         unsigned = {k: v for k, v in body.items() if k != "Signature"}
         assert body["PublicKey"] == DEMO_KEY
         assert body["Signature"] == signature(unsigned, PRIVATE_KEY)
-    assert_secret_kept(result, server)
+    assert_secret_kept(result)
 
     report = result.report
     assert report["auth"] == "ok"
@@ -115,13 +115,8 @@ def test_compshare_without_keys_reports_auth_missing(
     monkeypatch.delenv(PUBLIC_KEY_ENV, raising=False)
     monkeypatch.setenv(PRIVATE_KEY_ENV, PRIVATE_KEY)  # one key alone is not enough
     result = crawl("compshare", server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert actions(server) == []  # every call would need a signature: none is tried
-    report = result.report
-    assert report["auth"] == "missing" and PUBLIC_KEY_ENV in report["auth_detail"]
-    assert report["errors"] == [] and report["layout_errors"] == []
-    assert_secret_kept(result, server)
+    assert_auth_missing(result, PUBLIC_KEY_ENV)  # every call would need a signature: none tried
+    assert_secret_kept(result)
 
 
 def test_compshare_signature_error_is_auth_rejected(
@@ -132,30 +127,27 @@ def test_compshare_signature_error_is_auth_rejected(
     result = crawl("compshare", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     assert result.feed == []
-    assert [b["Action"] for b in actions(server)] == ["DescribeAvailableCompShareInstanceTypes"]
+    assert [b["Action"] for b in actions(result)] == ["DescribeAvailableCompShareInstanceTypes"]
     report = result.report
     assert report["auth"] == "rejected"
     assert report["layout_errors"] == [] and report["offers"] == 0
-    assert_secret_kept(result, server)
+    assert_secret_kept(result)
 
 
 @pytest.mark.usefixtures("keys")
 def test_compshare_http_401_is_auth_rejected(tmp_path: Path) -> None:
-    with ReplayServer(faults=[Fault("compshare", "/", status=401)]) as server:
-        result = crawl("compshare", server, tmp_path)
-        calls = actions(server)
+    result = crawl_scene("compshare", tmp_path, faults=[Fault("compshare", "/", status=401)])
     assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == [] and len(calls) == 1  # refused keys are not retried
+    assert result.feed == [] and len(result.calls) == 1  # refused keys are not retried
     report = result.report
     assert report["auth"] == "rejected" and "401" in report["auth_detail"]
     assert report["layout_errors"] == []
 
 
 def test_compshare_is_a_chinese_api_spider_with_two_key_variables() -> None:
-    settings = Settings()
-    CompshareSpider.update_settings(settings)
-    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a signed JSON API, not a page
-    assert not settings.getdict("DOWNLOAD_HANDLERS")
-    assert CompshareSpider.home == "CN" and CompshareSpider.needs_browser is False
-    assert CompshareSpider.auth_env == ("COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY")
-    assert CompshareSpider.needs_auth is True
+    assert_api_spider(
+        CompshareSpider,
+        home="CN",
+        auth_env=("COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY"),
+        needs_auth=True,
+    )

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from test_crawl_replay import RUN_ID, TOKEN, crawl
+from crawl_kit import (
+    RUN_ID,
+    TOKEN,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+)
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -16,12 +22,6 @@ from replay import Fault, ReplayServer
 
 TOKEN_ENV = "FEATURIZE_TOKEN"
 PATH = "/bus/api/v1/available_instances"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_token_reads_every_instance(
@@ -48,14 +48,12 @@ def test_token_reads_every_instance(
     )
     assert Decimal(rtx5090["price"]) == Decimal("3.18") and rtx5090["currency"] == "CNY"
     assert all(r["run_id"] == RUN_ID for r in result.feed)
-    calls = [r for r in server.requests if r.provider == "featurize"]
-    assert [r.headers.get("token") for r in calls] == [TOKEN]
+    assert [r.headers.get("token") for r in result.calls] == [TOKEN]
     report = result.report
     assert report["auth"] == "ok" and report["pages_parsed"] == 1
     assert report["notes"] == ["unrecognised instance status 'maintaining': stock unknown"]
     assert classify_run(report, returncode=0).status is RunStatus.OK
-    assert TOKEN not in json.dumps(report) and TOKEN not in json.dumps(result.feed)
-    assert TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
 
 
 def test_without_token_nothing_is_asked_and_auth_is_missing(
@@ -64,19 +62,10 @@ def test_without_token_nothing_is_asked_and_auth_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    result = crawl("featurize", server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert not [r for r in server.requests if r.provider == "featurize"]
-    assert result.report["auth"] == "missing"
-    assert classify_run(result.report, returncode=0).status is RunStatus.AUTH_REQUIRED
+    assert_auth_missing(crawl("featurize", server, tmp_path), TOKEN_ENV)
 
 
 def test_refused_token_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    with ReplayServer(faults=[Fault("featurize", PATH, status=401)]) as server:
-        result = crawl("featurize", server, tmp_path)
-    assert result.feed == []
-    assert result.report["auth"] == "rejected"
-    assert classify_run(result.report, returncode=0).status is RunStatus.AUTH_REQUIRED
-    assert TOKEN not in result.log
+    result = crawl_scene("featurize", tmp_path, faults=[Fault("featurize", PATH, status=401)])
+    assert_auth_rejected(result, TOKEN)

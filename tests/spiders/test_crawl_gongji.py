@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from crawl_kit import RUN_ID, crawl, crawl_scene
 from scrapy.settings import Settings
-from test_crawl_replay import RUN_ID, crawl
 
 from replay import Fault, ReplayServer
 from spiders.browser import PLAYWRIGHT_HANDLER
 from spiders.providers.gongji import GongjiSpider
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 @pytest.mark.browser
@@ -48,7 +41,7 @@ def test_gongji_reads_prices_spot_plans_and_free_cards_in_chromium(
     assert offers["L40"]["gpu_vram_gb"] == 48 and offers["L40"]["plans"] == []
     assert [q["offer_key"] for q in result.quarantined] == ["H20"]
     assert all(r["run_id"] == RUN_ID for r in result.feed)
-    paths = [r.path for r in server.requests if r.provider == "gongji"]
+    paths = [r.path for r in result.calls]
     assert paths[:2] == ["/pricing", "/pricing.js"]  # the browser ran the page's script
     report = result.report
     assert report["auth"] == "not_needed"
@@ -59,8 +52,7 @@ def test_gongji_reads_prices_spot_plans_and_free_cards_in_chromium(
 @pytest.mark.browser
 def test_gongji_500_is_a_failed_request_not_sold_out(tmp_path: Path) -> None:
     fault = Fault("gongji", "/pricing", status=500)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl("gongji", server, tmp_path, settings={"RETRY_TIMES": "0"})
+    result = crawl_scene("gongji", tmp_path, faults=[fault], settings={"RETRY_TIMES": "0"})
     assert result.feed == []
     report = result.report
     assert report["responses_by_status"] == {"500": 1}

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from test_crawl_replay import RUN_ID, TOKEN, crawl
+from crawl_kit import (
+    RUN_ID,
+    TOKEN,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+)
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -16,12 +22,6 @@ from replay import Fault, ReplayServer
 
 TOKEN_ENV = "GPUSHARE_TOKEN"
 PATH = "/app/api/market/machine/list"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_token_pages_until_total_is_covered(
@@ -47,7 +47,7 @@ def test_token_pages_until_total_is_covered(
     assert sum(o["gpu_vram_gb"] >= 32 and o["status"] == "in_stock" for o in offers.values()) >= 5
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    calls = [r for r in server.requests if r.provider == "gpushare"]
+    calls = result.calls
     assert [r.query["pn"] for r in calls] == ["1", "2"]
     assert all(r.query["ps"] == "50" and r.query["models"] == "-1" for r in calls)
     assert {r.headers["authorization"] for r in calls} == {f"Bearer {TOKEN}"}
@@ -57,9 +57,7 @@ def test_token_pages_until_total_is_covered(
     assert (report["offers"], report["quarantined"]) == (56, 1)
     assert report["errors"] == [] and report["layout_errors"] == []
     assert classify_run(report, returncode=0).status is RunStatus.OK
-    # Rule of truth 8: the token reaches the provider and nothing else.
-    assert TOKEN not in json.dumps(report) and TOKEN not in json.dumps(result.feed)
-    assert TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
 
 
 def test_without_token_nothing_is_asked_and_auth_is_missing(
@@ -68,26 +66,13 @@ def test_without_token_nothing_is_asked_and_auth_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    result = crawl("gpushare", server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert not [r for r in server.requests if r.provider == "gpushare"]
-    report = result.report
-    assert report["auth"] == "missing" and TOKEN_ENV in report["auth_detail"]
-    assert report["errors"] == [] and report["layout_errors"] == []
-    assert classify_run(report, returncode=0).status is RunStatus.AUTH_REQUIRED
+    assert_auth_missing(crawl("gpushare", server, tmp_path), TOKEN_ENV)
 
 
 def test_expired_token_401_is_rejected_not_sold_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    with ReplayServer(faults=[Fault("gpushare", PATH, status=401)]) as server:
-        result = crawl("gpushare", server, tmp_path)
-        statuses = [r.status for r in server.requests if r.provider == "gpushare"]
-    assert statuses == [401]  # read, not retried
-    assert result.feed == []
-    report = result.report
-    assert report["auth"] == "rejected" and report["layout_errors"] == []
-    assert classify_run(report, returncode=0).status is RunStatus.AUTH_REQUIRED
-    assert TOKEN not in json.dumps(report) and TOKEN not in result.log
+    result = crawl_scene("gpushare", tmp_path, faults=[Fault("gpushare", PATH, status=401)])
+    assert [r.status for r in result.calls] == [401]  # read, not retried
+    assert_auth_rejected(result, TOKEN)

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
+from crawl_kit import (
+    RUN_ID,
+    assert_api_spider,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    copy_recordings,
+    crawl,
+    crawl_scene,
+    recorded,
+)
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -20,12 +26,6 @@ from spiders.providers.hyperstack import HyperstackSpider
 
 KEY_ENV = "HYPERSTACK_API_KEY"
 KEY = "hs-key-7a0b2f-not-a-real-key"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_hyperstack_joins_flavors_with_the_price_book(
@@ -63,57 +63,42 @@ def test_hyperstack_joins_flavors_with_the_price_book(
     }
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    calls = [r for r in server.requests if r.provider == "hyperstack"]
-    assert [r.path for r in calls] == ["/pricebook", "/core/flavors"]
-    assert [r.headers.get("api_key") for r in calls] == [KEY, KEY]
+    assert [r.path for r in result.calls] == ["/pricebook", "/core/flavors"]
+    assert [r.headers.get("api_key") for r in result.calls] == [KEY, KEY]
 
     report = result.report
     assert report["auth"] == "ok" and report["responses_by_status"] == {"200": 2}
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (12, 1, 2)
     assert report["errors"] == [] and report["layout_errors"] == []
     assert classify_run(report, returncode=0).status is RunStatus.OK
-    assert KEY not in json.dumps(report) and KEY not in json.dumps(result.feed)
-    assert KEY not in result.log
+    assert_secrets_kept(result, KEY)
 
 
 def test_hyperstack_without_a_key_asks_nothing_and_says_so(
     server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    result = crawl("hyperstack", server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert not [r for r in server.requests if r.provider == "hyperstack"]
-    report = result.report
-    assert report["auth"] == "missing" and KEY_ENV in report["auth_detail"]
-    assert classify_run(report, returncode=0).status is RunStatus.AUTH_REQUIRED
+    assert_auth_missing(crawl("hyperstack", server, tmp_path), KEY_ENV)
 
 
 def test_hyperstack_refused_key_is_rejected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    with ReplayServer(faults=[Fault("hyperstack", "*", status=401)]) as server:
-        result = crawl("hyperstack", server, tmp_path)
-        calls = [r for r in server.requests if r.provider == "hyperstack"]
-    assert result.feed == []
-    assert [r.path for r in calls] == ["/pricebook"]  # no flavors without prices
-    report = result.report
-    assert report["auth"] == "rejected" and report["responses_by_status"] == {"401": 1}
-    assert classify_run(report, returncode=result.returncode).status is RunStatus.AUTH_REQUIRED
-    assert KEY not in json.dumps(report) and KEY not in result.log
+    result = crawl_scene("hyperstack", tmp_path, faults=[Fault("hyperstack", "*", status=401)])
+    assert [r.path for r in result.calls] == ["/pricebook"]  # no flavors without prices
+    assert result.report["responses_by_status"] == {"401": 1}
+    assert_auth_rejected(result, KEY)
 
 
 def test_hyperstack_status_false_is_a_failed_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    body = root / "default" / "hyperstack" / "flavors.json"
+    root = copy_recordings(tmp_path)
+    body = recorded(root, "hyperstack") / "flavors.json"
     body.write_text(json.dumps({"status": False, "message": "Internal error"}), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("hyperstack", server, tmp_path)
+    result = crawl_scene("hyperstack", tmp_path, root=root)
     report = result.report
     assert result.feed == []
     assert report["errors"] == ["api error on /core/flavors: Internal error"]
@@ -122,13 +107,6 @@ def test_hyperstack_status_false_is_a_failed_request(
 
 
 def test_hyperstack_spider_facts_and_settings() -> None:
-    assert (HyperstackSpider.home, HyperstackSpider.needs_browser, HyperstackSpider.auth_env) == (
-        "GB",
-        False,
-        ("HYPERSTACK_API_KEY",),
+    assert_api_spider(
+        HyperstackSpider, home="GB", auth_env=("HYPERSTACK_API_KEY",), needs_auth=True
     )
-    assert HyperstackSpider.needs_auth is True
-    settings = Settings()
-    HyperstackSpider.update_settings(settings)
-    assert not settings.getdict("DOWNLOAD_HANDLERS")  # no browser
-    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a JSON API, not pages

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
+from crawl_kit import (
+    RUN_ID,
+    Routes,
+    assert_api_spider,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+    recordings_with_routes,
+)
 
 from replay import Fault, ReplayServer
 from spiders.providers.jarvislabs import KEY_ENV, JarvislabsSpider
@@ -18,17 +23,11 @@ from spiders.providers.jarvislabs import KEY_ENV, JarvislabsSpider
 KEY = "jl-test-key-7d0a-not-real"
 
 
-@pytest.fixture
-def replay_server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
-
-
 def test_server_meta_prices_and_free_cards(
-    replay_server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    result = crawl("jarvislabs", replay_server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
+    result = crawl("jarvislabs", server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
     assert len(offers) == 9
@@ -41,52 +40,40 @@ def test_server_meta_prices_and_free_cards(
     assert (h100["gpu_model"], h100["gpu_vram_gb"], h100["available_count"]) == ("H100", 80, 12)
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    calls = [r for r in replay_server.requests if r.provider == "jarvislabs"]
-    assert [c.path for c in calls] == ["/misc/server_meta"]
-    sent = {k.lower(): v for k, v in calls[0].headers.items()}.get("authorization")
-    assert sent == f"Bearer {KEY}"
+    assert [c.path for c in result.calls] == ["/misc/server_meta"]
+    assert result.calls[0].headers.get("authorization") == f"Bearer {KEY}"
 
     report = result.report
     assert report["auth"] == "ok"
     assert report["responses_by_status"] == {"200": 1}
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (9, 1, 1)
     assert report["errors"] == [] and report["layout_errors"] == []
-    for text in (json.dumps(report), json.dumps(result.feed), result.log):
-        assert KEY not in text
+    assert_secrets_kept(result, KEY)
 
 
 def test_missing_key_is_auth_missing(
-    replay_server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    result = crawl("jarvislabs", replay_server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert not [r for r in replay_server.requests if r.provider == "jarvislabs"]
-    assert result.report["auth"] == "missing" and result.report["errors"] == []
+    assert_auth_missing(crawl("jarvislabs", server, tmp_path), KEY_ENV)
+
+
+def refuse_the_key(routes: Routes) -> None:
+    routes[0].update(status=401, body="not_authenticated.json")
 
 
 def test_refused_key_is_auth_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "jarvislabs" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    routes[0].update(status=401, body="not_authenticated.json")
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("jarvislabs", server, tmp_path)
-    assert result.feed == []
-    report = result.report
-    assert report["auth"] == "rejected" and report["responses_by_status"] == {"401": 1}
-    assert report["layout_errors"] == []
-    assert KEY not in json.dumps(report) and KEY not in result.log
+    root = recordings_with_routes(tmp_path, "jarvislabs", refuse_the_key)
+    result = crawl_scene("jarvislabs", tmp_path, root=root)
+    assert result.report["responses_by_status"] == {"401": 1}
+    assert_auth_rejected(result, KEY)
 
 
 def test_server_error_is_a_failed_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    with ReplayServer(faults=[Fault("jarvislabs", "/misc/server_meta", status=503)]) as server:
-        result = crawl("jarvislabs", server, tmp_path, settings={"RETRY_TIMES": "1"})
+    fault = Fault("jarvislabs", "/misc/server_meta", status=503)
+    result = crawl_scene("jarvislabs", tmp_path, faults=[fault], settings={"RETRY_TIMES": "1"})
     report = result.report
     assert result.feed == []
     assert report["responses_by_status"] == {"503": 2}
@@ -95,9 +82,6 @@ def test_server_error_is_a_failed_request(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_jarvislabs_is_a_plain_api_spider() -> None:
-    settings = Settings()
-    JarvislabsSpider.update_settings(settings)
-    assert settings.getbool("ROBOTSTXT_OBEY") is False
-    assert not settings.getdict("DOWNLOAD_HANDLERS")
-    assert (JarvislabsSpider.home, JarvislabsSpider.needs_browser) == ("IN", False)
-    assert JarvislabsSpider.auth_env == ("JARVISLABS_API_KEY",) and JarvislabsSpider.needs_auth
+    assert_api_spider(
+        JarvislabsSpider, home="IN", auth_env=("JARVISLABS_API_KEY",), needs_auth=True
+    )

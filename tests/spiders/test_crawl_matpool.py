@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, TOKEN, crawl
+from crawl_kit import (
+    RUN_ID,
+    TOKEN,
+    Routes,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+    recordings_with_routes,
+)
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -18,12 +23,6 @@ from replay import Fault, ReplayServer
 
 TOKEN_ENV = "MATPOOL_TOKEN"
 PATH = "/api/machines"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_public_market_loads_without_a_token(
@@ -51,7 +50,7 @@ def test_public_market_loads_without_a_token(
     )
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    calls = [r for r in server.requests if r.provider == "matpool"]
+    calls = result.calls
     assert [(r.query["page"], r.query["per_page"]) for r in calls] == [("1", "20"), ("2", "20")]
     assert all(r.query["machine_category"] == "0" for r in calls)
     assert not any("authorization" in r.headers for r in calls)
@@ -69,30 +68,26 @@ def test_token_is_sent_as_bearer_when_set(
 ) -> None:
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     result = crawl("matpool", server, tmp_path)
-    calls = [r for r in server.requests if r.provider == "matpool"]
-    assert [r.headers.get("authorization") for r in calls] == [f"Bearer {TOKEN}"] * 2
+    assert [r.headers.get("authorization") for r in result.calls] == [f"Bearer {TOKEN}"] * 2
     assert len(result.offers) == 26 and result.report["auth"] == "ok"
-    assert TOKEN not in json.dumps(result.report) and TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
 
 
 def test_refused_token_is_reported_and_the_public_market_still_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "matpool" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    for route in routes:  # the pages answer only requests without a token...
-        route["headers"] = {"Authorization": "!"}
-    routes.append(  # ...a request with one is refused
-        {"method": "GET", "path": PATH, "headers": {"Authorization": "*"}, "status": 401,
-         "body_text": json.dumps({"code": 401, "msg": "unauthorized"})}
-    )  # fmt: skip
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
+    def public_only(routes: Routes) -> None:
+        for route in routes:  # the pages answer only requests without a token...
+            route["headers"] = {"Authorization": "!"}
+        routes.append(  # ...a request with one is refused
+            {"method": "GET", "path": PATH, "headers": {"Authorization": "*"}, "status": 401,
+             "body_text": json.dumps({"code": 401, "msg": "unauthorized"})}
+        )  # fmt: skip
+
+    root = recordings_with_routes(tmp_path, "matpool", public_only)
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    with ReplayServer(root=root) as server:
-        result = crawl("matpool", server, tmp_path)
-        calls = [r for r in server.requests if r.provider == "matpool"]
+    result = crawl_scene("matpool", tmp_path, root=root)
+    calls = result.calls
     assert [(r.query["page"], r.status, "authorization" in r.headers) for r in calls] == [
         ("1", 401, True),
         ("1", 200, False),
@@ -103,15 +98,14 @@ def test_refused_token_is_reported_and_the_public_market_still_loads(
     assert report["auth"] == "rejected"
     verdict = classify_run(report, returncode=0)
     assert verdict.status is RunStatus.AUTH_REQUIRED and "26 public" in verdict.message
-    assert TOKEN not in json.dumps(report) and TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
 
 
 def test_market_refusing_anonymous_requests_is_auth_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    with ReplayServer(faults=[Fault("matpool", PATH, status=401)]) as server:
-        result = crawl("matpool", server, tmp_path)
+    result = crawl_scene("matpool", tmp_path, faults=[Fault("matpool", PATH, status=401)])
     assert result.feed == []
     assert result.report["auth"] == "missing" and TOKEN_ENV in result.report["auth_detail"]
     assert classify_run(result.report, returncode=0).status is RunStatus.AUTH_REQUIRED
@@ -120,16 +114,13 @@ def test_market_refusing_anonymous_requests_is_auth_missing(
 def test_business_error_code_is_a_failed_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "matpool" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    routes[0].pop("body")
-    routes[0]["body_text"] = json.dumps({"code": 500, "msg": "busy"})
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
+    def busy(routes: Routes) -> None:
+        routes[0].pop("body")
+        routes[0]["body_text"] = json.dumps({"code": 500, "msg": "busy"})
+
+    root = recordings_with_routes(tmp_path, "matpool", busy)
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    with ReplayServer(root=root) as server:
-        result = crawl("matpool", server, tmp_path)
+    result = crawl_scene("matpool", tmp_path, root=root)
     report = result.report
     assert result.feed == [] and report["layout_errors"] == []
     assert report["errors"] == ["api error on /api/machines: code 500: busy"]

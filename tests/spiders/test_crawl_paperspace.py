@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from scrapy.settings import Settings
-from test_crawl_replay import RUN_ID, crawl
+from crawl_kit import (
+    RUN_ID,
+    assert_api_spider,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+)
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -19,12 +24,6 @@ from spiders.providers.paperspace import PaperspaceSpider
 KEY_ENV = "PAPERSPACE_API_KEY"
 KEY = "ps-key-5e1d0c-not-a-real-key"
 PATH = "/vmTypes/getVmTypesByClusters"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_paperspace_reads_every_cluster_with_the_key(
@@ -54,7 +53,7 @@ def test_paperspace_reads_every_cluster_with_the_key(
     assert offers["37/A6000/preemptible"]["price_kind"] == "spot"
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    [call] = [r for r in server.requests if r.provider == "paperspace"]
+    [call] = result.calls
     assert (call.path, call.query) == (PATH, {"includePublicClusters": "true"})
     assert call.headers.get("x-api-key") == KEY
 
@@ -64,50 +63,28 @@ def test_paperspace_reads_every_cluster_with_the_key(
     assert report["errors"] == [] and report["layout_errors"] == []
     assert report["notes"] == ["skipped 1 CPU-only and 1 free-tier machine types"]
     assert classify_run(report, returncode=0).status is RunStatus.OK
-    # Rule of truth 8: the key reaches the provider and nothing else.
-    assert KEY not in json.dumps(report) and KEY not in json.dumps(result.feed)
-    assert KEY not in result.log
+    assert_secrets_kept(result, KEY)
 
 
 def test_paperspace_without_a_key_asks_nothing_and_says_so(
     server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    result = crawl("paperspace", server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert not [r for r in server.requests if r.provider == "paperspace"]
-    report = result.report
-    assert report["auth"] == "missing" and KEY_ENV in report["auth_detail"]
-    assert report["errors"] == [] and report["layout_errors"] == []
-    verdict = classify_run(report, returncode=result.returncode)
-    assert verdict.status is RunStatus.AUTH_REQUIRED  # never failed, never sold out
+    assert_auth_missing(crawl("paperspace", server, tmp_path), KEY_ENV)
 
 
 def test_paperspace_refused_key_is_rejected_not_failed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    with ReplayServer(faults=[Fault("paperspace", PATH, status=401)]) as server:
-        result = crawl("paperspace", server, tmp_path)
-        calls = [r for r in server.requests if r.provider == "paperspace"]
-    assert result.feed == [] and len(calls) == 1  # a 401 is not retried
-    report = result.report
-    assert report["auth"] == "rejected"
-    assert report["responses_by_status"] == {"401": 1}
-    assert report["requests_gave_up"] == 0 and report["layout_errors"] == []
-    assert classify_run(report, returncode=result.returncode).status is RunStatus.AUTH_REQUIRED
-    assert KEY not in json.dumps(report) and KEY not in result.log
+    result = crawl_scene("paperspace", tmp_path, faults=[Fault("paperspace", PATH, status=401)])
+    assert len(result.calls) == 1  # a 401 is not retried
+    assert result.report["responses_by_status"] == {"401": 1}
+    assert result.report["requests_gave_up"] == 0
+    assert_auth_rejected(result, KEY)
 
 
 def test_paperspace_spider_facts_and_settings() -> None:
-    assert (PaperspaceSpider.home, PaperspaceSpider.needs_browser, PaperspaceSpider.auth_env) == (
-        "US",
-        False,
-        ("PAPERSPACE_API_KEY",),
+    assert_api_spider(
+        PaperspaceSpider, home="US", auth_env=("PAPERSPACE_API_KEY",), needs_auth=True
     )
-    assert PaperspaceSpider.needs_auth is True
-    settings = Settings()
-    PaperspaceSpider.update_settings(settings)
-    assert not settings.getdict("DOWNLOAD_HANDLERS")  # no browser
-    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a JSON API, not pages

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from test_crawl_replay import RUN_ID, TOKEN, crawl
+from crawl_kit import (
+    RUN_ID,
+    TOKEN,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+)
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -16,12 +22,6 @@ from replay import Fault, ReplayServer
 
 KEY_ENV = "PPIO_API_KEY"
 PATH = "/gpu-instance/openapi/v1/products"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_key_reads_every_product_sold_out_ones_too(
@@ -43,14 +43,13 @@ def test_key_reads_every_product_sold_out_ones_too(
         "gpu",
     )
     assert all(r["run_id"] == RUN_ID for r in result.feed)
-    calls = [r for r in server.requests if r.provider == "ppio"]
-    assert [(r.query, r.headers.get("authorization")) for r in calls] == [({}, f"Bearer {TOKEN}")]
+    sent = [(r.query, r.headers.get("authorization")) for r in result.calls]
+    assert sent == [({}, f"Bearer {TOKEN}")]
     report = result.report
     assert report["auth"] == "ok" and report["pages_parsed"] == 1
     assert (report["offers"], report["quarantined"]) == (8, 1)
     assert classify_run(report, returncode=0).status is RunStatus.OK
-    assert TOKEN not in json.dumps(report) and TOKEN not in json.dumps(result.feed)
-    assert TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
 
 
 def test_without_key_nothing_is_asked_and_auth_is_missing(
@@ -59,19 +58,10 @@ def test_without_key_nothing_is_asked_and_auth_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    result = crawl("ppio", server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == []
-    assert not [r for r in server.requests if r.provider == "ppio"]
-    assert result.report["auth"] == "missing"
-    assert classify_run(result.report, returncode=0).status is RunStatus.AUTH_REQUIRED
+    assert_auth_missing(crawl("ppio", server, tmp_path), KEY_ENV)
 
 
 def test_refused_key_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, TOKEN)
-    with ReplayServer(faults=[Fault("ppio", PATH, status=403)]) as server:
-        result = crawl("ppio", server, tmp_path)
-    assert result.feed == []
-    assert result.report["auth"] == "rejected"
-    assert classify_run(result.report, returncode=0).status is RunStatus.AUTH_REQUIRED
-    assert TOKEN not in result.log
+    result = crawl_scene("ppio", tmp_path, faults=[Fault("ppio", PATH, status=403)])
+    assert_auth_rejected(result, TOKEN)

@@ -8,82 +8,26 @@ GPURENT_BASE_URL, exactly as the flow runs a crawl.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
+from crawl_kit import (
+    RUN_ID,
+    TOKEN,
+    Routes,
+    assert_secrets_kept,
+    copy_recordings,
+    crawl,
+    crawl_scene,
+    recorded,
+    recordings_with_routes,
+)
 from spider_fixture_cases import RECORDINGS, REPO_ROOT
 
 from replay import Fault, ReplayServer
-
-RUN_ID = "crawl-test-run"
-TOKEN = "tok-3c1f9e-not-a-real-token"
-
-
-@dataclass
-class Crawl:
-    returncode: int
-    feed: list[dict[str, Any]]
-    report: dict[str, Any]
-    log: str
-
-    @property
-    def offers(self) -> dict[str, dict[str, Any]]:
-        return {r["offer_key"]: r for r in self.feed if r["kind"] == "offer"}
-
-    @property
-    def quarantined(self) -> list[dict[str, Any]]:
-        return [r for r in self.feed if r["kind"] == "quarantine"]
-
-
-def crawl(
-    provider: str,
-    server: ReplayServer,
-    tmp_path: Path,
-    *,
-    token: str | None = None,
-    settings: dict[str, str] | None = None,
-) -> Crawl:
-    feed = tmp_path / f"{provider}.jsonl"
-    report = tmp_path / f"{provider}.report.json"
-    args = {
-        "GPURENT_BASE_URL": server.base_url(provider),
-        "GPURENT_RUN_REPORT": str(report),
-        "GPURENT_RUN_ID": RUN_ID,
-        # Replay answers in milliseconds; the polite first-request delay only slows tests.
-        "AUTOTHROTTLE_START_DELAY": "0",
-        **(settings or {}),
-    }
-    cmd = [sys.executable, "-m", "scrapy", "crawl", provider, "-O", str(feed)]
-    for name, value in args.items():
-        cmd += ["-s", f"{name}={value}"]
-    env = {k: v for k, v in os.environ.items() if k != "AUTODL_TOKEN"}
-    if token is not None:
-        env["AUTODL_TOKEN"] = token
-    done = subprocess.run(
-        cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=180, check=False
-    )
-    log = done.stdout + done.stderr
-    assert report.is_file(), f"no run report; crawl log:\n{log[-3000:]}"
-    lines = feed.read_text(encoding="utf-8").splitlines() if feed.is_file() else []
-    return Crawl(
-        returncode=done.returncode,
-        feed=[json.loads(line) for line in lines if line.strip()],
-        report=json.loads(report.read_text(encoding="utf-8")),
-        log=log,
-    )
-
-
-@pytest.fixture
-def server() -> Any:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_scrapy_list_names_every_spider_with_recordings() -> None:
@@ -115,7 +59,7 @@ def test_vastai_pages_through_every_offer(server: ReplayServer, tmp_path: Path) 
     assert offers["21349012"]["status"] == "in_stock"  # no dph_total in this offer
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    bodies = [r.json for r in server.requests if r.provider == "vastai"]
+    bodies = [r.json for r in result.calls]
     assert [b["id"] for b in bodies] == [
         {"gt": 0}, {"gt": 21348390}, {"gt": 21349488}, {"gt": 21350333},
     ]  # fmt: skip
@@ -133,8 +77,7 @@ def test_vastai_pages_through_every_offer(server: ReplayServer, tmp_path: Path) 
 
 def test_vastai_500s_are_reported_and_give_no_offers(tmp_path: Path) -> None:
     fault = Fault("vastai", "/api/v0/bundles/", status=500)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl("vastai", server, tmp_path)
+    result = crawl_scene("vastai", tmp_path, faults=[fault])
     assert result.feed == []
     report = result.report
     assert report["responses_by_status"] == {"500": 4}  # first try + RETRY_TIMES 3
@@ -146,10 +89,9 @@ def test_vastai_500s_are_reported_and_give_no_offers(tmp_path: Path) -> None:
 
 def test_vastai_429_waits_for_retry_after_then_loads(tmp_path: Path) -> None:
     fault = Fault("vastai", "/api/v0/bundles/", status=429, retry_after=2, times=1)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl("vastai", server, tmp_path)
-        times = [r.time for r in server.requests if r.provider == "vastai"]
-        statuses = [r.status for r in server.requests if r.provider == "vastai"]
+    result = crawl_scene("vastai", tmp_path, faults=[fault])
+    times = [r.time for r in result.calls]
+    statuses = [r.status for r in result.calls]
     assert statuses == [429, 200, 200, 200, 200]
     assert (times[1] - times[0]).total_seconds() >= 1.9  # the retry honoured Retry-After
     assert len(result.offers) == 10
@@ -161,27 +103,24 @@ def test_vastai_429_waits_for_retry_after_then_loads(tmp_path: Path) -> None:
 
 def test_vastai_retry_after_is_capped(tmp_path: Path) -> None:
     fault = Fault("vastai", "/api/v0/bundles/", status=429, retry_after=600, times=1)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl("vastai", server, tmp_path, settings={"GPURENT_RETRY_AFTER_MAX": "0.5"})
+    settings = {"GPURENT_RETRY_AFTER_MAX": "0.5"}
+    result = crawl_scene("vastai", tmp_path, faults=[fault], settings=settings)
     assert result.report["retry_after_waits_s"] == [0.5]
     assert len(result.offers) == 10
 
 
 def test_vastai_changed_layout_is_a_layout_error_not_sold_out(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    for page in (root / "default" / "vastai").glob("bundles_page*.json"):
+    root = copy_recordings(tmp_path)
+    for page in recorded(root, "vastai").glob("bundles_page*.json"):
         data = json.loads(page.read_text(encoding="utf-8"))
         page.write_text(json.dumps({"results": data["offers"]}), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("vastai", server, tmp_path)
-        requests = [r for r in server.requests if r.provider == "vastai"]
+    result = crawl_scene("vastai", tmp_path, root=root)
     assert result.feed == []
     report = result.report
     assert report["layout_errors"] and "offers" in report["layout_errors"][0]
     assert report["offers"] == 0 and report["pages_parsed"] == 0
     assert report["responses_by_status"] == {"200": 1}
-    assert len(requests) == 1  # no cursor, no next page
+    assert len(result.calls) == 1  # no cursor, no next page
 
 
 # -- Cudo ------------------------------------------------------------------------
@@ -206,8 +145,7 @@ def test_cudo_machine_types(server: ReplayServer, tmp_path: Path) -> None:
 
 def test_cudo_truncated_body_is_a_failed_request(tmp_path: Path) -> None:
     fault = Fault("cudo", "/v1/vms/machine-types", truncate_at=120)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl("cudo", server, tmp_path)
+    result = crawl_scene("cudo", tmp_path, faults=[fault])
     report = result.report
     assert result.feed == []
     assert report["errors"] == ["truncated body on /v1/vms/machine-types"]
@@ -217,10 +155,8 @@ def test_cudo_truncated_body_is_a_failed_request(tmp_path: Path) -> None:
 
 def test_cudo_timeout_is_reported(tmp_path: Path) -> None:
     fault = Fault("cudo", "/v1/vms/machine-types", delay_s=3)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl(
-            "cudo", server, tmp_path, settings={"DOWNLOAD_TIMEOUT": "1", "RETRY_TIMES": "0"}
-        )
+    settings = {"DOWNLOAD_TIMEOUT": "1", "RETRY_TIMES": "0"}
+    result = crawl_scene("cudo", tmp_path, faults=[fault], settings=settings)
     assert result.report["errors"] == ["timeout on /v1/vms/machine-types"]
     assert result.report["requests_failed"] == 1 and result.report["offers"] == 0
 
@@ -239,18 +175,14 @@ def test_autodl_with_token_reads_stock_from_the_api(server: ReplayServer, tmp_pa
     )
     assert offers["5b1e7d44a2"]["status"] == "sold_out"
     assert Decimal(offers["a41d9e02c4"]["price"]) == Decimal("5.88")
-    calls = [r for r in server.requests if r.provider == "autodl"]
-    assert [r.json["page_index"] for r in calls] == [1, 2]
-    sent = [{k.lower(): v for k, v in r.headers.items()}.get("authorization") for r in calls]
+    assert [r.json["page_index"] for r in result.calls] == [1, 2]
+    sent = [r.headers.get("authorization") for r in result.calls]
     assert sent == [TOKEN, TOKEN]  # the bare token, no "Bearer"
-    assert not any(r.path == "/home" for r in calls)
+    assert not any(r.path == "/home" for r in result.calls)
     report = result.report
     assert report["auth"] == "ok"
     assert report["responses_by_status"] == {"200": 2} and report["pages_parsed"] == 2
-    # Rule of truth 8: the token reaches the provider and nothing else.
-    report_text = json.dumps(report)
-    feed_text = json.dumps(result.feed)
-    assert TOKEN not in report_text and TOKEN not in feed_text and TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
 
 
 @pytest.mark.browser
@@ -265,7 +197,7 @@ def test_autodl_without_token_reads_the_public_table_in_chromium(
     rtx = offers["home:RTX 4090"]
     assert Decimal(rtx["price"]) == Decimal("1.98") and rtx["currency"] == "CNY"
     assert [(p["price"], p["price_kind"]) for p in rtx["plans"]] == [("1.88", "member")]
-    paths = [r.path for r in server.requests if r.provider == "autodl"]
+    paths = [r.path for r in result.calls]
     assert "/home.js" in paths  # the browser ran the page's script
     assert "/api/v1/user/machine/list" not in paths
     report = result.report
@@ -276,33 +208,41 @@ def test_autodl_without_token_reads_the_public_table_in_chromium(
 
 @pytest.mark.browser
 def test_autodl_refused_token_falls_back_to_public_prices(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "autodl" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    for route in routes:  # the token is expired: every list call is refused
-        if route.get("body", "").startswith("machine_list_page"):
-            route["body"] = "authorize_failed.json"
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("autodl", server, tmp_path, token=TOKEN)
+    def expire_token(routes: Routes) -> None:
+        for route in routes:  # the token is expired: every list call is refused
+            if route.get("body", "").startswith("machine_list_page"):
+                route["body"] = "authorize_failed.json"
+
+    root = recordings_with_routes(tmp_path, "autodl", expire_token)
+    result = crawl_scene("autodl", tmp_path, root=root, token=TOKEN)
     report = result.report
     assert report["auth"] == "rejected"
     assert all(o["status"] == "unknown" for o in result.offers.values())
     assert len(result.offers) == 15
-    assert TOKEN not in json.dumps(report) and TOKEN not in result.log
+    assert_secrets_kept(result, TOKEN)
+
+
+@pytest.mark.browser
+def test_autodl_homepage_error_page_is_a_failed_request_not_a_layout_change(
+    tmp_path: Path,
+) -> None:
+    fault = Fault("autodl", "/home", status=500)
+    result = crawl_scene("autodl", tmp_path, faults=[fault], settings={"RETRY_TIMES": "1"})
+    assert result.feed == []
+    report = result.report
+    assert report["auth"] == "missing"
+    # The browser saw the 500 at once: Scrapy retried it and gave up, as for any page.
+    assert report["responses_by_status"] == {"500": 2}
+    assert report["requests_gave_up"] == 1 and report["layout_errors"] == []
 
 
 def test_autodl_api_error_is_a_failed_request_not_a_layout_change(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "autodl" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    routes[0].pop("body")
-    routes[0]["body_text"] = json.dumps({"code": "InternalError", "msg": "busy", "data": None})
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("autodl", server, tmp_path, token=TOKEN)
+    def busy(routes: Routes) -> None:
+        routes[0].pop("body")
+        routes[0]["body_text"] = json.dumps({"code": "InternalError", "msg": "busy", "data": None})
+
+    root = recordings_with_routes(tmp_path, "autodl", busy)
+    result = crawl_scene("autodl", tmp_path, root=root, token=TOKEN)
     report = result.report
     assert result.feed == []
     assert report["errors"] == [

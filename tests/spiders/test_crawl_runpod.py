@@ -3,52 +3,43 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
+from crawl_kit import (
+    RUN_ID,
+    Crawl,
+    assert_api_spider,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+    recordings_with_routes,
+)
 
 from replay import ReplayServer
+from replay.server import RecordedRequest
 from spiders.providers.runpod import KEY_ENV, RunpodSpider
 
 KEY = "rp-test-key-5e2b-not-real"
 
 
-@pytest.fixture
-def replay_server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
+def authorization(request: RecordedRequest) -> str | None:
+    return request.headers.get("authorization")
 
 
-def runpod_calls(server: ReplayServer) -> list[Any]:
-    return [r for r in server.requests if r.provider == "runpod"]
-
-
-def authorization(request: Any) -> str | None:
-    return {k.lower(): v for k, v in request.headers.items()}.get("authorization")
-
-
-def recordings_with(tmp_path: Path, first_route: dict[str, Any]) -> Path:
-    """A copy of the default recordings with one route put before RunPod's own."""
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "runpod" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    routes_file.write_text(json.dumps([first_route, *routes]), encoding="utf-8")
-    return root
+def crawl_with_route_first(tmp_path: Path, first_route: dict[str, Any]) -> Crawl:
+    """A crawl of the default recordings with one route put before RunPod's own."""
+    root = recordings_with_routes(tmp_path, "runpod", lambda routes: routes.insert(0, first_route))
+    return crawl_scene("runpod", tmp_path, root=root)
 
 
 def test_public_catalog_without_a_key(
-    replay_server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    result = crawl("runpod", replay_server, tmp_path)
+    result = crawl("runpod", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
     assert len(offers) == 17
@@ -72,7 +63,7 @@ def test_public_catalog_without_a_key(
     assert Decimal(offers["NVIDIA GeForce RTX 4090/community"]["price"]) == Decimal("0.34")
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    calls = runpod_calls(replay_server)
+    calls = result.calls
     assert [c.json["operationName"] for c in calls] == ["GpuTypes", "GpuPrices", "GpuPrices"]
     clouds = sorted(c.json["variables"]["lowestPriceInput"]["secureCloud"] for c in calls[1:])
     assert clouds == [False, True]
@@ -87,16 +78,15 @@ def test_public_catalog_without_a_key(
 
 
 def test_key_is_sent_as_bearer_and_never_leaks(
-    replay_server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
-    result = crawl("runpod", replay_server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
+    result = crawl("runpod", server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
     assert result.returncode == 0, result.log[-2000:]
     assert len(result.offers) == 17
-    assert [authorization(c) for c in runpod_calls(replay_server)] == [f"Bearer {KEY}"] * 3
+    assert [authorization(c) for c in result.calls] == [f"Bearer {KEY}"] * 3
     assert result.report["auth"] == "ok"
-    for text in (json.dumps(result.report), json.dumps(result.feed), result.log):
-        assert KEY not in text
+    assert_secrets_kept(result, KEY)
 
 
 def test_refused_key_is_rejected_and_the_public_catalog_still_loads(
@@ -110,11 +100,9 @@ def test_refused_key_is_rejected_and_the_public_catalog_still_loads(
         "status": 401,
         "body_text": json.dumps({"errors": [{"message": "Unauthorized"}]}),
     }
-    with ReplayServer(root=recordings_with(tmp_path, refuse)) as server:
-        result = crawl("runpod", server, tmp_path)
-        calls = runpod_calls(server)
+    result = crawl_with_route_first(tmp_path, refuse)
     assert result.returncode == 0, result.log[-2000:]
-    assert [(c.status, authorization(c) is not None) for c in calls] == [
+    assert [(c.status, authorization(c) is not None) for c in result.calls] == [
         (401, True),  # the key, refused
         (200, False),  # the same query without it
         (200, False),
@@ -124,7 +112,7 @@ def test_refused_key_is_rejected_and_the_public_catalog_still_loads(
     report = result.report
     assert report["auth"] == "rejected"
     assert report["responses_by_status"] == {"200": 3, "401": 1}
-    assert KEY not in json.dumps(report) and KEY not in result.log
+    assert_secrets_kept(result, KEY)
 
 
 def test_public_query_refused_without_a_key_is_auth_missing(
@@ -138,8 +126,7 @@ def test_public_query_refused_without_a_key_is_auth_missing(
         "status": 200,
         "body_text": json.dumps({"errors": [{"message": "Unauthorized"}], "data": None}),
     }
-    with ReplayServer(root=recordings_with(tmp_path, refuse)) as server:
-        result = crawl("runpod", server, tmp_path)
+    result = crawl_with_route_first(tmp_path, refuse)
     assert result.returncode == 0, result.log[-2000:]
     assert result.feed == []
     report = result.report
@@ -155,8 +142,7 @@ def test_graphql_error_is_a_failed_request_not_a_layout_change(tmp_path: Path) -
         "status": 200,
         "body_text": json.dumps({"errors": [{"message": "Internal server error"}], "data": None}),
     }
-    with ReplayServer(root=recordings_with(tmp_path, busy)) as server:
-        result = crawl("runpod", server, tmp_path)
+    result = crawl_with_route_first(tmp_path, busy)
     report = result.report
     assert result.feed == []
     assert sorted(report["errors"]) == [
@@ -167,9 +153,4 @@ def test_graphql_error_is_a_failed_request_not_a_layout_change(tmp_path: Path) -
 
 
 def test_runpod_is_a_plain_api_spider() -> None:
-    settings = Settings()
-    RunpodSpider.update_settings(settings)
-    assert settings.getbool("ROBOTSTXT_OBEY") is False
-    assert not settings.getdict("DOWNLOAD_HANDLERS")
-    assert (RunpodSpider.home, RunpodSpider.needs_browser) == ("US", False)
-    assert RunpodSpider.auth_env == ("RUNPOD_API_KEY",) and not RunpodSpider.needs_auth
+    assert_api_spider(RunpodSpider, home="US", auth_env=("RUNPOD_API_KEY",), needs_auth=False)

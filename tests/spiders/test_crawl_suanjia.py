@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from crawl_kit import RUN_ID, copy_recordings, crawl, crawl_scene, recorded
 from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
 
 from replay import ReplayServer
 from spiders.browser import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER
 from spiders.providers.suanjia import SuanjiaSpider
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 @pytest.mark.browser
@@ -42,7 +33,7 @@ def test_suanjia_reads_the_script_built_market_in_chromium(
     assert offers["华北一区/A100 80G"]["gpu_vram_gb"] == 80
     assert [q["offer_key"] for q in result.quarantined] == ["华东一区/vGPU-32G"]
     assert all(r["run_id"] == RUN_ID for r in result.feed)
-    paths = [r.path for r in server.requests if r.provider == "suanjia"]
+    paths = [r.path for r in result.calls]
     assert paths[:2] == ["/pricing", "/pricing.js"]  # the browser ran the page's script
     assert ("", "/robots.txt") in [(r.provider, r.path) for r in server.requests]
     report = result.report
@@ -53,13 +44,11 @@ def test_suanjia_reads_the_script_built_market_in_chromium(
 
 @pytest.mark.browser
 def test_suanjia_table_that_never_renders_is_a_layout_error(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    (root / "default" / "suanjia" / "pricing.js").write_text(
+    root = copy_recordings(tmp_path)
+    (recorded(root, "suanjia") / "pricing.js").write_text(
         "/* the site moved its table elsewhere */\n", encoding="utf-8"
     )
-    with ReplayServer(root=root) as server:
-        result = crawl("suanjia", server, tmp_path)
+    result = crawl_scene("suanjia", tmp_path, root=root)
     assert result.feed == []
     report = result.report
     assert report["layout_errors"] and "price table never appeared" in report["layout_errors"][0]

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
+from crawl_kit import RUN_ID, assert_api_spider, copy_recordings, crawl, crawl_scene, recorded
 
 from flows.health import classify_run
 from gpurent.model import RunStatus
@@ -20,12 +15,6 @@ from spiders.providers.tensordock import TensordockSpider
 
 PATH = "/api/v0/client/deploy/hostnodes"
 DALLAS = "3f1c0d2e-8a47-4b1e-9c55-6d0e2a9b7f10"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_tensordock_one_offer_per_card_type_and_node(server: ReplayServer, tmp_path: Path) -> None:
@@ -73,8 +62,7 @@ def test_tensordock_one_offer_per_card_type_and_node(server: ReplayServer, tmp_p
 
 def test_tensordock_retired_api_is_a_failed_run_not_sold_out(tmp_path: Path) -> None:
     # gpuhunt dropped TensorDock in Feb 2026; a v0 API that is gone must not read as sold out.
-    with ReplayServer(faults=[Fault("tensordock", PATH, status=404)]) as server:
-        result = crawl("tensordock", server, tmp_path)
+    result = crawl_scene("tensordock", tmp_path, faults=[Fault("tensordock", PATH, status=404)])
     report = result.report
     assert result.feed == []
     assert report["responses_by_status"] == {"404": 1} and report["requests_gave_up"] == 1
@@ -82,13 +70,11 @@ def test_tensordock_retired_api_is_a_failed_run_not_sold_out(tmp_path: Path) -> 
 
 
 def test_tensordock_changed_answer_is_a_layout_change(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    body = root / "default" / "tensordock" / "hostnodes.json"
+    root = copy_recordings(tmp_path)
+    body = recorded(root, "tensordock") / "hostnodes.json"
     data = json.loads(body.read_text(encoding="utf-8"))
     body.write_text(json.dumps({"nodes": data["hostnodes"]}), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("tensordock", server, tmp_path)
+    result = crawl_scene("tensordock", tmp_path, root=root)
     report = result.report
     assert result.feed == []
     assert report["layout_errors"] and "hostnodes" in report["layout_errors"][0]
@@ -97,13 +83,4 @@ def test_tensordock_changed_answer_is_a_layout_change(tmp_path: Path) -> None:
 
 
 def test_tensordock_spider_facts_and_settings() -> None:
-    assert (TensordockSpider.home, TensordockSpider.needs_browser, TensordockSpider.auth_env) == (
-        "US",
-        False,
-        (),
-    )
-    assert TensordockSpider.needs_auth is False
-    settings = Settings()
-    TensordockSpider.update_settings(settings)
-    assert not settings.getdict("DOWNLOAD_HANDLERS")  # no browser
-    assert settings.getbool("ROBOTSTXT_OBEY") is False  # a JSON API, not pages
+    assert_api_spider(TensordockSpider, home="US", auth_env=(), needs_auth=False)

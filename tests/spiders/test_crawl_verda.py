@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
-from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
+from crawl_kit import (
+    RUN_ID,
+    Routes,
+    assert_api_spider,
+    assert_auth_missing,
+    assert_auth_rejected,
+    assert_secrets_kept,
+    crawl,
+    crawl_scene,
+    recordings_with_routes,
+)
 
 from replay import Fault, ReplayServer
 from spiders.providers.verda import ID_ENV, SECRET_ENV, VerdaSpider
@@ -23,30 +28,14 @@ ACCESS_TOKEN = "replay-access-token-not-a-secret"  # what token.json hands out
 
 
 @pytest.fixture
-def replay_server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
-
-
-@pytest.fixture
 def credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ID_ENV, CLIENT_ID)
     monkeypatch.setenv(SECRET_ENV, SECRET)
 
 
-def verda_calls(server: ReplayServer) -> list[Any]:
-    return [r for r in server.requests if r.provider == "verda"]
-
-
-def header(request: Any, name: str) -> str | None:
-    return {k.lower(): v for k, v in request.headers.items()}.get(name)
-
-
 @pytest.mark.usefixtures("credentials")
-def test_token_then_types_availability_and_locations(
-    replay_server: ReplayServer, tmp_path: Path
-) -> None:
-    result = crawl("verda", replay_server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
+def test_token_then_types_availability_and_locations(server: ReplayServer, tmp_path: Path) -> None:
+    result = crawl("verda", server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
     assert len(offers) == 24
@@ -64,7 +53,7 @@ def test_token_then_types_availability_and_locations(
     assert Decimal(offers["8H100.80S.176V/FIN-02"]["price"]) == Decimal("21.20")
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
-    calls = verda_calls(replay_server)
+    calls = result.calls
     assert calls[0].path == "/v1/oauth2/token"
     assert calls[0].json == {
         "grant_type": "client_credentials",
@@ -72,7 +61,7 @@ def test_token_then_types_availability_and_locations(
         "client_secret": SECRET,
     }
     data_calls = sorted(
-        (c.path, c.query.get("is_spot"), header(c, "authorization")) for c in calls[1:]
+        (c.path, c.query.get("is_spot"), c.headers.get("authorization")) for c in calls[1:]
     )
     bearer = f"Bearer {ACCESS_TOKEN}"
     assert data_calls == [
@@ -88,45 +77,35 @@ def test_token_then_types_availability_and_locations(
     assert report["responses_by_status"] == {"200": 6}
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (24, 1, 5)
     assert report["errors"] == [] and report["layout_errors"] == []
-    for text in (json.dumps(report), json.dumps(result.feed), result.log):
-        assert SECRET not in text and ACCESS_TOKEN not in text
+    assert_secrets_kept(result, SECRET, ACCESS_TOKEN)
 
 
 def test_missing_credentials_send_nothing(
-    replay_server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ID_ENV, CLIENT_ID)
     monkeypatch.delenv(SECRET_ENV, raising=False)
-    result = crawl("verda", replay_server, tmp_path)
-    assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == [] and verda_calls(replay_server) == []
-    assert result.report["auth"] == "missing" and result.report["errors"] == []
+    assert_auth_missing(crawl("verda", server, tmp_path), SECRET_ENV)
+
+
+def refuse_the_credentials(routes: Routes) -> None:
+    routes[0].update(status=401, body="token_refused.json")
 
 
 @pytest.mark.usefixtures("credentials")
 def test_refused_credentials_are_auth_rejected(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "verda" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    routes[0].update(status=401, body="token_refused.json")
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("verda", server, tmp_path)
-        paths = [c.path for c in verda_calls(server)]
+    root = recordings_with_routes(tmp_path, "verda", refuse_the_credentials)
+    result = crawl_scene("verda", tmp_path, root=root)
     assert result.returncode == 0, result.log[-2000:]
-    assert result.feed == [] and paths == ["/v1/oauth2/token"]
-    report = result.report
-    assert report["auth"] == "rejected"
-    assert report["responses_by_status"] == {"401": 1} and report["layout_errors"] == []
-    assert SECRET not in json.dumps(report) and SECRET not in result.log
+    assert [c.path for c in result.calls] == ["/v1/oauth2/token"]
+    assert result.report["responses_by_status"] == {"401": 1}
+    assert_auth_rejected(result, SECRET)
 
 
 @pytest.mark.usefixtures("credentials")
 def test_a_failed_side_answer_keeps_the_offers(tmp_path: Path) -> None:
     fault = Fault("verda", "/v1/locations", status=500)
-    with ReplayServer(faults=[fault]) as server:
-        result = crawl("verda", server, tmp_path, settings={"RETRY_TIMES": "0"})
+    result = crawl_scene("verda", tmp_path, faults=[fault], settings={"RETRY_TIMES": "0"})
     assert result.returncode == 0, result.log[-2000:]
     # The availability answers still name every location.
     assert len(result.offers) == 24
@@ -137,16 +116,13 @@ def test_a_failed_side_answer_keeps_the_offers(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("credentials")
 def test_failed_on_demand_availability_makes_stock_unknown(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    routes_file = root / "default" / "verda" / "routes.json"
-    routes = json.loads(routes_file.read_text(encoding="utf-8"))
-    on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
-    on_demand.pop("body")
-    on_demand["body_text"] = json.dumps({"locations": []})  # a renamed layout
-    routes_file.write_text(json.dumps(routes), encoding="utf-8")
-    with ReplayServer(root=root) as server:
-        result = crawl("verda", server, tmp_path)
+    def rename_on_demand_layout(routes: Routes) -> None:
+        on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
+        on_demand.pop("body")
+        on_demand["body_text"] = json.dumps({"locations": []})  # a renamed layout
+
+    root = recordings_with_routes(tmp_path, "verda", rename_on_demand_layout)
+    result = crawl_scene("verda", tmp_path, root=root)
     statuses = {o["status"] for o in result.offers.values()}
     assert statuses == {"unknown"}  # never sold out
     report = result.report
@@ -155,10 +131,9 @@ def test_failed_on_demand_availability_makes_stock_unknown(tmp_path: Path) -> No
 
 
 def test_verda_is_a_plain_api_spider() -> None:
-    settings = Settings()
-    VerdaSpider.update_settings(settings)
-    assert settings.getbool("ROBOTSTXT_OBEY") is False
-    assert not settings.getdict("DOWNLOAD_HANDLERS")
-    assert (VerdaSpider.home, VerdaSpider.needs_browser) == ("FI", False)
-    assert VerdaSpider.auth_env == ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")
-    assert VerdaSpider.needs_auth
+    assert_api_spider(
+        VerdaSpider,
+        home="FI",
+        auth_env=("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"),
+        needs_auth=True,
+    )

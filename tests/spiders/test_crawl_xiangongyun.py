@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
+from crawl_kit import RUN_ID, copy_recordings, crawl, crawl_scene, recorded
 from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS
-from test_crawl_replay import RUN_ID, crawl
 
 from replay import Fault, ReplayServer
 from spiders.providers.xiangongyun import XiangongyunSpider
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Path) -> None:
@@ -59,8 +49,8 @@ def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Pat
 
 
 def test_xiangongyun_500s_are_a_failed_request_not_sold_out(tmp_path: Path) -> None:
-    with ReplayServer(faults=[Fault("xiangongyun", "/pricing", status=500)]) as server:
-        result = crawl("xiangongyun", server, tmp_path)
+    fault = Fault("xiangongyun", "/pricing", status=500)
+    result = crawl_scene("xiangongyun", tmp_path, faults=[fault])
     assert result.feed == []
     report = result.report
     assert report["responses_by_status"] == {"500": 4}  # first try + RETRY_TIMES 3
@@ -68,15 +58,13 @@ def test_xiangongyun_500s_are_a_failed_request_not_sold_out(tmp_path: Path) -> N
 
 
 def test_xiangongyun_changed_page_is_a_layout_error(tmp_path: Path) -> None:
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    page = root / "default" / "xiangongyun" / "pricing.html"
+    root = copy_recordings(tmp_path)
+    page = recorded(root, "xiangongyun") / "pricing.html"
     page.write_text(
         page.read_text(encoding="utf-8").replace("gpu-price-table", "price-grid"),
         encoding="utf-8",
     )
-    with ReplayServer(root=root) as server:
-        result = crawl("xiangongyun", server, tmp_path)
+    result = crawl_scene("xiangongyun", tmp_path, root=root)
     assert result.feed == []
     report = result.report
     assert report["layout_errors"] and "/pricing" in report["layout_errors"][0]

@@ -9,14 +9,14 @@ from spider_fixture_cases import (
     OBSERVED_AT,
     RUN_ID,
     Case,
+    assert_matches_case,
     cases,
     covered_recordings,
     recorded_bodies,
-    strip_volatile,
 )
 
-from gpurent.model import OfferRecord, StockStatus, parse_feed_line
-from spiders.parsers.common import ParseContext, feed_dicts, load_json
+from gpurent.model import OfferRecord, StockStatus
+from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.featurize import InstancesPage, parse_instances
 
 CTX = ParseContext("featurize", RUN_ID, OBSERVED_AT)
@@ -32,14 +32,7 @@ def case_named(name: str) -> Case:
 
 @pytest.mark.parametrize("case", cases("featurize"), ids=lambda c: c.name)
 def test_page_parses_to_expected_records(case: Case) -> None:
-    page = parse(case)
-    lines = feed_dicts(page.records)
-    assert strip_volatile(lines) == case.expected_records()
-    for key, value in case.expected_page().items():
-        assert getattr(page, key) == value, key
-    for line in lines:
-        assert line["run_id"] == RUN_ID
-        parse_feed_line(line)
+    assert_matches_case(parse(case), case)
 
 
 def test_every_recorded_page_has_a_parse_case() -> None:

@@ -11,14 +11,14 @@ from spider_fixture_cases import (
     RECORDINGS,
     RUN_ID,
     Case,
+    assert_matches_case,
     cases,
     covered_recordings,
     recorded_bodies,
-    strip_volatile,
 )
 
-from gpurent.model import FeeType, OfferRecord, PriceBasis, PriceKind, StockStatus, parse_feed_line
-from spiders.parsers.common import ParseContext, feed_dicts, load_json
+from gpurent.model import FeeType, OfferRecord, PriceBasis, PriceKind, StockStatus
+from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.hyperstack import BookPrice, parse_flavors, parse_pricebook
 
 CTX = ParseContext("hyperstack", RUN_ID, OBSERVED_AT)
@@ -58,13 +58,7 @@ def test_price_book_parses_to_expected_prices(case: Case) -> None:
 )
 def test_flavors_parse_to_expected_records(case: Case) -> None:
     page = parse_flavors(load_json(case.input_bytes()), recorded_prices(), CTX)
-    lines = feed_dicts(page.records)
-    assert strip_volatile(lines) == case.expected_records()
-    for key, value in case.expected_page().items():
-        assert getattr(page, key) == value, key
-    for line in lines:
-        assert line["run_id"] == RUN_ID
-        parse_feed_line(line)
+    assert_matches_case(page, case)
 
 
 def test_every_recorded_page_has_a_parse_case() -> None:

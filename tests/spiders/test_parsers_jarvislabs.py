@@ -9,14 +9,14 @@ from spider_fixture_cases import (
     OBSERVED_AT,
     RUN_ID,
     Case,
+    assert_matches_case,
     cases,
     covered_recordings,
     recorded_bodies,
-    strip_volatile,
 )
 
-from gpurent.model import OfferRecord, PriceKind, StockStatus, parse_feed_line
-from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
+from gpurent.model import OfferRecord, PriceKind, StockStatus
+from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.jarvislabs import parse_server_meta
 
 CTX = ParseContext("jarvislabs", RUN_ID, OBSERVED_AT)
@@ -28,14 +28,7 @@ def parse(case: Case) -> PageResult:
 
 @pytest.mark.parametrize("case", cases("jarvislabs"), ids=lambda c: c.name)
 def test_page_parses_to_expected_records(case: Case) -> None:
-    page = parse(case)
-    lines = feed_dicts(page.records)
-    assert strip_volatile(lines) == case.expected_records()
-    for key, value in case.expected_page().items():
-        assert getattr(page, key) == value, key
-    for line in lines:
-        assert line["run_id"] == RUN_ID
-        parse_feed_line(line)
+    assert_matches_case(parse(case), case)
 
 
 def test_every_recorded_page_has_a_parse_case() -> None:

@@ -9,10 +9,10 @@ from spider_fixture_cases import (
     OBSERVED_AT,
     RUN_ID,
     Case,
+    assert_matches_case,
     cases,
     covered_recordings,
     recorded_bodies,
-    strip_volatile,
 )
 
 from gpurent.model import (
@@ -23,9 +23,8 @@ from gpurent.model import (
     PriceKind,
     QuarantineRecord,
     StockStatus,
-    parse_feed_line,
 )
-from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
+from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.paperspace import parse_vm_types
 
 CTX = ParseContext("paperspace", RUN_ID, OBSERVED_AT)
@@ -41,14 +40,7 @@ def case_named(name: str) -> Case:
 
 @pytest.mark.parametrize("case", cases("paperspace"), ids=lambda c: c.name)
 def test_page_parses_to_expected_records(case: Case) -> None:
-    page = parse(case)
-    lines = feed_dicts(page.records)
-    assert strip_volatile(lines) == case.expected_records()
-    for key, value in case.expected_page().items():
-        assert getattr(page, key) == value, key
-    for line in lines:
-        assert line["run_id"] == RUN_ID
-        parse_feed_line(line)
+    assert_matches_case(parse(case), case)
 
 
 def test_every_recorded_page_has_a_parse_case() -> None:

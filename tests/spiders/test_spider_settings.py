@@ -6,7 +6,8 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
-from spiders.providers.autodl import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER, AutodlSpider
+from spiders.browser import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER
+from spiders.providers.autodl import AutodlSpider
 from spiders.providers.cudo import CudoSpider
 from spiders.providers.vastai import VastaiSpider
 
