@@ -132,14 +132,52 @@ def crawl_env(
 
 
 @contextlib.contextmanager
-def _maybe_replay(
+def maybe_replay(
     replay: bool, replay_dir: Path | None, scene: str, step: int
 ) -> Iterator[ReplayServer | None]:
+    """A replay server for the run when ``replay`` is set, else nothing."""
     if not replay:
         yield None
         return
     with ReplayServer(root=replay_dir, scene=scene, step=step) as server:
         yield server
+
+
+def crawl_all(
+    providers: list[str],
+    *,
+    run_id: str,
+    work_dir: Path,
+    replay_url: str | None,
+    env: tuple[tuple[str, str | None], ...],
+) -> list[CrawlOutcome]:
+    """Crawl providers in parallel tasks (inside a flow); one outcome per provider, always.
+
+    ``replay_url``: the root of a replay server (each spider gets ``<root>/<provider>``);
+    None crawls the real providers. Shared by the nightly crawl and the watch poll.
+    """
+    specs = [
+        CrawlSpec(
+            provider=p,
+            run_id=run_id,
+            work_dir=work_dir,
+            base_url=f"{replay_url.rstrip('/')}/{p}" if replay_url else None,
+            env=env,
+        )
+        for p in providers
+    ]
+    futures = [crawl_provider.submit(spec) for spec in specs]
+    outcomes = []
+    for spec, future in zip(specs, futures, strict=True):
+        future.wait()
+        if future.state.is_completed():
+            outcomes.append(future.result())
+        else:
+            # Retries exhausted: record the provider as failed, keep the others going.
+            _, feed, report, log = crawl_command(spec)
+            now = utcnow()
+            outcomes.append(CrawlOutcome(spec.provider, run_id, now, now, None, feed, report, log))
+    return outcomes
 
 
 @flow(
@@ -162,30 +200,14 @@ def nightly_crawl(
     chosen = check_names(list(providers)) if providers else list(provider_infos())
     run_id = run_id or new_run_id()
     env = crawl_env(chosen, replay=replay, demo_credentials=demo_credentials)
-    with _maybe_replay(replay, replay_dir, scene, step) as server:
-        specs = [
-            CrawlSpec(
-                provider=p,
-                run_id=run_id,
-                work_dir=work_dir,
-                base_url=server.base_url(p) if server else None,
-                env=env,
-            )
-            for p in chosen
-        ]
-        futures = [crawl_provider.submit(spec) for spec in specs]
-        outcomes = []
-        for spec, future in zip(specs, futures, strict=True):
-            future.wait()
-            if future.state.is_completed():
-                outcomes.append(future.result())
-            else:
-                # Retries exhausted: record the provider as failed, keep the others going.
-                _, feed, report, log = crawl_command(spec)
-                now = utcnow()
-                outcomes.append(
-                    CrawlOutcome(spec.provider, run_id, now, now, None, feed, report, log)
-                )
+    with maybe_replay(replay, replay_dir, scene, step) as server:
+        outcomes = crawl_all(
+            chosen,
+            run_id=run_id,
+            work_dir=work_dir,
+            replay_url=server.url if server else None,
+            env=env,
+        )
     summaries = load_outcomes(db_path, outcomes)
     create_markdown_artifact(
         key="crawl-summary",

@@ -22,12 +22,13 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements.lock -
   touch "$stamp"
 fi
 
-# Chromium: Playwright cannot download browsers here, so the system package is used.
-if [ "${GPURENT_SKIP_CHROMIUM:-0}" != "1" ] && ! command -v chromium >/dev/null 2>&1; then
+# Chromium: Playwright cannot download browsers here, so the system package is used; a CJK
+# font so the dashboard's Chinese labels render in it (and in its screenshots).
+if [ "${GPURENT_SKIP_CHROMIUM:-0}" != "1" ] && { ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "wenquanyi\|noto sans cjk"; }; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing Debian's chromium"
+    echo "setup: installing Debian's chromium and a CJK font"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
   else
     echo "setup: chromium not found; install it (e.g. 'sudo apt-get install chromium') for browser pages and tests" >&2
   fi

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from warehouse.errors import WarehouseLocked, WarehouseMissing
 from warehouse.migrations import migrate
@@ -62,6 +63,20 @@ def fetch_one(
     """
     rows = con.execute(sql, params).fetchall()
     return tuple(rows[0]) if rows else None
+
+
+def query_frame(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: list[Any] | dict[str, Any] | None = None,
+) -> pl.DataFrame:
+    """Run a read query and hand its result to Polars through Arrow (no copies).
+
+    ``params`` binds ``?`` placeholders (a list) or ``$name`` ones (a dict)."""
+    result = pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
+    if not isinstance(result, pl.DataFrame):  # from_arrow of a Table is always a frame
+        raise TypeError(f"expected a DataFrame, got {type(result).__name__}")
+    return result
 
 
 def _open(

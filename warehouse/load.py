@@ -2,14 +2,16 @@
 
 Rules of truth 2, 5 and 6: a run's ``crawl_runs`` row and its rows commit together (a crash
 mid-load leaves the database as it was); loading a run already stored changes nothing
-(skip: the first load wins); only ok / partial / auth_required runs store offers; bad
-input lands in ``quarantine`` whatever the status.
+(skip: the first load wins); only ok / partial / auth_required runs with offers change the
+offer history (warehouse.history: versions, not one row per offer per poll); bad input lands
+in ``quarantine`` whatever the status.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -18,8 +20,9 @@ import polars as pl
 from gpurent.model import ProviderRun, RunStatus
 from warehouse.db import fetch_one
 from warehouse.feed import FeedBatch, read_feed
+from warehouse.history import advance_current_run, place_run, weave_run
 
-__all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_run", "read_feed"]
+__all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_batch", "load_run", "read_feed"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,11 @@ def load_run(
         if feed_path is not None
         else FeedBatch.empty()
     )
+    return load_batch(con, run, batch)
+
+
+def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatch) -> LoadResult:
+    """``load_run`` for a feed already read and validated (benchmarks, generated history)."""
     feeds_latest = run.status in LOADING_STATUSES
     empty = FeedBatch.empty()
     offers = batch.offers if feeds_latest else empty.offers
@@ -77,13 +85,17 @@ def load_run(
         if stored is not None:
             con.execute("ROLLBACK")  # nothing written: the first load of this run wins
             return _skipped(con, run, batch, stored)
+        # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
+        place = place_run(con, run.provider, run.started_at) if offers.height else None
+        position = place.position if place is not None else None
+        observed_at = _earliest(offers)
         con.execute(
             """
             INSERT INTO crawl_runs (
                 run_id, provider, started_at, finished_at, duration_s, status, offers,
                 quarantined, http_errors, message, reported_offers, reported_quarantined,
-                feed_sha256
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                feed_sha256, history_at, observed_at
+            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 run.run_id,
@@ -99,11 +111,31 @@ def load_run(
                 run.offers,
                 run.quarantined,
                 batch.sha256,
+                position,
+                observed_at,
             ],
         )
-        _insert_frame(con, "observations", offers)
-        _insert_frame(con, "addon_fees", fees)
-        _insert_frame(con, "price_plans", plans)
+        if place is not None:
+            weave_run(
+                con,
+                provider=run.provider,
+                position=place.position,
+                next_position=place.next_position,
+                offers=offers,
+                fees=fees,
+                plans=plans,
+                insert=_insert_frame,  # looked up now, so tests can wrap it
+            )
+            if place.next_position is None:  # the newest good run: the state now
+                advance_current_run(
+                    con,
+                    provider=run.provider,
+                    run_id=run.run_id,
+                    started_at=run.started_at,
+                    finished_at=run.finished_at,
+                    observed_at=observed_at or run.started_at,
+                    position=place.position,
+                )
         _insert_frame(con, "quarantine", quarantine)
         con.execute("COMMIT")
     except BaseException:
@@ -119,6 +151,12 @@ def load_run(
         quarantined=quarantine.height,
         ignored_offers=0 if feeds_latest else batch.offers.height,
     )
+
+
+def _earliest(offers: pl.DataFrame) -> datetime | None:
+    """The run's observation time: the earliest observed_at of its offers."""
+    value = offers["observed_at"].min() if offers.height else None
+    return value if isinstance(value, datetime) else None
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

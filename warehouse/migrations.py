@@ -41,6 +41,10 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "init", "sql/0001_init.sql"),
     Migration(2, "views", "views.sql"),
+    Migration(3, "history", "sql/0003_history.sql"),
+    Migration(4, "history views", "history_views.sql"),
+    Migration(10, "watches", "sql/0010_watches.sql"),
+    Migration(11, "alerts_outbox", "sql/0011_alerts_outbox.sql"),
 )
 
 

@@ -12,11 +12,15 @@ import duckdb
 import polars as pl
 
 from gpurent.model import StockStatus
+from warehouse.db import query_frame
 from warehouse.fx import fx_rate_on, upsert_fx_rate
+from warehouse.snapshots import offers_at, offers_of_run
 
 __all__ = [
     "fx_rate_on",
     "latest_offers",
+    "offers_at",
+    "offers_of_run",
     "provider_status",
     "quarantine_rows",
     "recent_offer_counts",
@@ -31,10 +35,7 @@ def frame(
     con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
 ) -> pl.DataFrame:
     """Run a read query and hand its result to Polars through Arrow."""
-    result = pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
-    if not isinstance(result, pl.DataFrame):  # from_arrow of a Table is always a frame
-        raise TypeError(f"expected a DataFrame, got {type(result).__name__}")
-    return result
+    return query_frame(con, sql, params)
 
 
 def provider_status(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -78,7 +79,8 @@ def latest_offers(
 ) -> pl.DataFrame:
     """The offers of each provider's latest good run, with their fees and plans.
 
-    Columns: every ``observations`` column, ``run_finished_at``, ``age_s`` (seconds since
+    Columns: run_id, provider, offer_key, observed_at (when the latest good run that saw
+    the offer observed it), the offer's fields (as in the feed), ``run_finished_at``, ``age_s`` (seconds since
     observed_at), ``fees`` (list of structs: seq, fee_type, amount, currency, unit, basis,
     quantity, included_quantity, mandatory, charged_while_stopped, note; ordered by seq)
     and ``plans`` (list of structs: seq, price, currency, billing_unit, price_basis,
@@ -101,39 +103,11 @@ def latest_offers(
         where.append("list_contains(?, o.status)")
         params.append(_RENTABLE)
     condition = f"WHERE {' AND '.join(where)}" if where else ""
+    # The view reads current_offers: the cost does not grow with history.
     return frame(
         con,
-        f"""
-        WITH fee_lists AS (
-            SELECT f.run_id, f.provider, f.offer_key,
-                   list({{'seq': f.seq, 'fee_type': f.fee_type, 'amount': f.amount,
-                          'currency': f.currency, 'unit': f.unit, 'basis': f.basis,
-                          'quantity': f.quantity, 'included_quantity': f.included_quantity,
-                          'mandatory': f.mandatory,
-                          'charged_while_stopped': f.charged_while_stopped,
-                          'note': f.note}} ORDER BY f.seq) AS fees
-            FROM addon_fees AS f
-            JOIN latest_runs AS r ON r.run_id = f.run_id AND r.provider = f.provider
-            GROUP BY f.run_id, f.provider, f.offer_key
-        ),
-        plan_lists AS (
-            SELECT p.run_id, p.provider, p.offer_key,
-                   list({{'seq': p.seq, 'price': p.price, 'currency': p.currency,
-                          'billing_unit': p.billing_unit, 'price_basis': p.price_basis,
-                          'price_kind': p.price_kind}} ORDER BY p.seq) AS plans
-            FROM price_plans AS p
-            JOIN latest_runs AS r ON r.run_id = p.run_id AND r.provider = p.provider
-            GROUP BY p.run_id, p.provider, p.offer_key
-        )
-        SELECT o.*, coalesce(fl.fees, []) AS fees, coalesce(pl.plans, []) AS plans
-        FROM latest_offers AS o
-        LEFT JOIN fee_lists AS fl
-            ON fl.run_id = o.run_id AND fl.provider = o.provider AND fl.offer_key = o.offer_key
-        LEFT JOIN plan_lists AS pl
-            ON pl.run_id = o.run_id AND pl.provider = o.provider AND pl.offer_key = o.offer_key
-        {condition}
-        ORDER BY o.provider, o.gpu_model, o.offer_key
-        """,
+        f"SELECT * FROM latest_offers AS o {condition}"
+        " ORDER BY o.provider, o.gpu_model, o.offer_key",
         params,
     )
 

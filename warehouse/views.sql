@@ -1,4 +1,6 @@
 -- Latest-state views (rule of truth 4: latest = latest successful run per provider).
+-- Migration 2 only. From migration 3 on, history_views.sql defines latest_runs and
+-- latest_offers over the change history: do not re-apply this file after it.
 -- Every statement is CREATE OR REPLACE, so a later migration may re-apply this file after
 -- editing it. "Latest" orders runs by started_at, then finished_at, then run_id.
 

@@ -9,7 +9,18 @@ from collections.abc import Sequence
 import typer
 
 # Each module exposes register(app).
-COMMAND_MODULES: tuple[str, ...] = ("crawl", "queries", "size", "gpus", "normalize", "replay_cmd")
+COMMAND_MODULES: tuple[str, ...] = (
+    "crawl",
+    "queries",
+    "size",
+    "watch",
+    "schedule",
+    "tracking",
+    "dashboard",
+    "gpus",
+    "normalize",
+    "replay_cmd",
+)
 
 # Options whose value may be left out (`--replay` alone means "the bundled recordings").
 OPTIONAL_VALUE_OPTIONS = frozenset({"--replay"})

@@ -80,7 +80,8 @@ def test_a_failure_mid_load_leaves_the_database_as_it_was(
     feed = kit.write("r2", [kit.offer(run, "a"), kit.offer(run, "b"), "{oops"])
     with pytest.raises(RuntimeError, match="disk on fire"):
         load_run(con, run, feed)
-    assert calls == ["observations", "addon_fees"]  # observations were written, then undone
+    # The new offers' identities were written, then undone (history: warehouse/history.py).
+    assert calls == ["offer_identities", "offer_versions"]
     assert table_counts(con) == before
     assert latest_offers(con)["run_id"].to_list() == ["run-1"]
 

@@ -1,0 +1,280 @@
+"""Data access for the dashboard: warehouse query results as Polars frames, nothing else.
+
+The dashboard only reads. Every call opens a short read-only connection (``warehouse.db``
+retries briefly while a crawl holds the file) and closes it before returning, so a page
+render never keeps the writer out. Numbers stay Decimal here; ``tables`` formats them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from gpurent.catalog import get_catalog
+from gpurent.costing import UsageProfile
+from warehouse.costed import costed_latest_offers
+from warehouse.db import connect
+from warehouse.errors import WarehouseLocked, WarehouseMissing
+from warehouse.queries import latest_offers, provider_status, quarantine_rows
+
+
+class DataUnavailable(Exception):
+    """The warehouse cannot be read now: ``missing`` (no file yet) or ``locked`` (busy)."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+@contextmanager
+def reader(db: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection for one page render, always closed."""
+    try:
+        con = connect(db, read_only=True)
+    except WarehouseMissing as exc:
+        raise DataUnavailable("missing", str(exc)) from exc
+    except WarehouseLocked as exc:
+        raise DataUnavailable("locked", str(exc)) from exc
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def module_available(name: str) -> bool:
+    """Whether an optional part (price index, history) is installed in this build."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+# --- Now -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NowFilters:
+    """What the Now page asks for; ``None`` means "any"."""
+
+    display_currency: str = "CNY"
+    min_vram_gb: int | None = None
+    gpu_model: str | None = None
+    provider: str | None = None
+    hours_per_month: Decimal = Decimal(730)
+    storage_gb: Decimal = Decimal(50)
+    gpus: int = 1
+    include_sold_out: bool = False
+
+    def profile(self) -> UsageProfile:
+        return UsageProfile(
+            hours_per_month=self.hours_per_month, storage_gb=self.storage_gb, gpus=self.gpus
+        )
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """Choices for the Now page's filters, from the latest state."""
+
+    providers: list[str]
+    gpu_models: list[str]
+    vram_sizes: list[int]
+
+
+def filter_options(db: Path) -> FilterOptions:
+    """Providers and GPU models present in the latest state (catalog order), VRAM sizes."""
+    with reader(db) as con:
+        offers = latest_offers(con)
+    present = set(offers["gpu_model"].to_list()) if offers.height else set()
+    catalog = get_catalog()
+    ordered = [m for m in catalog.models() if m in present]
+    ordered += sorted(present - set(ordered))  # models the catalog lacks still filter
+    sizes = sorted({sku.vram_gb for sku in catalog.all()})
+    return FilterOptions(
+        providers=sorted(set(offers["provider"].to_list())) if offers.height else [],
+        gpu_models=ordered,
+        vram_sizes=sizes,
+    )
+
+
+def now_offers(db: Path, filters: NowFilters) -> pl.DataFrame:
+    """Latest offers with true cost for the filters, cheapest first.
+
+    Columns: those of ``CostedOffer.as_row()`` plus ``raw_gpu_name`` and ``rentable``
+    (in_stock or low). Without ``include_sold_out`` only rentable offers come back.
+    """
+    with reader(db) as con:
+        costed = costed_latest_offers(
+            con,
+            filters.profile(),
+            display_currency=filters.display_currency,
+            gpu_model=filters.gpu_model,
+            min_vram_gb=filters.min_vram_gb,
+            provider=filters.provider,
+            in_stock_only=not filters.include_sold_out,
+        )
+    rows: list[dict[str, Any]] = []
+    for c in costed:
+        row = c.as_row()
+        row["raw_gpu_name"] = c.offer["raw_gpu_name"]
+        row["rentable"] = c.status.rentable
+        rows.append(row)
+    if not rows:
+        return empty_now_frame()
+    return pl.DataFrame(rows, schema_overrides=_NOW_TEXT, infer_schema_length=None)
+
+
+# Pinned so columns that are null in every row keep a type.
+_NOW_TEXT: dict[str, Any] = {
+    "provider": pl.String,
+    "offer_key": pl.String,
+    "gpu_model": pl.String,
+    "status": pl.String,
+    "available_count": pl.Int64,
+    "currency": pl.String,
+    "billing_unit": pl.String,
+    "price_basis": pl.String,
+    "price_kind": pl.String,
+    "region": pl.String,
+    "cost_currency": pl.String,
+    "monthly_plan": pl.String,
+    "run_id": pl.String,
+    "url": pl.String,
+    "raw_gpu_name": pl.String,
+}
+_MONEY = pl.Decimal(38, 6)
+
+
+def empty_now_frame() -> pl.DataFrame:
+    """No offers, with every column ``now_offers`` gives (so pages need no special case)."""
+    return pl.DataFrame(
+        schema={
+            **_NOW_TEXT,
+            "gpu_vram_gb": pl.Int64,
+            "gpu_count": pl.Int64,
+            "price": _MONEY,
+            "true_hourly": _MONEY,
+            "true_monthly": _MONEY,
+            "native_true_hourly": _MONEY,
+            "native_true_monthly": _MONEY,
+            "price_per_gpu_hour": _MONEY,
+            "fx_rate": _MONEY,
+            "fx_date": pl.Date,
+            "observed_at": pl.Datetime("us", "UTC"),
+            "rentable": pl.Boolean,
+        }
+    )
+
+
+# --- Providers -------------------------------------------------------------------------
+
+
+def providers_overview(db: Path) -> pl.DataFrame:
+    """``provider_status`` plus ``quarantined_total`` (rows over all runs) per provider."""
+    with reader(db) as con:
+        status = provider_status(con)
+        totals = quarantine_rows(con, limit=None).group_by("provider").len("quarantined_total")
+    if status.height == 0:
+        return status.with_columns(quarantined_total=pl.lit(0, pl.UInt32))
+    return status.join(totals, on="provider", how="left").with_columns(
+        pl.col("quarantined_total").fill_null(0)
+    )
+
+
+def quarantine(db: Path, *, provider: str | None = None, limit: int = 200) -> pl.DataFrame:
+    """Newest quarantine rows (the ``quarantine_rows`` columns)."""
+    with reader(db) as con:
+        return quarantine_rows(con, provider=provider, limit=limit)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- Price index (warehouse.index, when this build has it) -----------------------------
+
+
+def price_index(db: Path, currency: str) -> pl.DataFrame:
+    """``warehouse.index.price_index`` rows in ``currency`` over the whole history."""
+    from warehouse.index import price_index as compute
+
+    with reader(db) as con:
+        return compute(con, currencies=(currency,))
+
+
+# --- Availability (warehouse.trends, when this build has it) ---------------------------
+
+
+def gpu_choices(db: Path) -> list[tuple[str, int]]:
+    """(model, VRAM GB) of every GPU in the latest state: the most widely listed first
+    (providers listing it), then in catalog order."""
+    with reader(db) as con:
+        offers = latest_offers(con)
+    counts = offers.group_by("gpu_model", "gpu_vram_gb").agg(pl.col("provider").n_unique())
+    order = {model: i for i, model in enumerate(get_catalog().models())}
+    ranked = sorted(
+        counts.iter_rows(),
+        key=lambda r: (-int(r[2]), order.get(str(r[0]), len(order)), str(r[0]), int(r[1])),
+    )
+    return [(str(model), int(vram)) for model, vram, _ in ranked]
+
+
+@dataclass(frozen=True)
+class Availability:
+    """One GPU's availability: per-provider patterns and the heat map rows."""
+
+    patterns: list[Any]
+    """``warehouse.trends.Pattern`` per provider, in the chosen zone."""
+    week: pl.DataFrame
+    """provider, weekday (0 = Monday), hour, share (None: too few polls to tell)."""
+    day: pl.DataFrame
+    """provider, hour, share: the same with the weekdays pooled."""
+
+    def week_coverage(self) -> float:
+        """Share of hour-of-week cells with enough polls to tell (0 without any)."""
+        if self.week.height == 0:
+            return 0.0
+        return int(self.week["share"].is_not_null().sum()) / self.week.height
+
+
+def availability(db: Path, model: str, vram_gb: int, zone: str) -> Availability:
+    from warehouse.trends import availability_patterns, poll_availability
+
+    with reader(db) as con:
+        polls = poll_availability(con, gpu_model=model, vram_gb=vram_gb)
+    patterns = availability_patterns(polls, zones=(zone,))
+    week = [
+        {"provider": p.provider, "weekday": slot // 24, "hour": slot % 24, "share": share}
+        for p in patterns
+        for slot, share in enumerate(p.by_hour_of_week)
+    ]
+    day = [
+        {"provider": p.provider, "hour": hour, "share": share}
+        for p in patterns
+        for hour, share in enumerate(p.by_hour)
+    ]
+    return Availability(
+        patterns=patterns,
+        week=pl.DataFrame(week, schema=_HEAT_WEEK),
+        day=pl.DataFrame(day, schema=_HEAT_DAY),
+    )
+
+
+_HEAT_DAY = {"provider": pl.String, "hour": pl.Int64, "share": pl.Float64}
+_HEAT_WEEK = {"provider": pl.String, "weekday": pl.Int64, "hour": pl.Int64, "share": pl.Float64}
+
+
+def offer_timeline(db: Path, model: str, vram_gb: int) -> pl.DataFrame:
+    """Every state of every offer of the GPU over the history (``trends.offer_changes``)."""
+    from warehouse.trends import offer_changes
+
+    with reader(db) as con:
+        return offer_changes(con, gpu_model=model, vram_gb=vram_gb)

@@ -1,0 +1,307 @@
+"""Labels in English and Chinese, and the one place numbers are formatted for people.
+
+Pages never write user-facing words inline: they ask ``t(lang, key)``, so a missing
+translation is a KeyError in tests rather than a half-translated page.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from enum import StrEnum
+
+
+class Lang(StrEnum):
+    """The dashboard's languages."""
+
+    EN = "en"
+    """English."""
+    ZH = "zh"
+    """Simplified Chinese."""
+
+
+LANG_NAMES: dict[Lang, str] = {Lang.EN: "English", Lang.ZH: "中文"}
+
+CURRENCY_SYMBOLS: dict[str, str] = {"CNY": "¥", "USD": "$", "EUR": "€", "GBP": "£"}
+DISPLAY_CURRENCIES: tuple[str, ...] = ("CNY", "USD")
+
+# key -> (English, Chinese)
+LABELS: dict[str, tuple[str, str]] = {
+    "app_title": ("gpurent: GPU rental prices", "gpurent：GPU 租赁价格"),
+    "language": ("Language", "语言"),
+    "currency": ("Display currency", "显示币种"),
+    "database": ("Warehouse", "数据仓库"),
+    # page titles
+    "page_now": ("Now", "当前"),
+    "page_size": ("Size my workload", "估算我的负载"),
+    "page_index": ("Price index", "价格指数"),
+    "page_availability": ("Availability", "可用性"),
+    "page_providers": ("Providers", "平台"),
+    # errors and notices
+    "no_warehouse": (
+        "No warehouse at {path} yet. Run `gpurent crawl --replay` (offline demo) or "
+        "`gpurent demo`, or start the dashboard with --db PATH.",
+        "{path} 还没有数据仓库。先运行 `gpurent crawl --replay`（离线演示）或 "
+        "`gpurent demo`，或用 --db PATH 启动看板。",
+    ),
+    "warehouse_locked": (
+        "The warehouse is busy (a crawl is writing). Reload in a few seconds.",
+        "数据仓库正忙（爬取正在写入）。请几秒后刷新。",
+    ),
+    "not_available": (
+        "Not available yet: this build of gpurent has no {what}. The page will show it once "
+        "that part lands; nothing here is made up.",
+        "暂不可用：此版本的 gpurent 还没有{what}。该功能加入后此页即可显示；这里不会显示任何虚构数据。",
+    ),
+    "what_index": ("price index (warehouse.index)", "价格指数（warehouse.index）"),
+    "what_availability": (
+        "availability history (warehouse.trends)",
+        "可用性历史（warehouse.trends）",
+    ),
+    "no_rows": ("Nothing matches these filters.", "没有符合筛选条件的结果。"),
+    "no_history": ("No history in the warehouse yet.", "数据仓库中还没有历史数据。"),
+    # Now page
+    "now_intro": (
+        "Cheapest offers of each provider's latest good crawl, by true monthly cost "
+        "(add-ons for your storage included).",
+        "各平台最近一次成功爬取的报价，按真实月成本（含按你的存储计算的附加费用）从低到高排列。",
+    ),
+    "filter_min_vram": ("Min VRAM (GB)", "最小显存 (GB)"),
+    "filter_gpu": ("GPU model", "GPU 型号"),
+    "filter_provider": ("Provider", "平台"),
+    "filter_hours": ("Hours per month", "每月使用小时"),
+    "filter_storage": ("Storage (GB)", "存储 (GB)"),
+    "filter_gpus": ("GPUs", "GPU 数量"),
+    "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
+    "any": ("Any", "全部"),
+    "offers_count": ("{n} offers", "{n} 个报价"),
+    "stale_provider": (
+        "{provider}: last crawl {status}; its offers below are from the last good crawl, {age}.",
+        "{provider}：最近一次爬取{status}；下方该平台的报价来自上一次成功爬取（{age}）。",
+    ),
+    "data_age": ("Data age per provider", "各平台数据时效"),
+    "age_ago": ("{age} ago", "{age}前"),
+    "never": ("never", "从未"),
+    # columns
+    "col_provider": ("Provider", "平台"),
+    "col_gpu": ("GPU", "GPU"),
+    "col_vram": ("VRAM GB", "显存 GB"),
+    "col_count": ("GPUs", "卡数"),
+    "col_status": ("Status", "状态"),
+    "col_free": ("Free", "空闲"),
+    "col_true_hourly": ("True / hour", "真实每小时"),
+    "col_true_monthly": ("True / month", "真实每月"),
+    "col_price": ("Listed price", "标价"),
+    "col_region": ("Region", "地区"),
+    "col_age": ("Data age", "数据时效"),
+    "col_plan": ("Monthly plan", "月度方案"),
+    "col_raw_gpu": ("Provider's GPU name", "平台 GPU 名称"),
+    "col_last_status": ("Last run", "最近一次运行"),
+    "col_last_run_age": ("Run age", "运行时距今"),
+    "col_offers": ("Offers (last run)", "报价数（最近一次）"),
+    "col_quarantined": ("Quarantined (last run)", "隔离行（最近一次）"),
+    "col_quarantined_total": ("Quarantined (all)", "隔离行（全部）"),
+    "col_good_offers": ("Offers shown", "显示的报价数"),
+    "col_good_age": ("Shown data age", "所显示数据时效"),
+    "col_message": ("Message", "说明"),
+    "col_reason": ("Reason", "原因"),
+    "col_field": ("Field", "字段"),
+    "col_raw": ("Raw input", "原始输入"),
+    "col_run": ("Run", "运行"),
+    "col_tp": ("Tensor parallel", "张量并行"),
+    "col_need": ("Need GiB/GPU", "需求 GiB/卡"),
+    "col_usable": ("Usable GiB/GPU", "可用 GiB/卡"),
+    "col_tokens": ("Tokens/s", "tokens/秒"),
+    "col_per_mtok": ("Per M tokens", "每百万 tokens"),
+    "col_gpu_model": ("GPU", "GPU"),
+    "col_time": ("Time (UTC)", "时间 (UTC)"),
+    "col_index": ("Index", "指数"),
+    "col_providers_n": ("Providers", "平台数"),
+    # statuses
+    "status_in_stock": ("in stock", "有货"),
+    "status_low": ("low", "紧张"),
+    "status_sold_out": ("sold out", "售罄"),
+    "status_unknown": ("unknown", "未知"),
+    "unit_second": ("second", "秒"),
+    "unit_minute": ("minute", "分钟"),
+    "unit_hour": ("hour", "小时"),
+    "unit_day": ("day", "天"),
+    "unit_week": ("week", "周"),
+    "unit_month": ("month", "月"),
+    "unit_year": ("year", "年"),
+    "basis_gpu": ("GPU", "卡"),
+    "basis_instance": ("machine", "整机"),
+    "kind_on_demand": ("on demand", "按需"),
+    "kind_spot": ("spot", "竞价"),
+    "kind_member": ("member", "会员"),
+    "kind_commitment": ("commitment", "预留"),
+    "run_ok": ("ok", "成功"),
+    "run_partial": ("partial", "部分成功"),
+    "run_failed": ("failed", "失败"),
+    "run_auth_required": ("auth required", "需要认证"),
+    "run_layout_changed": ("layout changed", "页面结构变化"),
+    # Providers page
+    "providers_intro": (
+        "Each provider's last crawl. A failed run does not change what the Now page shows: "
+        "it keeps the last good data, with its age.",
+        "各平台最近一次爬取。失败的运行不会改变“当前”页的数据：仍显示上一次成功的数据及其时效。",
+    ),
+    "quarantine_title": ("Quarantined input", "被隔离的输入"),
+    "quarantine_intro": (
+        "Input set aside instead of guessed about, newest first.",
+        "无法可靠解析而被隔离（而非猜测）的输入，最新的在前。",
+    ),
+    "no_providers": ("No provider has run yet.", "还没有任何平台运行过。"),
+    "nothing_quarantined": ("Nothing quarantined.", "没有被隔离的输入。"),
+    # Size page
+    "size_intro": (
+        "GPU memory for a model and workload, the smallest VRAM tier, and the in-stock offers "
+        "that fit, ranked.",
+        "计算模型与负载所需显存、最小显存档位，以及能装下的有货报价排名。",
+    ),
+    "size_model": ("Model", "模型"),
+    "size_precision": ("Precision", "精度"),
+    "size_prompt": ("Prompt tokens", "输入 tokens"),
+    "size_gen": ("Generated tokens", "生成 tokens"),
+    "size_batch": ("Concurrent sequences", "并发序列数"),
+    "size_engine": ("Engine", "推理引擎"),
+    "size_mode": ("Mode", "模式"),
+    "size_objective": ("Rank by", "排序依据"),
+    "size_submit": ("Size it", "开始估算"),
+    "size_breakdown": ("Memory per GPU (GiB)", "每卡显存 (GiB)"),
+    "size_tier": ("Smallest tier", "最小显存档位"),
+    "size_cards": ("Cards", "卡数"),
+    "size_per_gpu": ("Per GPU", "每卡"),
+    "size_no_fit": ("No single card is large enough.", "没有单卡放得下。"),
+    "size_offers": ("In-stock offers that fit", "能装下的有货报价"),
+    "size_part": ("Part", "组成"),
+    "size_gib": ("GiB", "GiB"),
+    "size_error": ("Cannot size this: {error}", "无法估算：{error}"),
+    # Price index page
+    "index_intro": (
+        "Price index per GPU over time, in the display currency; beneath it, how many "
+        "providers each point is built from.",
+        "各 GPU 的价格指数随时间的变化（显示币种）；下方为每个点所依据的平台数量。",
+    ),
+    "index_download": ("Download CSV", "下载 CSV"),
+    "index_gpus": ("GPUs", "GPU"),
+    "index_date": ("Date (UTC)", "日期 (UTC)"),
+    "index_price": ("Index per GPU-hour", "每卡时指数"),
+    "index_providers": ("Providers quoting", "报价平台数"),
+    "index_withheld": (
+        "{n} GPU-days withheld (fewer than 2 providers quoting in stock): gaps in the lines, "
+        "never carried forward. Method {method}.",
+        "{n} 个 GPU-日因有货报价的平台少于 2 个而不发布：线条中断，不沿用前值。方法 {method}。",
+    ),
+    "index_none": (
+        "No GPU has an index yet: each needs at least 2 providers quoting it in stock on a day.",
+        "还没有 GPU 指数：每个 GPU 每天至少需要 2 个平台有货报价。",
+    ),
+    # Availability page
+    "avail_intro": (
+        "Share of polls that found a card free, by hour of the week, per GPU and provider; "
+        "then the history of one offer.",
+        "按一周中的小时统计的有空闲卡的轮询比例（按 GPU 和平台）；以及单个报价的历史。",
+    ),
+    "avail_gpu": ("GPU", "GPU"),
+    "avail_zone": ("Time zone", "时区"),
+    "avail_timeline": ("Timeline of one offer", "单个报价的时间线"),
+    "avail_offer": ("Offer", "报价"),
+    "avail_share": ("Free share", "空闲比例"),
+    "avail_hour": ("Hour", "小时"),
+    "avail_day": ("Day", "星期"),
+    "avail_no_polls": ("{gpu} on {provider}: no polls yet", "{gpu} 在 {provider}：还没有轮询"),
+    "avail_too_few": (
+        "{gpu} on {provider}: too few polls per hour to tell ({zone})",
+        "{gpu} 在 {provider}：每小时的轮询太少，无法判断（{zone}）",
+    ),
+    "avail_any_hour": (
+        "{gpu} on {provider} is usually free at any hour ({zone})",
+        "{gpu} 在 {provider} 任何时段通常都有空闲（{zone}）",
+    ),
+    "avail_rarely": (
+        "{gpu} on {provider} is rarely free: at most {best} of polls in any hour ({zone})",
+        "{gpu} 在 {provider} 很少有空闲：任一小时最多 {best} 的轮询有空闲（{zone}）",
+    ),
+    "avail_usually": (
+        "{gpu} on {provider} is usually free {hours} ({zone})",
+        "{gpu} 在 {provider} 通常在 {hours} 有空闲（{zone}）",
+    ),
+    "avail_legend": (
+        "Grey cells: fewer than {n} polls in that hour, too few to tell.",
+        "灰色格：该小时的轮询少于 {n} 次，无法判断。",
+    ),
+    "avail_view": ("Heat map by", "热力图维度"),
+    "avail_view_week": ("Hour of week", "一周中的小时"),
+    "avail_view_day": ("Hour of day", "一天中的小时"),
+    "avail_from": ("From (UTC)", "开始 (UTC)"),
+    "avail_to": ("To (UTC)", "结束 (UTC)"),
+    "avail_price_gpu_hour": ("Price per GPU-hour", "每卡时价格"),
+    "avail_current": ("now", "至今"),
+}
+
+WEEKDAYS: dict[Lang, tuple[str, ...]] = {
+    Lang.EN: ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
+    Lang.ZH: ("周一", "周二", "周三", "周四", "周五", "周六", "周日"),
+}
+
+
+def t(lang: Lang, key: str, **values: object) -> str:
+    """The label ``key`` in ``lang``, with ``{name}`` placeholders filled from ``values``."""
+    en, zh = LABELS[key]
+    text = zh if lang is Lang.ZH else en
+    return text.format(**values) if values else text
+
+
+def status_label(lang: Lang, status: str | None) -> str:
+    """A stock status (in_stock, low, ...) in words; unexpected values are shown as they are."""
+    key = f"status_{status}"
+    return t(lang, key) if key in LABELS else str(status or "")
+
+
+def run_status_label(lang: Lang, status: str | None) -> str:
+    return enum_label(lang, "run", status)
+
+
+def enum_label(lang: Lang, prefix: str, value: str | None) -> str:
+    """A stored enum value (``unit``/``basis``/``kind``/``run``) in words, else as is."""
+    key = f"{prefix}_{value}"
+    return t(lang, key) if key in LABELS else str(value or "")
+
+
+def currency_symbol(currency: str) -> str:
+    return CURRENCY_SYMBOLS.get(currency.upper(), f"{currency.upper()} ")
+
+
+_CENT = Decimal("0.01")
+
+
+def money(value: Decimal | int | None, currency: str) -> str:
+    """``¥1,234.56`` / ``$2.49``: two decimals, half-even, exact (Decimal in, never float)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):  # a float here is a bug upstream: money is Decimal
+        raise TypeError(f"money must be Decimal, got float {value!r}")
+    amount = Decimal(value).quantize(_CENT, rounding=ROUND_HALF_EVEN)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}{currency_symbol(currency)}{abs(amount):,.2f}"
+
+
+def human_age(lang: Lang, then: datetime | None, now: datetime) -> str:
+    """``3h ago`` / ``3小时前``; empty for no time at all."""
+    if then is None:
+        return t(lang, "never")
+    return t(lang, "age_ago", age=duration(lang, now - then))
+
+
+def duration(lang: Lang, span: timedelta) -> str:
+    seconds = max(0, int(span.total_seconds()))
+    units = (
+        (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+        if lang is Lang.EN
+        else (("天", 86400), ("小时", 3600), ("分钟", 60), ("秒", 1))
+    )
+    for unit, size in units:
+        if seconds >= size or size == 1:
+            return f"{seconds // size}{unit}"
+    return ""  # unreachable: the last unit always matches

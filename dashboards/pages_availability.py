@@ -1,0 +1,77 @@
+"""Availability: in-stock share by hour of week per GPU and provider; one offer's timeline."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import charts, data, tables
+from dashboards.i18n import t
+from dashboards.state import Ctx
+from dashboards.text import md_escape
+
+TRENDS_MODULE = "warehouse.trends"
+# Where most renters are (the recordings' providers are mostly Chinese); UTC beside it.
+ZONES = ("Asia/Shanghai", "UTC")
+SPARSE_WEEK = 0.25
+"""Below this share of hour-of-week cells known, the page opens on the hour-of-day view."""
+
+
+def render(ctx: Ctx) -> None:
+    lang = ctx.lang
+    st.title(t(lang, "page_availability"))
+    st.caption(t(lang, "avail_intro"))
+    if not data.module_available(TRENDS_MODULE):
+        st.info(t(lang, "not_available", what=t(lang, "what_availability")))
+        return
+    from warehouse.trends import MIN_POLLS_PER_HOUR
+
+    gpus = data.gpu_choices(ctx.db)
+    if not gpus:
+        st.info(t(lang, "no_history"))
+        return
+    left, right = st.columns([3, 1])
+    gpu = left.selectbox(
+        t(lang, "avail_gpu"), gpus, format_func=lambda g: f"{g[0]} {g[1]}GB", key="avail_gpu"
+    )
+    zone = right.selectbox(t(lang, "avail_zone"), ZONES, key="avail_zone")
+    if gpu is None or zone is None:
+        return
+    model, vram = gpu
+    label = f"{model} {vram}GB"
+    found = data.availability(ctx.db, model, vram, zone)
+    for pattern in found.patterns:
+        # Provider names come from the warehouse: escaped before they meet Markdown.
+        st.markdown("- " + md_escape(tables.pattern_sentence(pattern, label, lang)))
+    if found.week.height:
+        # Hour of week needs two polls per weekday and hour (two weeks of hourly polls);
+        # with fewer, the weekdays pooled (hour of day) is where the pattern shows.
+        views = ["week", "day"]
+        view = st.segmented_control(
+            t(lang, "avail_view"),
+            views,
+            default="week" if found.week_coverage() >= SPARSE_WEEK else "day",
+            format_func=lambda v: t(lang, f"avail_view_{v}"),
+            key=f"avail_view_{model}_{vram}",
+        )
+        if view == "day":
+            st.altair_chart(charts.heat_day_chart(found.day, lang), width="content")
+        else:
+            st.altair_chart(charts.heat_week_chart(found.week, lang), width="content")
+        st.caption(t(lang, "avail_legend", n=MIN_POLLS_PER_HOUR))
+
+    st.subheader(t(lang, "avail_timeline"))
+    changes = data.offer_timeline(ctx.db, model, vram)
+    if changes.height == 0:
+        st.info(t(lang, "no_history"))
+        return
+    keys = list(dict.fromkeys(changes.select("provider", "offer_key").iter_rows()))
+    chosen = st.selectbox(
+        t(lang, "avail_offer"), keys, format_func=lambda k: f"{k[0]} · {k[1]}", key="avail_offer"
+    )
+    if chosen is None:
+        return
+    one = changes.filter((changes["provider"] == chosen[0]) & (changes["offer_key"] == chosen[1]))
+    st.altair_chart(charts.timeline_chart(one, lang, data.utc_now()), width="stretch")
+    st.dataframe(
+        tables.timeline_table(one, lang), hide_index=True, width="stretch", key="avail_table"
+    )

@@ -1,0 +1,108 @@
+"""Now: the cheapest offers in stock, by true cost, with filters; sold-out only on request."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import streamlit as st
+
+from dashboards import data, tables
+from dashboards.export import csv_bytes
+from dashboards.i18n import human_age, run_status_label, t
+from dashboards.state import Ctx
+from dashboards.text import md_escape
+
+
+def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
+    lang = ctx.lang
+    # No choice (the placeholder) means "any"; the box's clear button returns to it.
+    any_label = t(lang, "any")
+    top = st.columns(3)
+    min_vram = top[0].selectbox(
+        t(lang, "filter_min_vram"),
+        options.vram_sizes,
+        index=None,
+        placeholder=any_label,
+        format_func=lambda v: f"{v} GB",
+        key="now_min_vram",
+    )
+    gpu = top[1].selectbox(
+        t(lang, "filter_gpu"), options.gpu_models, index=None, placeholder=any_label, key="now_gpu"
+    )
+    provider = top[2].selectbox(
+        t(lang, "filter_provider"),
+        options.providers,
+        index=None,
+        placeholder=any_label,
+        key="now_provider",
+    )
+    row = st.columns(4)
+    hours = row[0].number_input(
+        t(lang, "filter_hours"), min_value=1, max_value=730, value=730, step=10, key="now_hours"
+    )
+    storage = row[1].number_input(
+        t(lang, "filter_storage"), min_value=0, max_value=100_000, value=50, step=10, key="now_gb"
+    )
+    gpus = row[2].number_input(
+        t(lang, "filter_gpus"), min_value=1, max_value=64, value=1, step=1, key="now_gpus"
+    )
+    with row[3]:
+        st.write("")  # aligns the toggle with the inputs beside it
+        sold_out = st.toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
+    return data.NowFilters(
+        display_currency=ctx.currency,
+        min_vram_gb=min_vram,
+        gpu_model=gpu,
+        provider=provider,
+        # Widgets hand back ints here (int value and step); Decimal(int) is exact.
+        hours_per_month=Decimal(int(hours)),
+        storage_gb=Decimal(int(storage)),
+        gpus=int(gpus),
+        include_sold_out=bool(sold_out),
+    )
+
+
+def render(ctx: Ctx) -> None:
+    lang = ctx.lang
+    st.title(t(lang, "page_now"))
+    st.caption(t(lang, "now_intro"))
+    options = data.filter_options(ctx.db)
+    filters = _filters(ctx, options)
+    frame = data.now_offers(ctx.db, filters)
+    now = data.utc_now()
+
+    ages = tables.provider_ages(frame, lang, now)
+    if ages:
+        st.caption(
+            f"{t(lang, 'data_age')}: "
+            + " · ".join(f"{md_escape(p)} {md_escape(age)}" for p, age in ages)
+        )
+    # Rule of truth 2: a failed crawl keeps the last good data; say so where it is shown.
+    shown = {p for p, _ in ages}
+    for r in data.providers_overview(ctx.db).iter_rows(named=True):
+        if r["provider"] in shown and r["last_status"] != "ok":
+            st.warning(
+                t(
+                    lang,
+                    "stale_provider",
+                    provider=md_escape(r["provider"]),
+                    status=md_escape(run_status_label(lang, r["last_status"])),
+                    age=md_escape(human_age(lang, r["last_good_at"], now)),
+                )
+            )
+    st.markdown(f"**{t(lang, 'offers_count', n=frame.height)}**")
+    if frame.height == 0:
+        st.info(t(lang, "no_rows"))
+        return
+    table = tables.now_table(frame, lang, now)
+    rentable = frame["rentable"].to_list()
+    shown = tables.grey_unrentable(table, rentable) if not all(rentable) else table
+    st.dataframe(shown, hide_index=True, width="stretch", key="now_table")
+    st.download_button(
+        t(lang, "index_download"),
+        csv_bytes(frame.drop("rentable")),
+        file_name="gpurent-offers.csv",
+        mime="text/csv",
+        key="now_csv",
+        on_click="ignore",
+    )

@@ -1,0 +1,111 @@
+"""Size my workload: the sizing form, the memory breakdown, the tier and the ranked offers."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import streamlit as st
+
+from dashboards import charts, sizer, tables
+from dashboards.i18n import t
+from dashboards.state import Ctx
+from dashboards.text import md_escape
+from sizing.engines import Engine, Mode
+from sizing.models import catalog
+from sizing.quant import precision_names
+from sizing.recommend import Objective
+
+DEFAULT_MODEL = "Qwen2.5-7B"
+
+
+def _form(ctx: Ctx) -> sizer.SizeRequest | None:
+    lang = ctx.lang
+    models = list(catalog())
+    precisions = precision_names()
+    with st.form("size_form"):
+        first = st.columns(3)
+        model = first[0].selectbox(
+            t(lang, "size_model"),
+            models,
+            index=models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0,
+            key="size_model",
+        )
+        precision = first[1].selectbox(
+            t(lang, "size_precision"), precisions, index=precisions.index("bf16"), key="size_prec"
+        )
+        engine = first[2].selectbox(
+            t(lang, "size_engine"), [e.value for e in Engine], key="size_engine"
+        )
+        second = st.columns(4)
+        prompt = second[0].number_input(
+            t(lang, "size_prompt"), min_value=0, max_value=2_000_000, value=2048, step=256
+        )
+        gen = second[1].number_input(
+            t(lang, "size_gen"), min_value=0, max_value=2_000_000, value=512, step=128
+        )
+        batch = second[2].number_input(
+            t(lang, "size_batch"), min_value=1, max_value=4096, value=1, step=1
+        )
+        mode = second[3].selectbox(t(lang, "size_mode"), [m.value for m in Mode], key="size_mode")
+        third = st.columns(2)
+        objective = third[0].selectbox(
+            t(lang, "size_objective"), [o.value for o in Objective], key="size_objective"
+        )
+        hours = third[1].number_input(
+            t(lang, "filter_hours"), min_value=1, max_value=730, value=730, step=10
+        )
+        submitted = st.form_submit_button(t(lang, "size_submit"), type="primary")
+    if submitted:
+        st.session_state["size_request"] = {
+            "model": str(model),
+            "precision": str(precision),
+            "prompt_tokens": int(prompt),
+            "gen_tokens": int(gen),
+            "batch": int(batch),
+            "engine": Engine(engine),
+            "mode": Mode(mode),
+            "objective": Objective(objective),
+            "hours_per_month": Decimal(int(hours)),
+        }
+    fields = st.session_state.get("size_request")
+    if fields is None:
+        return None
+    # The currency follows the sidebar, also for an answer given before it changed.
+    return sizer.SizeRequest(**fields, display_currency=ctx.currency)
+
+
+def render(ctx: Ctx) -> None:
+    lang = ctx.lang
+    st.title(t(lang, "page_size"))
+    st.caption(t(lang, "size_intro"))
+    request = _form(ctx)
+    if request is None:
+        return
+    try:
+        answer = sizer.size_workload(ctx.db, request)
+    except sizer.SizingError as exc:
+        st.error(t(lang, "size_error", error=md_escape(exc)))
+        return
+    report = answer.report
+    cols = st.columns(3)
+    tier = f"{report['gpus']} x {report['tier_gb']} GB" if report["tier_gb"] else "—"
+    cols[0].metric(t(lang, "size_tier"), tier)
+    cols[1].metric(t(lang, "size_per_gpu"), f"{report['per_gpu_gib']:.1f} GiB")
+    cols[2].metric(t(lang, "size_cards"), str(report["gpus"]))
+    if not report["fits"]:
+        st.warning(t(lang, "size_no_fit"))
+    breakdown = tables.breakdown_frame(report["placements"], lang)
+    st.altair_chart(charts.breakdown_chart(breakdown, lang), width="stretch")
+    # The verdict names offers, and offer labels come from providers: escaped.
+    st.info(md_escape(report["verdict"]))
+    st.subheader(t(lang, "size_offers"))
+    if report["offers"]:
+        st.markdown(f"**{t(lang, 'offers_count', n=report['offers_total'])}**")
+        st.dataframe(
+            tables.size_offers_table(report["offers"], lang),
+            hide_index=True,
+            width="stretch",
+            key="size_table",
+        )
+    else:
+        st.info(md_escape(report["offers_reason"] or t(lang, "no_rows")))

@@ -1,0 +1,233 @@
+"""Frames shaped for people: localised column names, money as ``¥1,234.56``, ages in words.
+
+Pure functions over the frames ``data`` returns, so they are tested without a browser.
+Money is formatted from Decimal to text here (never through float); the rows arrive
+already ranked, so the text columns need no numeric sort.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+import polars as pl
+from pandas.io.formats.style import Styler
+
+from dashboards.i18n import (
+    Lang,
+    enum_label,
+    human_age,
+    money,
+    run_status_label,
+    status_label,
+    t,
+)
+
+GREY = "color: #9aa0a6"
+
+
+def _price(row: dict[str, Any], lang: Lang) -> str:
+    unit = enum_label(lang, "unit", row["billing_unit"])
+    basis = enum_label(lang, "basis", row["price_basis"])
+    return f"{money(row['price'], row['currency'])} / {unit} / {basis}"
+
+
+_PLAN = re.compile(r"^(?P<units>\S+) x (?P<unit>\w+) \((?P<kind>\w+)\)$")
+
+
+def plan_label(plan: str | None, lang: Lang) -> str:
+    """``CostedOffer.as_row()``'s "730 x hour (on_demand)" in the page's language."""
+    found = _PLAN.match(plan or "")
+    if found is None:
+        return plan or ""
+    unit = enum_label(lang, "unit", found["unit"])
+    kind = enum_label(lang, "kind", found["kind"])
+    return f"{found['units']} x {unit} ({kind})"
+
+
+def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
+    """The Now page's table: one row per offer, in the frame's (ranked) order."""
+    rows = []
+    for r in frame.iter_rows(named=True):
+        cur = r["cost_currency"]
+        rows.append(
+            {
+                t(lang, "col_provider"): r["provider"],
+                t(lang, "col_gpu"): r["gpu_model"],
+                t(lang, "col_vram"): r["gpu_vram_gb"],
+                t(lang, "col_count"): r["gpu_count"],
+                t(lang, "col_status"): status_label(lang, r["status"]),
+                t(lang, "col_free"): "" if r["available_count"] is None else r["available_count"],
+                t(lang, "col_true_hourly"): money(r["true_hourly"], cur),
+                t(lang, "col_true_monthly"): money(r["true_monthly"], cur),
+                t(lang, "col_price"): _price(r, lang),
+                t(lang, "col_plan"): plan_label(r["monthly_plan"], lang),
+                t(lang, "col_region"): r["region"] or "",
+                t(lang, "col_age"): human_age(lang, r["observed_at"], now),
+                t(lang, "col_raw_gpu"): r["raw_gpu_name"],
+            }
+        )
+    columns = [
+        t(lang, k)
+        for k in (
+            "col_provider", "col_gpu", "col_vram", "col_count", "col_status", "col_free",
+            "col_true_hourly", "col_true_monthly", "col_price", "col_plan", "col_region",
+            "col_age", "col_raw_gpu",
+        )
+    ]  # fmt: skip
+    # Mixed int/"" cells would make Arrow guess a type per column: show free counts as text.
+    out = pd.DataFrame(rows, columns=columns)
+    out[t(lang, "col_free")] = out[t(lang, "col_free")].astype(str)
+    return out
+
+
+def grey_unrentable(table: pd.DataFrame, rentable: list[bool]) -> Styler:
+    """Sold-out and unknown offers greyed out (shown only when asked for)."""
+
+    def style(row: pd.Series) -> list[str]:
+        return ["" if rentable[int(row.name)] else GREY] * len(row)
+
+    return table.style.apply(style, axis=1)
+
+
+def provider_ages(frame: pl.DataFrame, lang: Lang, now: datetime) -> list[tuple[str, str]]:
+    """(provider, age of the data shown) for every provider in the Now table."""
+    newest: dict[str, datetime] = {}
+    for r in frame.select("provider", "observed_at").iter_rows(named=True):
+        seen = r["observed_at"]
+        if r["provider"] not in newest or seen > newest[r["provider"]]:
+            newest[r["provider"]] = seen
+    return [(p, human_age(lang, newest[p], now)) for p in sorted(newest)]
+
+
+def providers_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
+    """The Providers page's table, one row per provider ever crawled."""
+    rows = [
+        {
+            t(lang, "col_provider"): r["provider"],
+            t(lang, "col_last_status"): run_status_label(lang, r["last_status"]),
+            t(lang, "col_last_run_age"): human_age(lang, r["last_run_at"], now),
+            t(lang, "col_offers"): r["last_offers"],
+            t(lang, "col_quarantined"): r["last_quarantined"],
+            t(lang, "col_quarantined_total"): r["quarantined_total"],
+            t(lang, "col_good_offers"): r["last_good_offers"],
+            t(lang, "col_good_age"): human_age(lang, r["last_good_at"], now),
+            t(lang, "col_message"): r["last_message"] or "",
+        }
+        for r in frame.iter_rows(named=True)
+    ]
+    columns = [
+        t(lang, k)
+        for k in (
+            "col_provider", "col_last_status", "col_last_run_age", "col_offers",
+            "col_quarantined", "col_quarantined_total", "col_good_offers", "col_good_age",
+            "col_message",
+        )
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def failed_providers(frame: pl.DataFrame) -> list[bool]:
+    """Per row of ``providers_table``: whether the last run was not ok (to highlight it)."""
+    return [status != "ok" for status in frame["last_status"].to_list()]
+
+
+def quarantine_table(frame: pl.DataFrame, lang: Lang) -> pd.DataFrame:
+    rows = [
+        {
+            t(lang, "col_provider"): r["provider"],
+            t(lang, "col_run"): r["run_id"],
+            t(lang, "col_reason"): r["reason"],
+            t(lang, "col_field"): r.get("field") or "",
+            t(lang, "col_raw"): "" if r.get("raw") is None else str(r["raw"]),
+        }
+        for r in frame.iter_rows(named=True)
+    ]
+    columns = [
+        t(lang, k) for k in ("col_provider", "col_run", "col_reason", "col_field", "col_raw")
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
+    """Ranked fitting offers (``RankedOffer.as_row()`` dicts), as the sizing page shows them."""
+    out = []
+    for r in rows:
+        cur = r["cost_currency"]
+        per_m = r["cost_per_million_tokens"]
+        out.append(
+            {
+                t(lang, "col_provider"): r["provider"],
+                t(lang, "col_gpu"): r["gpu_model"],
+                t(lang, "col_vram"): r["gpu_vram_gb"],
+                t(lang, "col_count"): r["gpu_count"],
+                t(lang, "col_tp"): r["tensor_parallel"],
+                t(lang, "col_need"): f"{r['need_gib_per_gpu']:.2f}",
+                t(lang, "col_usable"): f"{r['usable_gib_per_gpu']:.2f}",
+                t(lang, "col_status"): status_label(lang, r["status"]),
+                t(lang, "col_free"): ""
+                if r["available_count"] is None
+                else str(r["available_count"]),
+                t(lang, "col_true_hourly"): money(r["true_hourly"], cur),
+                t(lang, "col_true_monthly"): money(r["true_monthly"], cur),
+                t(lang, "col_tokens"): ""
+                if r["tokens_per_s"] is None
+                else f"{r['tokens_per_s']:.1f}",
+                t(lang, "col_per_mtok"): "" if per_m is None else money(per_m, cur),
+                t(lang, "col_region"): r["region"] or "",
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def breakdown_frame(placements: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
+    """Long frame for the memory chart: one row per (placement, part) with GiB per GPU."""
+    rows = []
+    for p in placements:
+        cards = f"{p['tensor_parallel']} x"
+        for part, gib in p["breakdown_gib"].items():
+            if gib:
+                rows.append(
+                    {
+                        t(lang, "size_cards"): cards,
+                        t(lang, "size_part"): part,
+                        t(lang, "size_gib"): gib,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def pattern_sentence(pattern: Any, gpu: str, lang: Lang) -> str:
+    """``warehouse.trends.Pattern.sentence`` in the page's language (same cases, same data)."""
+    values = {"gpu": gpu, "provider": pattern.provider, "zone": pattern.timezone}
+    if not pattern.polls:
+        return t(lang, "avail_no_polls", **values)
+    known = [s for s in pattern.by_hour if s is not None]
+    if not known:
+        return t(lang, "avail_too_few", **values)
+    if pattern.free_hours == "00:00-24:00":
+        return t(lang, "avail_any_hour", **values)
+    if not pattern.free_hours:
+        return t(lang, "avail_rarely", best=f"{max(known):.0%}", **values)
+    return t(lang, "avail_usually", hours=pattern.free_hours, **values)
+
+
+def timeline_table(frame: pl.DataFrame, lang: Lang) -> pd.DataFrame:
+    """One offer's states, newest first."""
+    rows = [
+        {
+            t(lang, "avail_from"): r["valid_from"].strftime("%Y-%m-%d %H:%M"),
+            t(lang, "avail_to"): (
+                r["valid_to"].strftime("%Y-%m-%d %H:%M")
+                if r["valid_to"] is not None
+                else t(lang, "avail_current")
+            ),
+            t(lang, "col_status"): status_label(lang, r["status"]),
+            t(lang, "col_free"): "" if r["available_count"] is None else str(r["available_count"]),
+            t(lang, "avail_price_gpu_hour"): money(r["price_per_gpu_hour"], r["currency"]),
+        }
+        for r in frame.sort("valid_from", descending=True).iter_rows(named=True)
+    ]
+    return pd.DataFrame(rows)

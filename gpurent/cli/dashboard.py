@@ -1,0 +1,80 @@
+"""`gpurent dashboard`: the read-only web dashboard (Streamlit) over the warehouse."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpurent.cli.common import DbOption, resolve_db
+
+APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
+
+
+def streamlit_command(port: int, db: Path, host: str = "127.0.0.1") -> list[str]:
+    """The exact command line the dashboard runs under (tests start it the same way)."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--server.headless",
+        "true",
+        # Nothing to reload in use, and a watcher costs an inotify handle per file.
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+        # A dashboard for readers: no "Deploy" button or developer menu.
+        "--client.toolbarMode",
+        "minimal",
+        "--",
+        "--db",
+        str(db),
+    ]
+
+
+def dashboard(
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to serve on.")] = 8501,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on. The default serves this machine only; 0.0.0.0 shares "
+            "it with your network (the dashboard has no login).",
+        ),
+    ] = "127.0.0.1",
+    db: DbOption = None,
+) -> None:
+    """Start the web dashboard over the warehouse (read-only) and print its address.
+
+    Pages: Now (cheapest in-stock offers, filters), Size my workload, Price index,
+    Availability and Providers, in English or Chinese. Stop it with Ctrl+C.
+    """
+    path = resolve_db(db)
+    if not path.exists():
+        typer.secho(
+            f"No database at {path} yet: the dashboard will say so until a crawl creates it "
+            "(`gpurent crawl --replay` for the offline demo).",
+            err=True,
+            fg="yellow",
+        )
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
+    typer.echo(f"gpurent dashboard: http://{shown}:{port}  (Ctrl+C to stop)")
+    try:
+        code = subprocess.call(streamlit_command(port, path, host))
+    except KeyboardInterrupt:  # Streamlit got the same Ctrl+C and stops itself
+        code = 0
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("dashboard")(dashboard)

@@ -1,0 +1,383 @@
+"""Tracking over time: `gpurent index show|export`, `history`, `rank` and `demo`.
+
+All read the change history in the warehouse (warehouse.index, warehouse.trends); `demo`
+writes a fresh database of synthetic history (flows.demo).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from gpurent.cli.common import (
+    CurrencyOption,
+    DbOption,
+    FormatOption,
+    normalise_currency,
+    resolve_db,
+)
+from gpurent.cli.output import OutputFormat, render
+from gpurent.config import load_settings
+
+SHOW_DAYS = 30
+"""Days `index show` lists when not given --from."""
+
+# The demo's defaults, repeated here so `--help` loads without importing the crawl stack.
+DEFAULT_DAYS = 30
+DEFAULT_POLLS_PER_DAY = 3
+DEFAULT_SEED = 20261101
+
+INDEX_EXPORT_COLUMNS = [
+    "date", "gpu_model", "gpu_vram_gb", "currency", "index_price", "n_offers", "n_providers",
+    "in_stock_share", "method_version", "withheld_reason", "n_observed", "screened_out",
+]  # fmt: skip
+RANK_COLUMNS = [
+    "perf_rank", "heat_rank", "gpu_model", "gpu_vram_gb", "form_factor", "mem_bandwidth_gbps",
+    "bf16_dense_tflops", "fp8", "interconnect", "in_stock_share", "free_cards",
+    "median_true_hourly", "trend_7d", "cost_currency", "providers", "providers_in_stock",
+    "offers",
+]  # fmt: skip
+
+GpuOption = Annotated[
+    str | None, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")
+]
+FromOption = Annotated[
+    datetime | None,
+    typer.Option(
+        "--from", formats=["%Y-%m-%d"], help="First UTC day (YYYY-MM-DD).", show_default=False
+    ),
+]
+ToOption = Annotated[
+    datetime | None,
+    typer.Option(
+        "--to", formats=["%Y-%m-%d"], help="Last UTC day (YYYY-MM-DD).", show_default=False
+    ),
+]
+
+
+class HistoryView(StrEnum):
+    """What `gpurent history` lists."""
+
+    DAY = "day"
+    """One row per UTC day and provider: polls, offers, free share, prices per GPU-hour."""
+    OFFER = "offer"
+    """Every state of every offer: valid from / to, stock, free count, price."""
+    PATTERN = "pattern"
+    """When cards are usually free, by hour (Asia/Shanghai and UTC), per provider."""
+
+
+def _day(value: datetime | None) -> date | None:
+    return value.date() if value is not None else None
+
+
+def _currencies(currency: str | None) -> list[str]:
+    from warehouse.index import INDEX_CURRENCIES
+
+    code = normalise_currency(currency)
+    return [code] if code else list(INDEX_CURRENCIES)
+
+
+def index_rows(
+    db: Path | None,
+    *,
+    gpu: str | None,
+    currency: str | None,
+    start: date | None,
+    end: date | None,
+    last_days: int | None = None,
+) -> list[dict[str, Any]]:
+    """Index rows; with ``last_days`` and no ``start``, only that many days up to the end."""
+    from gpurent.cli.queries import reader
+    from warehouse.index import history_days, price_index
+
+    with reader(db) as con:
+        if start is None and last_days is not None:
+            span = history_days(con)
+            if span is not None:
+                start = (end or span[1]) - timedelta(days=last_days - 1)
+        frame = price_index(
+            con, start=start, end=end, currencies=_currencies(currency), gpu_model=gpu
+        )
+    return frame.to_dicts()
+
+
+def write_index_csv(rows: list[dict[str, Any]], out: Path, *, excel_bom: bool) -> None:
+    """CSV, UTF-8; a byte-order mark first only when asked (Excel wants one to read UTF-8)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(INDEX_EXPORT_COLUMNS)
+    for row in rows:
+        writer.writerow([_csv_cell(row.get(c)) for c in INDEX_EXPORT_COLUMNS])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(buf.getvalue(), encoding="utf-8-sig" if excel_bom else "utf-8")
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def _money(value: Decimal | None) -> str:
+    return "" if value is None else f"{value:,.2f}"
+
+
+def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
+    """Per GPU: the catalog's performance line beside the latest state's rental heat."""
+    from gpurent.catalog import get_catalog
+    from gpurent.cli.queries import reader
+    from warehouse.trends import rental_heat
+
+    with reader(db) as con:
+        heat = rental_heat(con, display_currency=currency)
+    catalog = get_catalog()
+    rows = []
+    for h in heat:
+        sku = catalog.find(h["gpu_model"], h["gpu_vram_gb"], h["form_factor"]) or catalog.find(
+            h["gpu_model"], h["gpu_vram_gb"]
+        )
+        variants = [s for s in catalog.variants(h["gpu_model"]) if s.vram_gb == h["gpu_vram_gb"]]
+        sku = sku or (variants[0] if variants else None)
+        rows.append(
+            {
+                "gpu_model": h["gpu_model"],
+                "gpu_vram_gb": h["gpu_vram_gb"],
+                "form_factor": sku.form_factor if sku else h["form_factor"],
+                "mem_bandwidth_gbps": sku.mem_bandwidth_gbps if sku else None,
+                "bf16_dense_tflops": sku.bf16_dense_tflops if sku else None,
+                "fp8": sku.fp8 if sku else None,
+                "interconnect": sku.interconnect if sku else None,
+                **{
+                    k: v
+                    for k, v in h.items()
+                    if k not in ("gpu_model", "gpu_vram_gb", "form_factor")
+                },
+            }
+        )
+    # Performance: dense BF16 first; heat: the scarcest first (lowest in-stock share).
+    by_perf = sorted(
+        rows, key=lambda r: (r["bf16_dense_tflops"] is None, -(r["bf16_dense_tflops"] or 0))
+    )
+    for n, r in enumerate(by_perf, start=1):
+        r["perf_rank"] = n
+    by_heat = sorted(rows, key=lambda r: (r["in_stock_share"], -r["offers"]))
+    for n, r in enumerate(by_heat, start=1):
+        r["heat_rank"] = n
+    return by_perf
+
+
+def register(app: typer.Typer) -> None:
+    index_app = typer.Typer(
+        help="The daily GPU price index (method in docs/price-index.md).",
+        no_args_is_help=True,
+    )
+    app.add_typer(index_app, name="index")
+
+    @index_app.command("show")
+    def index_show(
+        gpu: GpuOption = None,
+        currency: CurrencyOption = None,
+        start: FromOption = None,
+        end: ToOption = None,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """Show the index: per UTC day and GPU, in CNY and USD (or --currency).
+
+        Without --from, the last SHOW_DAYS days of history (`index export` writes it all).
+        """
+        rows = index_rows(
+            db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS
+        )
+        if fmt is OutputFormat.TABLE:
+            shown = [
+                {
+                    "date": r["date"],
+                    "gpu": f"{r['gpu_model']} {r['gpu_vram_gb']}G",
+                    "index": "withheld" if r["index_price"] is None else f"{r['index_price']:,.4f}",
+                    "ccy": r["currency"],
+                    "offers": r["n_offers"],
+                    "providers": r["n_providers"],
+                    "in stock": f"{r['in_stock_share']:.0%}",
+                    "note": r["withheld_reason"]
+                    or (f"screened: {r['screened_out']}" if r["screened_out"] else ""),
+                }
+                for r in rows
+            ]
+            render(shown, fmt, title="GPU price index (per GPU-hour)",
+                   empty_message="No index yet: the warehouse has no good runs in that range.")  # fmt: skip
+            return
+        render(rows, fmt, columns=INDEX_EXPORT_COLUMNS)
+
+    @index_app.command("export")
+    def index_export(
+        out: Annotated[Path, typer.Option("--out", help="CSV file to write.")],
+        start: FromOption = None,
+        end: ToOption = None,
+        currency: CurrencyOption = None,
+        gpu: GpuOption = None,
+        excel_bom: Annotated[
+            bool, typer.Option("--excel-bom", help="Start with a UTF-8 byte-order mark (Excel).")
+        ] = False,
+        db: DbOption = None,
+    ) -> None:
+        """Write the index as CSV: one row per date, GPU and currency (UTF-8)."""
+        rows = index_rows(db, gpu=gpu, currency=currency, start=_day(start), end=_day(end))
+        write_index_csv(rows, out, excel_bom=excel_bom)
+        dates = sorted({r["date"] for r in rows})
+        span = f"{dates[0]} .. {dates[-1]}" if dates else "no dates"
+        Console(stderr=True).print(f"wrote {len(rows)} rows ({len(dates)} dates, {span}) to {out}")
+
+    @app.command()
+    def history(
+        gpu: Annotated[str, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")],
+        vram: Annotated[int | None, typer.Option("--vram", help="Only this VRAM size, GB.")] = None,
+        provider: Annotated[
+            str | None, typer.Option("--provider", help="Only this provider.")
+        ] = None,
+        by: Annotated[
+            HistoryView, typer.Option("--by", help="day, offer or pattern.")
+        ] = HistoryView.DAY,
+        start: FromOption = None,
+        end: ToOption = None,
+        currency: CurrencyOption = None,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """Prices and availability of a GPU over time, and when it is usually free.
+
+        Availability counts good polls only: a failed crawl is not a sold-out market.
+        """
+        from gpurent.cli.queries import reader
+        from warehouse import trends
+
+        label = f"{gpu} {vram}G" if vram else gpu
+        first, last = _day(start), _day(end)
+        with reader(db) as con:
+            polls = trends.poll_availability(
+                con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
+            )
+            patterns = trends.availability_patterns(polls)
+            rows: list[dict[str, Any]]
+            if by is HistoryView.OFFER:
+                rows = trends.offer_changes(
+                    con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
+                ).to_dicts()
+            elif by is HistoryView.DAY:
+                rows = trends.daily_history(
+                    con,
+                    gpu_model=gpu,
+                    vram_gb=vram,
+                    provider=provider,
+                    start=first,
+                    end=last,
+                    currency=normalise_currency(currency),
+                )
+            else:
+                rows = [
+                    {
+                        "provider": p.provider,
+                        "timezone": p.timezone,
+                        "polls": p.polls,
+                        "usually_free": p.free_hours,
+                        "summary": p.sentence(label),
+                        "free_share_by_hour": list(p.by_hour),
+                        "free_share_by_hour_of_week": list(p.by_hour_of_week),
+                    }
+                    for p in patterns
+                ]
+        if fmt is not OutputFormat.TABLE:
+            render(rows, fmt)
+            return
+        if by is HistoryView.PATTERN:
+            rows = [{k: v for k, v in r.items() if not k.startswith("free_share")} for r in rows]
+        render(rows, fmt, title=f"{label}: history by {by.value}",
+               empty_message=f"No history of {label} yet (check the name with `gpurent gpus`).")  # fmt: skip
+        console = Console()
+        for p in patterns:
+            if by is not HistoryView.PATTERN:
+                console.print(p.sentence(label), markup=False, highlight=False)
+
+    @app.command()
+    def rank(
+        currency: CurrencyOption = None,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """Two rankings side by side: performance (catalog) and rental heat (latest state).
+
+        perf_rank orders by dense BF16 TFLOPS; heat_rank puts the scarcest GPU first (lowest
+        share of offers in stock). median_true_hourly is per card, always on, 50 GB kept;
+        trend_7d is its change over seven days.
+        """
+        display = normalise_currency(currency) or load_settings().currency
+        rows = rank_rows(db, display)
+        if fmt is OutputFormat.TABLE:
+            shown = [
+                {
+                    "perf": r["perf_rank"],
+                    "heat": r["heat_rank"],
+                    "gpu": f"{r['gpu_model']} {r['gpu_vram_gb']}G",
+                    "BF16 TF": r["bf16_dense_tflops"],
+                    "GB/s": r["mem_bandwidth_gbps"],
+                    "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
+                    "in stock": f"{r['in_stock_share']:.0%}",
+                    "free": r["free_cards"],
+                    f"{display}/h": _money(r["median_true_hourly"]),
+                    "7d": "" if r["trend_7d"] is None else f"{r['trend_7d']:+.1%}",
+                    "prov": r["providers"],
+                }
+                for r in rows
+            ]
+            render(shown, fmt, title="performance vs rental heat",
+                   empty_message="No offers yet: run `gpurent crawl --replay` or `gpurent demo`.")  # fmt: skip
+            return
+        render(rows, fmt, columns=RANK_COLUMNS)
+
+    @app.command()
+    def demo(
+        days: Annotated[int, typer.Option("--days", min=1, help="Days of history.")] = DEFAULT_DAYS,
+        polls_per_day: Annotated[
+            int, typer.Option("--polls-per-day", min=1, max=24, help="Polls a day.")
+        ] = DEFAULT_POLLS_PER_DAY,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the variations.")] = DEFAULT_SEED,
+        db: DbOption = None,
+    ) -> None:
+        """Build a month of SYNTHETIC history in a fresh database, so index, history and rank
+        show something on first run.
+
+        The offers are the bundled recordings, crawled once for real; how they move over
+        the past days (price drift, stock flips, the odd failed run) is generated, seeded.
+        Today's poll is the recordings as crawled. Never mix this with real data: the
+        database must not exist yet.
+        """
+        from flows.demo import DemoError, build_demo_history
+
+        path = resolve_db(db)
+        console = Console(stderr=True)
+        console.print(f"crawling the bundled recordings, then {days} days of synthetic polls ...")
+        try:
+            summary = build_demo_history(path, days=days, polls_per_day=polls_per_day, seed=seed)
+        except DemoError as exc:
+            typer.secho(str(exc), err=True, fg="red")
+            raise typer.Exit(2) from exc
+        console.print(
+            f"demo database {summary.db}: {len(summary.providers)} providers "
+            f"({', '.join(summary.providers)}), {summary.first_day} .. {summary.last_day}, "
+            f"{summary.runs} runs ({summary.failed_runs} synthetic failures), "
+            f"{summary.offers_per_poll} offers a poll. The history is synthetic.",
+            markup=False,
+            highlight=False,
+        )

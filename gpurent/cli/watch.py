@@ -1,0 +1,428 @@
+"""`gpurent watch ...`: watches (add, list, remove, test), one poll by hand, the outbox."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any
+
+import duckdb
+import typer
+from rich.console import Console
+
+from gpurent.cli.common import DbOption, FormatOption, normalise_currency, require_db, resolve_db
+from gpurent.cli.crawl import PREFECT_DEFAULTS
+from gpurent.cli.output import OutputFormat, render, to_jsonable
+from gpurent.config import load_settings
+
+LIST_COLUMNS = [
+    "id", "gpu", "min_vram_gb", "count", "max_price", "providers", "regions", "notify",
+    "created_at",
+]  # fmt: skip
+POLL_COLUMNS = ["provider", "action", "status", "offers", "message"]
+TABLE_LIST_COLUMNS = ["id", "watch", "notify", "created_at"]
+
+watch_app = typer.Typer(
+    help="Watch for a card: get a notification (DingTalk, WeCom, Feishu, Telegram, email, "
+    "ntfy, a JSON webhook...) when it frees up or drops under your price.",
+    no_args_is_help=True,
+)
+
+
+@contextmanager
+def _writer(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    from warehouse.db import connect
+
+    con = connect(resolve_db(db))
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def _reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    from warehouse.db import connect, fetch_one
+
+    con = connect(require_db(db), read_only=True)
+    try:
+        found = fetch_one(
+            con, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'outbox'"
+        )
+        if not found or not found[0]:
+            # Readers do not migrate; a database last written by an older gpurent has no
+            # watch tables until a writer (a crawl, `watch add`) opens it.
+            typer.secho("No watches yet (this database predates watches).", err=True)
+            raise typer.Exit(0)
+        yield con
+    finally:
+        con.close()
+
+
+def _watch_row(watch: Any) -> dict[str, Any]:
+    from gpurent.notify import mask_url
+
+    cap = None
+    if watch.max_price is not None:
+        cap = f"{watch.max_price} {watch.currency}/{watch.price_per.value}"
+    return {
+        "id": watch.watch_id,
+        "gpu": watch.gpu_model,
+        "min_vram_gb": watch.min_vram_gb,
+        "count": watch.gpu_count,
+        "max_price": cap,
+        "providers": ", ".join(watch.providers),
+        "regions": ", ".join(watch.regions),
+        "notify": " ".join(mask_url(u) for u in watch.notify_urls),
+        "created_at": watch.created_at,
+    }
+
+
+def _render_watches(
+    watches: list[Any], fmt: OutputFormat, *, title: str, empty_message: str = ""
+) -> None:
+    rows = [_watch_row(w) for w in watches]
+    columns = LIST_COLUMNS
+    if fmt is OutputFormat.TABLE:  # one readable line per watch; JSON and CSV keep every field
+        rows = [r | {"watch": w.describe()} for r, w in zip(rows, watches, strict=True)]
+        columns = TABLE_LIST_COLUMNS
+    render(rows, fmt, columns=columns, title=title, empty_message=empty_message)
+
+
+def _resolve_gpu(gpu: str | None, min_vram: int | None) -> tuple[str | None, int | None]:
+    if gpu is None:
+        return None, min_vram
+    from gpurent.normalize.gpu import UnresolvedGpuName, resolve_gpu
+
+    try:
+        identity = resolve_gpu(gpu)
+    except UnresolvedGpuName as exc:
+        raise typer.BadParameter(f"{exc} (see `gpurent gpus`)", param_hint="--gpu") from exc
+    # "A100 80GB" names a size: watch that size unless --min-vram says otherwise.
+    return identity.model, min_vram if min_vram is not None else identity.vram_gb
+
+
+def _price_cap(
+    max_price: str | None, currency: str | None, per: str | None
+) -> tuple[Decimal | None, str | None, Any]:
+    from warehouse.watch.criteria import PricePer
+
+    if max_price is None:
+        if currency is not None or per is not None:
+            raise typer.BadParameter("--currency and --per go with --max-price")
+        return None, None, None
+    try:
+        value = Decimal(max_price)
+    except InvalidOperation as exc:
+        raise typer.BadParameter(
+            f"{max_price!r} is not a number", param_hint="--max-price"
+        ) from exc
+    if not value.is_finite() or value <= 0:
+        raise typer.BadParameter("must be a positive number", param_hint="--max-price")
+    code = normalise_currency(currency) or load_settings().currency
+    try:
+        unit = PricePer(per or "hour")
+    except ValueError as exc:
+        raise typer.BadParameter("hour or month", param_hint="--per") from exc
+    return value, code, unit
+
+
+def _check_urls(urls: list[str]) -> None:
+    from gpurent.notify import NotifyError, holds_secret, mask_url, validate_url
+
+    for url in urls:
+        try:
+            validate_url(url)
+        except NotifyError as exc:
+            raise typer.BadParameter(f"{mask_url(url)}: {exc}", param_hint="--notify") from exc
+        if holds_secret(url):
+            typer.secho(
+                f"note: {mask_url(url)} holds a secret that will be stored in the database; "
+                "put it in an environment variable and write ${NAME} in the URL instead.",
+                err=True,
+                fg="yellow",
+            )
+
+
+def _run_poll(**kwargs: Any) -> dict[str, Any]:
+    import os
+
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    from flows.watch import watch_poll
+
+    result: dict[str, Any] = watch_poll(**kwargs)
+    return result
+
+
+@watch_app.command("add")
+def add(
+    notify: Annotated[
+        list[str],
+        typer.Option(
+            "--notify",
+            help="Apprise URL to notify (repeatable), e.g. json://host:port/path, "
+            "dingtalk://TOKEN, tgram://BOT/CHAT, ntfy://topic. Write secrets as ${ENV_VAR}.",
+        ),
+    ],
+    gpu: Annotated[
+        str | None, typer.Option("--gpu", help="GPU model, e.g. 'RTX 4090' (see `gpurent gpus`).")
+    ] = None,
+    min_vram: Annotated[
+        int | None, typer.Option("--min-vram", min=1, help="Minimum VRAM per card, GB.")
+    ] = None,
+    count: Annotated[int, typer.Option("--count", min=1, help="Cards you need at once.")] = 1,
+    max_price: Annotated[
+        str | None,
+        typer.Option(
+            "--max-price",
+            help="Only offers whose true price (add-ons included) is at most this; an "
+            "in-stock offer dropping under it alerts too.",
+        ),
+    ] = None,
+    currency: Annotated[
+        str | None, typer.Option("--currency", help="Currency of --max-price (default: CNY).")
+    ] = None,
+    per: Annotated[
+        str | None, typer.Option("--per", help="--max-price per hour or per month (730 h).")
+    ] = None,
+    provider: Annotated[
+        list[str] | None, typer.Option("--provider", "-p", help="Only this provider (repeatable).")
+    ] = None,
+    region: Annotated[
+        list[str] | None,
+        typer.Option("--region", help="Only regions containing this text (repeatable)."),
+    ] = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Add a watch: alert when a matching card frees up (confirmed), or drops under --max-price.
+
+    Give a GPU model, a minimum VRAM, or both. Offers already in stock when the watch starts
+    do not alert: the watch tells you about changes from its first poll on.
+    """
+    from flows.providers import check_names
+    from gpurent.model import utcnow
+    from warehouse.watch.store import add_watch
+
+    if gpu is None and min_vram is None:
+        raise typer.BadParameter("give --gpu MODEL, --min-vram GB, or both")
+    model, vram = _resolve_gpu(gpu, min_vram)
+    price, code, unit = _price_cap(max_price, currency, per)
+    providers = list(provider or [])
+    try:
+        check_names(providers)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--provider") from exc
+    _check_urls(notify)
+    with _writer(db) as con:
+        watch = add_watch(
+            con,
+            created_at=utcnow(),
+            notify_urls=notify,
+            gpu_model=model,
+            min_vram_gb=vram,
+            gpu_count=count,
+            max_price=price,
+            currency=code,
+            price_per=unit,
+            providers=providers,
+            regions=list(region or []),
+        )
+    _render_watches([watch], fmt, title="watch added")
+    if fmt is OutputFormat.TABLE:
+        Console(stderr=True).print(
+            f"[dim]watch #{watch.watch_id} alerts from its next poll: `gpurent watch poll` now, "
+            "or `gpurent schedule` to poll every 5 minutes.[/]"
+        )
+
+
+@watch_app.command("list")
+def list_(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
+    """List the watches (notification URLs masked: secrets are never printed)."""
+    from warehouse.watch.store import list_watches
+
+    if not resolve_db(db).exists():
+        render([], fmt, columns=LIST_COLUMNS, empty_message="No watches yet.")
+        return
+    with _reader(db) as con:
+        watches = list_watches(con)
+    _render_watches(
+        watches,
+        fmt,
+        title="watches",
+        empty_message="No watches yet: `gpurent watch add --gpu 'RTX 4090' --notify URL`.",
+    )
+
+
+@watch_app.command("remove")
+def remove(
+    watch_id: Annotated[int, typer.Argument(help="Watch id (see `gpurent watch list`).")],
+    db: DbOption = None,
+) -> None:
+    """Remove a watch; its pending notifications are cancelled, not sent."""
+    from warehouse.watch.store import WatchNotFound, remove_watch
+
+    require_db(db)
+    with _writer(db) as con:
+        try:
+            cancelled = remove_watch(con, watch_id)
+        except WatchNotFound as exc:
+            typer.secho(str(exc), err=True, fg="red")
+            raise typer.Exit(1) from exc
+    typer.echo(f"removed watch #{watch_id}; {cancelled} pending notification(s) cancelled")
+
+
+@watch_app.command("test")
+def test(
+    watch_id: Annotated[int, typer.Argument(help="Watch id (see `gpurent watch list`).")],
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Send a test notification to every URL of a watch now (not through the outbox)."""
+    from gpurent.model import utcnow
+    from gpurent.notify import NotifyError, mask_url, send
+    from warehouse.watch.message import trial_message
+    from warehouse.watch.store import WatchNotFound, get_watch
+
+    with _reader(db) as con:
+        try:
+            watch = get_watch(con, watch_id)
+        except WatchNotFound as exc:
+            typer.secho(str(exc), err=True, fg="red")
+            raise typer.Exit(1) from exc
+    message = trial_message(watch, now=utcnow())
+    rows = []
+    for url in watch.notify_urls:
+        try:
+            send(url, message.title, message.body)
+            rows.append({"notify": mask_url(url), "result": "sent", "error": None})
+        except NotifyError as exc:
+            rows.append({"notify": mask_url(url), "result": "failed", "error": str(exc)})
+    render(rows, fmt, columns=["notify", "result", "error"], title=f"test of watch #{watch_id}")
+    if any(r["result"] != "sent" for r in rows):
+        raise typer.Exit(1)
+
+
+@watch_app.command("poll")
+def poll(
+    replay: Annotated[
+        str | None,
+        typer.Option(
+            "--replay",
+            help="Poll the bundled recordings (or those in DIR) served on 127.0.0.1 instead "
+            "of the real providers. `--replay` alone: bundled ones.",
+            metavar="[DIR]",
+            show_default=False,
+        ),
+    ] = None,
+    scene: Annotated[str, typer.Option(help="Replay scene to serve.")] = "default",
+    step: Annotated[int, typer.Option(min=1, help="Step of the replay scene.")] = 1,
+    min_interval: Annotated[
+        int | None,
+        typer.Option(
+            "--min-interval",
+            min=0,
+            help="Seconds between polls of one provider, overriding each provider's own "
+            "minimum (default: the provider's; 0 with --replay).",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Run one watch poll now (the flow `gpurent schedule` runs every few minutes).
+
+    Crawls the providers the watches need, loads them, evaluates the watches and sends
+    due notifications, retries included.
+    """
+    replay_dir = Path(replay).expanduser() if replay else None
+    if replay_dir is not None and not replay_dir.is_dir():
+        raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
+    path = resolve_db(db)
+    settings = load_settings()
+    result = _run_poll(
+        db_path=path,
+        work_dir=settings.work_dir or path.parent / "feeds",
+        replay=replay is not None,
+        replay_dir=replay_dir,
+        scene=scene,
+        step=step,
+        min_interval_s=min_interval,
+    )
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, indent=2) + "\n")
+        return
+    render(result["providers"], fmt, columns=POLL_COLUMNS, title=f"watch poll {result['run_id']}")
+    if fmt is OutputFormat.TABLE:
+        delivery = result["delivery"]
+        console = Console()
+        for alert in result["alerts"]:
+            console.print(f"alert: {alert['title']}", markup=False, highlight=False)
+        console.print(
+            f"{len(result['alerts'])} alert(s); notifications sent {delivery['sent']}, "
+            f"failed {delivery['failed']} (retried on later polls)",
+            markup=False,
+        )
+
+
+@watch_app.command("deliver")
+def deliver(
+    all_pending: Annotated[
+        bool,
+        typer.Option("--all", help="Try every pending notification now, ignoring its backoff."),
+    ] = False,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Send the pending notifications that are due (failed ones retry with backoff)."""
+    from gpurent.model import utcnow
+    from gpurent.notify import send
+    from warehouse.watch.outbox import deliver_pending
+
+    require_db(db)
+    with _writer(db) as con:
+        report = deliver_pending(con, send, now=utcnow(), ignore_schedule=all_pending, clock=utcnow)
+    render([report.as_dict()], fmt, columns=["sent", "failed", "cancelled", "errors"])
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@watch_app.command("outbox")
+def outbox(
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="Only pending, sent, cancelled or expired notifications."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Notifications, newest first: sent, pending (with attempts and the last error), cancelled."""
+    from warehouse.watch.outbox import outbox_rows
+
+    with _reader(db) as con:
+        rows = outbox_rows(con, status=status, limit=limit).to_dicts()
+    if fmt is OutputFormat.TABLE:
+        rows = [
+            {
+                "id": r["notification_id"],
+                "watch": r["watch_id"],
+                "kind": r["kind"],
+                "offer": f"{r['provider']}/{r['offer_key']}",
+                "status": r["status"],
+                "tries": r["attempts"],
+                "when": r["sent_at"] or r["next_attempt_at"],
+                "last_error": r["last_error"],
+            }
+            for r in rows
+        ]
+    render(rows, fmt, title="outbox", empty_message="No notifications yet.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(watch_app, name="watch")

@@ -1,0 +1,450 @@
+"""Weaving a good run into the change history (offer_versions) and the latest state.
+
+A good run of a provider is a snapshot of everything it lists. Versions change only at good
+runs: the run closes the versions it no longer sees, or sees changed, and opens versions for
+what is new or changed. Unchanged offers cost nothing, so history grows with change, not
+with polls. Runs that do not feed the state (failed, layout_changed, empty) never come here.
+
+What rarely changes about an offer (its key, GPU, name, region, URL) is stored once in
+offer_identities; a version holds what moves (stock, free count, price terms, fee and plan
+lists by id) and points at its identity. docs/history.md has the measurements behind this.
+
+Runs are usually loaded in order, and then the versions to compare with are simply the open
+ones (current_offers). A run loaded late, between two runs already woven (a backfill), is
+handled too: versions covering its place are cut at it and, where they went on past the
+next run, continued from that run, so every run's snapshot still reads back exactly.
+
+Called by warehouse.load inside its transaction; writes through the ``insert`` it is given
+(load's own helper), so a failure anywhere rolls the whole run back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import duckdb
+import polars as pl
+
+from warehouse.db import fetch_one
+from warehouse.db import query_frame as _query
+
+InsertFrame = Callable[[duckdb.DuckDBPyConnection, str, pl.DataFrame], int]
+
+# The offer's fields, as in the feed, in table order (ids and observed_at excluded).
+CONTENT_FIELDS = (
+    "gpu_vendor", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name",
+    "status", "available_count", "price", "currency", "billing_unit", "price_basis",
+    "price_kind", "region", "url",
+)  # fmt: skip
+IDENTITY_FIELDS = (
+    "gpu_vendor", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name",
+    "region", "url",
+)  # fmt: skip
+STATE_FIELDS = tuple(c for c in CONTENT_FIELDS if c not in IDENTITY_FIELDS)
+IDENTITY_COLUMNS = ("identity_id", "provider", "offer_key", "identity_hash", *IDENTITY_FIELDS)
+VERSION_COLUMNS = (
+    "version_id", "provider", "identity_id", "valid_from", "valid_to", *STATE_FIELDS,
+    "fee_set_id", "plan_set_id",
+)  # fmt: skip
+CURRENT_COLUMNS = (
+    "provider", "offer_key", "version_id", "identity_id", "valid_from", "content_hash",
+    *CONTENT_FIELDS, "fee_set_id", "plan_set_id", "fees", "plans",
+)  # fmt: skip
+FEE_FIELDS = (
+    "seq", "fee_type", "amount", "currency", "unit", "basis", "quantity", "included_quantity",
+    "mandatory", "charged_while_stopped", "note",
+)  # fmt: skip
+PLAN_FIELDS = ("seq", "price", "currency", "billing_unit", "price_basis", "price_kind")
+
+# Hashes: DuckDB's 64-bit hash() of the typed values, the same expressions as
+# sql/0003_history.sql (a test keeps them in step). A fee or plan list hashes as the XOR of
+# its rows' hashes, seq included, so order counts. hash() is four times cheaper per poll
+# than md5 over canonical JSON; it is not promised stable across DuckDB releases, and the
+# price of a change there is one extra version per offer after the upgrade, nothing lost.
+FEE_SET_HASH = f"bit_xor(hash({', '.join(FEE_FIELDS)}))"
+PLAN_SET_HASH = f"bit_xor(hash({', '.join(PLAN_FIELDS)}))"
+IDENTITY_HASH = f"hash(o.provider, o.offer_key, {', '.join(f'o.{c}' for c in IDENTITY_FIELDS)})"
+CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, f.set_hash, p.set_hash)"
+# The lists as current_offers and the read side give them: structs ordered by seq (seq is
+# the first field, so list_sort orders by it; an ORDER BY in the aggregate costs more).
+FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
+PLAN_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in PLAN_FIELDS) + "}))"
+
+_IN_OFFERS = "_gpurent_hist_offers"
+_IN_FEES = "_gpurent_hist_fees"
+_IN_PLANS = "_gpurent_hist_plans"
+_STAGE = "_gpurent_hist_stage"
+_COVER = "_gpurent_hist_cover"
+_OPENED = "_gpurent_hist_opened"
+
+# The run's offers with their hashes (no lists: most offers are unchanged).
+_STAGE_SQL = f"""
+WITH f AS (SELECT offer_key, {FEE_SET_HASH} AS set_hash FROM {_IN_FEES} GROUP BY offer_key),
+p AS (SELECT offer_key, {PLAN_SET_HASH} AS set_hash FROM {_IN_PLANS} GROUP BY offer_key)
+SELECT
+    o.provider,
+    o.offer_key,
+    {", ".join(f"o.{c}" for c in CONTENT_FIELDS)},
+    {CONTENT_HASH} AS content_hash,
+    {IDENTITY_HASH} AS identity_hash,
+    f.set_hash AS fee_hash,
+    p.set_hash AS plan_hash
+FROM {_IN_OFFERS} AS o
+LEFT JOIN f ON f.offer_key = o.offer_key
+LEFT JOIN p ON p.offer_key = o.offer_key
+"""
+
+# The versions holding a place in a provider's history, with their key and content hash
+# (for a run loaded late; in-order runs read current_offers instead).
+_COVER_SQL = f"""
+SELECT v.*, i.offer_key, hash(
+    {", ".join(f"{'i' if c in IDENTITY_FIELDS else 'v'}.{c}" for c in CONTENT_FIELDS)},
+    fs.set_hash, ps.set_hash
+) AS content_hash
+FROM offer_versions AS v
+JOIN offer_identities AS i ON i.identity_id = v.identity_id
+LEFT JOIN (SELECT DISTINCT fee_set_id, set_hash FROM addon_fee_sets) AS fs
+    ON fs.fee_set_id = v.fee_set_id
+LEFT JOIN (SELECT DISTINCT plan_set_id, set_hash FROM price_plan_sets) AS ps
+    ON ps.plan_set_id = v.plan_set_id
+WHERE v.provider = ? AND v.valid_from <= ? AND coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ) > ?
+"""
+
+_ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class WeaveResult:
+    """What one good run changed in the history."""
+
+    opened: int
+    closed: int
+    continued: int
+    """Versions cut by a late run and continued after it (0 for runs loaded in order)."""
+
+
+def history_position(
+    con: duckdb.DuckDBPyConnection, provider: str, started_at: datetime
+) -> datetime:
+    """The run's place in its provider's history: ``started_at``, unique per provider.
+
+    Two good runs of one provider starting in the same microsecond cannot both sit at one
+    instant; the later-loaded one moves a microsecond on (documented in docs/history.md).
+    """
+    taken = {
+        row[0]
+        for row in con.execute(
+            "SELECT history_at FROM crawl_runs WHERE provider = ?"
+            " AND history_at >= ? AND history_at < ?",
+            [provider, started_at, started_at + timedelta(seconds=1)],
+        ).fetchall()
+    }
+    position = started_at
+    while position in taken:
+        position += _ONE_MICROSECOND
+    return position
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a good run goes in its provider's history."""
+
+    position: datetime
+    next_position: datetime | None
+    """history_at of the provider's next good run already stored (None: this run is the
+    newest, the usual case, and becomes the current state)."""
+
+
+def place_run(con: duckdb.DuckDBPyConnection, provider: str, started_at: datetime) -> Placement:
+    """The run's position, and the next good run after it if it arrives late."""
+    row = fetch_one(con, "SELECT history_at FROM current_runs WHERE provider = ?", [provider])
+    if row is None or started_at > row[0]:
+        return Placement(started_at, None)  # after every stored run: no clash possible
+    position = history_position(con, provider, started_at)
+    following = fetch_one(
+        con,
+        "SELECT min(history_at) FROM crawl_runs WHERE provider = ? AND history_at > ?",
+        [provider, position],
+    )
+    return Placement(position, following[0] if following else None)
+
+
+def advance_current_run(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    provider: str,
+    run_id: str,
+    started_at: datetime,
+    finished_at: datetime,
+    observed_at: datetime,
+    position: datetime,
+) -> None:
+    """Make the run the provider's current run (call for the newest run only)."""
+    con.execute("DELETE FROM current_runs WHERE provider = ?", [provider])
+    con.execute(
+        "INSERT INTO current_runs (provider, run_id, started_at, finished_at, observed_at,"
+        " history_at) VALUES (?, ?, ?, ?, ?, ?)",
+        [provider, run_id, started_at, finished_at, observed_at, position],
+    )
+
+
+def weave_run(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    provider: str,
+    position: datetime,
+    next_position: datetime | None,
+    offers: pl.DataFrame,
+    fees: pl.DataFrame,
+    plans: pl.DataFrame,
+    insert: InsertFrame,
+) -> WeaveResult:
+    """Record the snapshot ``offers`` (with ``fees``/``plans``) of a good run at ``position``
+    (``next_position`` as ``place_run`` found it).
+
+    The frames follow warehouse.feed's schemas. The run's crawl_runs row must already be
+    written with ``history_at = position``; current_runs is the caller's to update.
+    The comparison runs in DuckDB; only what changed comes back to Python.
+    """
+    views = ((_IN_OFFERS, offers), (_IN_FEES, fees), (_IN_PLANS, plans))
+    for name, frame in views:
+        con.register(name, frame.to_arrow())
+    try:
+        return _weave(con, provider, position, next_position, fees, plans, insert)
+    finally:
+        for name, _ in views:
+            con.unregister(name)
+
+
+def _weave(
+    con: duckdb.DuckDBPyConnection,
+    provider: str,
+    position: datetime,
+    next_position: datetime | None,
+    fees: pl.DataFrame,
+    plans: pl.DataFrame,
+    insert: InsertFrame,
+) -> WeaveResult:
+    in_order = next_position is None
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} AS {_STAGE_SQL}")
+    if in_order:
+        # The open versions; current_offers has them at a cost independent of history.
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_COVER} AS"
+            f" SELECT {', '.join(VERSION_COLUMNS)}, offer_key, content_hash"
+            " FROM (SELECT *, NULL::TIMESTAMPTZ AS valid_to FROM current_offers)"
+            " WHERE provider = ?",
+            [provider],
+        )
+    else:
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_COVER} AS {_COVER_SQL}",
+            [provider, position, position],
+        )
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE {_OPENED} AS
+        SELECT s.* FROM {_STAGE} AS s
+        LEFT JOIN {_COVER} AS c ON c.offer_key = s.offer_key
+        WHERE c.offer_key IS NULL OR c.content_hash <> s.content_hash
+        """
+    )
+    closed = _query(
+        con,
+        f"""
+        SELECT c.* FROM {_COVER} AS c
+        LEFT JOIN {_STAGE} AS s ON s.offer_key = c.offer_key
+        WHERE s.offer_key IS NULL OR s.content_hash <> c.content_hash
+        """,
+    )
+    # Only an opened state can carry an identity or a list that no earlier state had.
+    tops = fetch_one(
+        con,
+        "SELECT (SELECT coalesce(max(identity_id), 0) FROM offer_identities),"
+        " (SELECT coalesce(max(fee_set_id), 0) FROM addon_fee_sets),"
+        " (SELECT coalesce(max(plan_set_id), 0) FROM price_plan_sets)",
+    ) or (0, 0, 0)
+    _store_new_identities(con, int(tops[0]), insert)
+    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id", _IN_FEES, int(tops[1]), insert)
+    _store_new_sets(con, "plan", "price_plan_sets", "plan_set_id", _IN_PLANS, int(tops[2]), insert)
+    opened = _query(
+        con,
+        f"""
+        SELECT o.*, i.identity_id, fs.fee_set_id, ps.plan_set_id
+        FROM {_OPENED} AS o
+        JOIN (SELECT DISTINCT identity_hash, identity_id FROM offer_identities) AS i
+            ON i.identity_hash = o.identity_hash
+        LEFT JOIN (SELECT DISTINCT set_hash, fee_set_id FROM addon_fee_sets) AS fs
+            ON fs.set_hash = o.fee_hash
+        LEFT JOIN (SELECT DISTINCT set_hash, plan_set_id FROM price_plan_sets) AS ps
+            ON ps.set_hash = o.plan_hash
+        """,
+    )
+
+    if not closed.is_empty():
+        _close(con, closed["version_id"], position)
+    continued = pl.DataFrame()
+    if next_position is not None:
+        # Cut versions that went on past the next run continue from it, unchanged.
+        continued = closed.filter(
+            pl.col("valid_to").is_null() | (pl.col("valid_to") > next_position)
+        ).with_columns(valid_from=pl.lit(next_position, dtype=closed.schema["valid_from"]))
+
+    new_rows = _new_versions(con, provider, opened, position, next_position, continued)
+    if not new_rows.is_empty():
+        insert(con, "offer_versions", new_rows.select(VERSION_COLUMNS))
+
+    if in_order:
+        if not closed.is_empty():
+            _delete_current(con, provider, closed["version_id"])
+        if not opened.is_empty():
+            current = opened.join(
+                new_rows.select("offer_key", "version_id", "valid_from"), on="offer_key"
+            )
+            insert(con, "current_offers", _with_lists(current, fees, plans))
+    else:
+        _repoint_current(con, provider, continued, new_rows)
+    # The temporary tables stay until the next run replaces them (dropping costs a statement).
+    return WeaveResult(opened=opened.height, closed=closed.height, continued=continued.height)
+
+
+def _store_new_identities(con: duckdb.DuckDBPyConnection, top: int, insert: InsertFrame) -> None:
+    """Store the identities (key, GPU, name, region, URL) of this run that are new."""
+    fresh = _query(
+        con,
+        f"""
+        SELECT CAST(? + row_number() OVER (ORDER BY offer_key) AS INTEGER) AS identity_id,
+               provider, offer_key, identity_hash, {", ".join(IDENTITY_FIELDS)}
+        FROM (
+            SELECT * FROM {_OPENED}
+            WHERE identity_hash NOT IN (SELECT identity_hash FROM offer_identities)
+        )
+        """,
+        [top],
+    )
+    if not fresh.is_empty():
+        insert(con, "offer_identities", fresh.select(IDENTITY_COLUMNS))
+
+
+def _store_new_sets(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    table: str,
+    id_column: str,
+    rows_view: str,
+    top: int,
+    insert: InsertFrame,
+) -> None:
+    """Store the fee (or plan) lists of this run that no earlier run had, under new ids:
+    the rows of one offer that carries each new list."""
+    items = _query(
+        con,
+        f"""
+        WITH fresh AS (
+            SELECT {kind}_hash AS set_hash, min(offer_key) AS offer_key
+            FROM {_OPENED}
+            WHERE {kind}_hash IS NOT NULL
+              AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
+            GROUP BY {kind}_hash
+        )
+        SELECT CAST(? + dense_rank() OVER (ORDER BY fresh.set_hash) AS INTEGER) AS {id_column},
+               fresh.set_hash, r.* EXCLUDE (run_id, provider, offer_key)
+        FROM fresh JOIN {rows_view} AS r ON r.offer_key = fresh.offer_key
+        ORDER BY {id_column}, r.seq
+        """,
+        [top],
+    )
+    if not items.is_empty():
+        insert(con, table, items)
+
+
+def _with_lists(rows: pl.DataFrame, fees: pl.DataFrame, plans: pl.DataFrame) -> pl.DataFrame:
+    """current_offers rows: the new versions with their fee and plan lists (structs by seq)."""
+    keys = rows["offer_key"].implode()
+    frame = rows
+    for source, fields, name in ((fees, FEE_FIELDS, "fees"), (plans, PLAN_FIELDS, "plans")):
+        lists = (
+            source.filter(pl.col("offer_key").is_in(keys))
+            .sort("offer_key", "seq")
+            .group_by("offer_key", maintain_order=True)
+            .agg(pl.struct(fields).alias(name))
+        )
+        frame = frame.join(lists, on="offer_key", how="left").with_columns(
+            pl.col(name).fill_null(pl.lit([], dtype=lists.schema[name]))
+        )
+    return frame.select(CURRENT_COLUMNS)
+
+
+def _close(con: duckdb.DuckDBPyConnection, ids: pl.Series, position: datetime) -> None:
+    low, high = int(ids.min()), int(ids.max())  # type: ignore[arg-type]
+    # The BETWEEN lets zone maps skip row groups: ids grow with inserts.
+    con.execute(
+        "UPDATE offer_versions SET valid_to = ?"
+        " WHERE version_id BETWEEN ? AND ? AND list_contains(?, version_id)",
+        [position, low, high, ids.to_list()],
+    )
+
+
+def _delete_current(con: duckdb.DuckDBPyConnection, provider: str, ids: pl.Series) -> None:
+    con.execute(
+        "DELETE FROM current_offers WHERE provider = ? AND list_contains(?, version_id)",
+        [provider, ids.to_list()],
+    )
+
+
+def _new_versions(
+    con: duckdb.DuckDBPyConnection,
+    provider: str,
+    opened: pl.DataFrame,
+    position: datetime,
+    next_position: datetime | None,
+    continued: pl.DataFrame,
+) -> pl.DataFrame:
+    """offer_versions rows (plus offer_key) for the opened and continued states, new ids."""
+    time_type = pl.Datetime("us", "UTC")
+    columns = [c for c in VERSION_COLUMNS if c != "version_id"] + ["offer_key"]
+    parts = []
+    if not opened.is_empty():
+        parts.append(
+            opened.with_columns(
+                provider=pl.lit(provider),
+                valid_from=pl.lit(position, dtype=time_type),
+                valid_to=pl.lit(next_position, dtype=time_type),
+            ).select(columns)
+        )
+    if not continued.is_empty():
+        parts.append(
+            continued.cast({"valid_from": time_type, "valid_to": time_type}).select(columns)
+        )
+    if not parts:
+        return pl.DataFrame()
+    rows = pl.concat(parts, how="vertical_relaxed")
+    ids = [
+        int(i)
+        for (i,) in con.execute(
+            "SELECT nextval('offer_version_ids') FROM range(?)", [rows.height]
+        ).fetchall()
+    ]
+    return rows.with_columns(version_id=pl.Series(ids, dtype=pl.Int64()))
+
+
+def _repoint_current(
+    con: duckdb.DuckDBPyConnection, provider: str, continued: pl.DataFrame, new_rows: pl.DataFrame
+) -> None:
+    """After a late run, open versions that were cut and continued live on under new ids."""
+    if continued.is_empty():
+        return
+    still_open = continued.filter(pl.col("valid_to").is_null())["offer_key"]
+    fresh = new_rows.filter(
+        pl.col("valid_to").is_null() & pl.col("offer_key").is_in(still_open.implode())
+    )
+    for offer_key, version_id, valid_from in fresh.select(
+        "offer_key", "version_id", "valid_from"
+    ).iter_rows():
+        con.execute(
+            "UPDATE current_offers SET version_id = ?, valid_from = ?"
+            " WHERE provider = ? AND offer_key = ?",
+            [version_id, valid_from, provider, offer_key],
+        )

@@ -1,0 +1,99 @@
+"""Past states, read back from the change history: what a run saw, what was listed at a time.
+
+A good run's snapshot is the set of versions whose validity holds the run's place in its
+provider's history (``history_at``); versions change only at good runs, so this gives back
+exactly the offers that run loaded, fees and plans included. Failed and layout_changed runs
+saw nothing that was stored: their snapshot is empty, and the state at their time is the
+last good run's (rule of truth 2).
+
+One caveat, by design: a reconstructed row's ``observed_at`` is its run's observation time
+(the earliest ``observed_at`` in the run's feed), not each offer's own instant.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from warehouse.db import query_frame
+from warehouse.history import CONTENT_FIELDS, FEE_LIST, PLAN_LIST
+
+__all__ = ["STATE_COLUMNS", "offers_at", "offers_of_run"]
+
+STATE_COLUMNS = (
+    "run_id", "provider", "offer_key", "observed_at", *CONTENT_FIELDS, "run_finished_at",
+    "fees", "plans",
+)  # fmt: skip
+
+_STATE_SQL = """
+WITH heads AS ({heads}),
+fee_lists AS (
+    SELECT fee_set_id, {fee_list} AS fees FROM addon_fee_sets GROUP BY fee_set_id
+),
+plan_lists AS (
+    SELECT plan_set_id, {plan_list} AS plans FROM price_plan_sets GROUP BY plan_set_id
+)
+SELECT
+    h.run_id, v.provider, v.offer_key, h.observed_at,
+    {fields},
+    h.finished_at AS run_finished_at,
+    coalesce(f.fees, []) AS fees,
+    coalesce(p.plans, []) AS plans
+FROM heads AS h
+JOIN version_rows AS v
+    ON v.provider = h.provider
+    AND v.valid_from <= h.history_at
+    AND coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ) > h.history_at
+LEFT JOIN fee_lists AS f ON f.fee_set_id = v.fee_set_id
+LEFT JOIN plan_lists AS p ON p.plan_set_id = v.plan_set_id
+WHERE v.valid_from <= (SELECT max(history_at) FROM heads)
+ORDER BY v.provider, v.gpu_model, v.offer_key
+"""
+_FIELDS = ", ".join(f"v.{c}" for c in CONTENT_FIELDS)
+
+
+def _state(con: duckdb.DuckDBPyConnection, heads: str, params: list[Any]) -> pl.DataFrame:
+    sql = _STATE_SQL.format(heads=heads, fields=_FIELDS, fee_list=FEE_LIST, plan_list=PLAN_LIST)
+    return query_frame(con, sql, params)
+
+
+def offers_at(
+    con: duckdb.DuckDBPyConnection, when: datetime, provider: str | None = None
+) -> pl.DataFrame:
+    """The latest state as it stood at ``when`` (timezone-aware): per provider, the offers of
+    its latest good run started at or before then.
+
+    Columns: STATE_COLUMNS, the ones ``latest_offers`` has but ``age_s``. Providers with
+    no good run by then have no rows. ``offers_at(con, now)`` equals ``latest_offers``.
+    """
+    if when.tzinfo is None:
+        raise ValueError("when must be timezone-aware (times in the warehouse are UTC)")
+    where = "history_at IS NOT NULL AND history_at <= ?"
+    params: list[Any] = [when]
+    if provider is not None:
+        where += " AND provider = ?"
+        params.append(provider)
+    heads = f"""
+        SELECT run_id, provider, observed_at, finished_at, history_at
+        FROM crawl_runs
+        WHERE {where}
+        QUALIFY row_number() OVER (PARTITION BY provider ORDER BY history_at DESC) = 1
+    """
+    return _state(con, heads, params)
+
+
+def offers_of_run(con: duckdb.DuckDBPyConnection, provider: str, run_id: str) -> pl.DataFrame:
+    """Exactly the offers one run of ``provider`` loaded, with fees and plans (STATE_COLUMNS).
+
+    Empty for a run that did not feed the state (failed, layout_changed, no offers) and for
+    an unknown run.
+    """
+    heads = """
+        SELECT run_id, provider, observed_at, finished_at, history_at
+        FROM crawl_runs
+        WHERE run_id = ? AND provider = ? AND history_at IS NOT NULL
+    """
+    return _state(con, heads, [run_id, provider])

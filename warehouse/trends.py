@@ -1,0 +1,427 @@
+"""Prices and availability over time, read from the change history: per offer, per day, per
+poll, and the hour-of-week availability pattern ("usually free 02:00-07:00").
+
+Everything here is computed from offer_versions and the good runs (crawl_runs.history_at);
+nothing is stored. A poll is a good run of a provider: failed runs are not polls of the
+market (rule of truth 2), so they neither count as free nor as sold out.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from gpurent.costing import UsageProfile
+from gpurent.fx import FxTable
+from gpurent.model import StockStatus
+from warehouse.costed import cost_offer, fx_table_for
+from warehouse.db import query_frame
+from warehouse.index import (
+    FxConverter,
+    daily_offers,
+    history_days,
+    median,
+    quote_per_gpu_hour,
+)
+from warehouse.queries import latest_offers
+from warehouse.snapshots import offers_at
+
+USUALLY = 0.5
+"""An hour is "usually free" when at least half of the polls in it and the hour either side
+found a card in stock (pooling three hours steadies the verdict when polls are sparse)."""
+MIN_POLLS_PER_HOUR = 2
+"""Hours with fewer polls than this say nothing either way."""
+PATTERN_ZONES = ("Asia/Shanghai", "UTC")
+TREND_DAYS = 7
+_RENTABLE = [s.value for s in StockStatus if s.rentable]
+
+
+def _window(
+    con: duckdb.DuckDBPyConnection, start: date | None, end: date | None
+) -> tuple[date, date] | None:
+    """start..end, defaulting to the first and last day of history (None: no history)."""
+    span = history_days(con)
+    if span is None:
+        return None
+    return start or span[0], end or span[1]
+
+
+def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
+    return datetime.combine(start, time(), UTC), datetime.combine(
+        end + timedelta(days=1), time(), UTC
+    )
+
+
+def offer_changes(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    gpu_model: str,
+    vram_gb: int | None = None,
+    provider: str | None = None,
+    start: date | None = None,
+    end: date | None = None,
+) -> pl.DataFrame:
+    """Every state of every matching offer overlapping start..end (UTC days), oldest first.
+
+    Columns: provider, offer_key, gpu_model, gpu_vram_gb, gpu_count, valid_from, valid_to
+    (null while current), status, available_count, price, currency, billing_unit,
+    price_basis, price_kind, price_per_gpu_hour (native currency).
+    """
+    window = _window(con, start, end)
+    columns = [
+        "provider", "offer_key", "gpu_model", "gpu_vram_gb", "gpu_count", "valid_from",
+        "valid_to", "status", "available_count", "price", "currency", "billing_unit",
+        "price_basis", "price_kind",
+    ]  # fmt: skip
+    if window is None:
+        return pl.DataFrame(schema={c: pl.String() for c in [*columns, "price_per_gpu_hour"]})
+    low, high = _bounds(*window)
+    frame = query_frame(
+        con,
+        f"""
+        SELECT {", ".join(columns)} FROM version_rows
+        WHERE lower(gpu_model) = lower($gpu) AND ($vram IS NULL OR gpu_vram_gb = $vram)
+          AND ($provider IS NULL OR provider = $provider)
+          AND valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
+        ORDER BY provider, offer_key, valid_from
+        """,
+        {"gpu": gpu_model, "vram": vram_gb, "provider": provider, "low": low, "high": high},
+    )
+    per_hour = [
+        quote_per_gpu_hour(row)[0]
+        for row in frame.select(
+            "price", "currency", "billing_unit", "price_basis", "gpu_count"
+        ).iter_rows(named=True)
+    ]
+    return frame.with_columns(price_per_gpu_hour=pl.Series(per_hour, dtype=pl.Decimal(18, 6)))
+
+
+def poll_availability(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    gpu_model: str,
+    vram_gb: int | None = None,
+    provider: str | None = None,
+    start: date | None = None,
+    end: date | None = None,
+) -> pl.DataFrame:
+    """One row per good poll of each provider that lists the GPU in the window.
+
+    Columns: provider, polled_at (the run's history_at), listed (offers of the GPU in that
+    poll's snapshot), free_offers (of them in stock or low), free_cards (their free counts
+    summed; offers without a count add 0). Computed by a sweep over version boundaries and
+    an as-of join, so its cost follows changes, not polls x offers.
+    """
+    window = _window(con, start, end)
+    if window is None:
+        return pl.DataFrame(
+            schema={"provider": pl.String(), "polled_at": pl.Datetime("us", "UTC"),
+                    "listed": pl.Int64(), "free_offers": pl.Int64(), "free_cards": pl.Int64()}
+        )  # fmt: skip
+    low, high = _bounds(*window)
+    return query_frame(
+        con,
+        """
+        WITH v AS (
+            SELECT provider, valid_from, valid_to,
+                   CAST(list_contains($rentable, status) AS INTEGER) AS free,
+                   CASE WHEN list_contains($rentable, status)
+                        THEN coalesce(available_count, 0) ELSE 0 END AS cards
+            FROM version_rows
+            WHERE lower(gpu_model) = lower($gpu) AND ($vram IS NULL OR gpu_vram_gb = $vram)
+              AND ($provider IS NULL OR provider = $provider)
+              AND valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
+        ),
+        events AS (
+            SELECT provider, valid_from AS t, free AS d_free, 1 AS d_listed, cards AS d_cards
+            FROM v
+            UNION ALL
+            SELECT provider, valid_to, -free, -1, -cards FROM v WHERE valid_to IS NOT NULL
+        ),
+        steps AS (
+            SELECT provider, t,
+                   sum(sum(d_listed)) OVER w AS listed,
+                   sum(sum(d_free)) OVER w AS free_offers,
+                   sum(sum(d_cards)) OVER w AS free_cards
+            FROM events
+            GROUP BY provider, t
+            WINDOW w AS (PARTITION BY provider ORDER BY t)
+        ),
+        polls AS (
+            SELECT provider, history_at FROM crawl_runs
+            WHERE history_at IS NOT NULL AND history_at >= $low AND history_at < $high
+              AND provider IN (SELECT DISTINCT provider FROM v)
+        )
+        SELECT p.provider, p.history_at AS polled_at,
+               CAST(coalesce(s.listed, 0) AS BIGINT) AS listed,
+               CAST(coalesce(s.free_offers, 0) AS BIGINT) AS free_offers,
+               CAST(coalesce(s.free_cards, 0) AS BIGINT) AS free_cards
+        FROM polls AS p
+        ASOF LEFT JOIN steps AS s ON p.provider = s.provider AND p.history_at >= s.t
+        ORDER BY p.provider, p.history_at
+        """,
+        {"gpu": gpu_model, "vram": vram_gb, "provider": provider, "low": low,
+         "high": high, "rentable": _RENTABLE},
+    )  # fmt: skip
+
+
+def daily_history(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    gpu_model: str,
+    vram_gb: int | None = None,
+    provider: str | None = None,
+    start: date | None = None,
+    end: date | None = None,
+    currency: str | None = None,
+    fx: FxTable | None = None,
+) -> list[dict[str, Any]]:
+    """Per UTC day and provider: polls, offers seen, offers in stock, the share of polls
+    that found one in stock, and the min / median price per GPU-hour of the day's last
+    in-stock on-demand quotes (in ``currency``, else the provider's own when it uses one)."""
+    window = _window(con, start, end)
+    if window is None:
+        return []
+    offers = daily_offers(con, window[0], window[1], gpu_model=gpu_model, provider=provider)
+    if vram_gb is not None:
+        offers = offers.filter(pl.col("gpu_vram_gb") == vram_gb)
+    polls = poll_availability(
+        con, gpu_model=gpu_model, vram_gb=vram_gb, provider=provider, start=window[0], end=window[1]
+    ).with_columns(day=pl.col("polled_at").dt.date())
+    free = {
+        (r["day"], r["provider"]): (r["polls"], r["free_polls"])
+        for r in polls.group_by("day", "provider")
+        .agg(polls=pl.len(), free_polls=(pl.col("free_offers") > 0).sum())
+        .iter_rows(named=True)
+    }
+    converter = FxConverter(fx or fx_table_for(con)) if currency else None
+    grouped: dict[tuple[date, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in offers.iter_rows(named=True):
+        grouped[(row["day"], row["provider"])].append(row)
+    out = []
+    for (day, prov), members in sorted(grouped.items()):
+        prices: list[Decimal] = []
+        shown: set[str] = set()
+        for m in members:
+            if m["quote"] is None:
+                continue
+            amount, ccy = quote_per_gpu_hour(m["quote"])
+            if converter is not None and currency is not None:
+                rate = converter.rate(ccy, currency, day)
+                if rate is None:
+                    continue
+                amount, ccy = amount * rate.rate, currency
+            prices.append(amount)
+            shown.add(ccy)
+        n_polls, free_polls = free.get((day, prov), (0, 0))
+        out.append(
+            {
+                "date": day,
+                "provider": prov,
+                "polls": n_polls,
+                "offers_seen": len(members),
+                "offers_in_stock": sum(1 for m in members if m["in_stock"]),
+                "free_share": round(free_polls / n_polls, 4) if n_polls else None,
+                "min_per_gpu_hour": _money(min(prices)) if prices and len(shown) == 1 else None,
+                "median_per_gpu_hour": _money(median(prices))
+                if prices and len(shown) == 1
+                else None,
+                "currency": next(iter(shown)) if len(shown) == 1 else None,
+            }
+        )
+    return out
+
+
+def _money(value: Decimal) -> Decimal:
+    return value.quantize(Decimal("0.000001"))
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """When one provider's cards of one GPU are free, by hour, in one time zone."""
+
+    provider: str
+    timezone: str
+    polls: int
+    by_hour: tuple[float | None, ...]
+    """Share of polls with a card free, per hour of day 0-23 (None: too few polls)."""
+    by_hour_of_week: tuple[float | None, ...]
+    """The same per hour of week: Monday 00:00 is 0, Sunday 23:00 is 167."""
+    free_hours: str
+    """Hours usually free as ranges, e.g. "02:00-07:00, 22:00-23:00" ("" when none)."""
+
+    def sentence(self, gpu_label: str) -> str:
+        if not self.polls:
+            return f"{gpu_label} on {self.provider}: no polls yet"
+        known = [s for s in self.by_hour if s is not None]
+        where = f"({self.timezone})"
+        if not known:
+            return f"{gpu_label} on {self.provider}: too few polls per hour to tell {where}"
+        if self.free_hours == "00:00-24:00":
+            return f"{gpu_label} on {self.provider} is usually free at any hour {where}"
+        if not self.free_hours:
+            best = max(known)
+            return (
+                f"{gpu_label} on {self.provider} is rarely free: at most {best:.0%} of polls "
+                f"in any hour {where}"
+            )
+        return f"{gpu_label} on {self.provider} is usually free {self.free_hours} {where}"
+
+
+def availability_patterns(
+    polls: pl.DataFrame, zones: Sequence[str] = PATTERN_ZONES
+) -> list[Pattern]:
+    """Patterns per provider and zone from ``poll_availability`` rows."""
+    out = []
+    for zone in zones:
+        local = polls.with_columns(
+            local=pl.col("polled_at").dt.convert_time_zone(zone),
+            free=(pl.col("free_offers") > 0).cast(pl.Int32()),
+        ).with_columns(
+            hour=pl.col("local").dt.hour().cast(pl.Int32()),
+            # weekday() and hour() are Int8: widen before multiplying (6 x 24 > 127).
+            how=(pl.col("local").dt.weekday().cast(pl.Int32()) - 1) * 24
+            + pl.col("local").dt.hour().cast(pl.Int32()),
+        )
+        for provider in sorted(local["provider"].unique().to_list()):
+            mine = local.filter(pl.col("provider") == provider)
+            smooth = _shares(mine, "hour", 24, spread=1)
+            out.append(
+                Pattern(
+                    provider=provider,
+                    timezone=zone,
+                    polls=mine.height,
+                    by_hour=_shares(mine, "hour", 24),
+                    by_hour_of_week=_shares(mine, "how", 168),
+                    free_hours=_ranges([s is not None and s >= USUALLY for s in smooth]),
+                )
+            )
+    return out
+
+
+def _shares(
+    frame: pl.DataFrame, column: str, size: int, spread: int = 0
+) -> tuple[float | None, ...]:
+    """Share of polls with a card free per slot; with ``spread``, pooled with that many
+    neighbouring slots each side (cyclically), which steadies sparse hours."""
+    counts = {
+        r[column]: (r["n"], r["free"])
+        for r in frame.group_by(column)
+        .agg(n=pl.len(), free=pl.col("free").sum())
+        .iter_rows(named=True)
+    }
+    shares: list[float | None] = []
+    for slot in range(size):
+        pooled = [counts.get((slot + d) % size, (0, 0)) for d in range(-spread, spread + 1)]
+        n = sum(p[0] for p in pooled)
+        free = sum(p[1] for p in pooled)
+        shares.append(round(free / n, 4) if n >= MIN_POLLS_PER_HOUR else None)
+    return tuple(shares)
+
+
+def _ranges(flags: list[bool]) -> str:
+    """Hours flagged true as "HH:00-HH:00" ranges (end exclusive), wrapping past midnight."""
+    if all(flags):
+        return "00:00-24:00"
+    if not any(flags):
+        return ""
+    # Start at an hour that is not flagged, so a range over midnight stays in one piece.
+    first = flags.index(False)
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
+    for step in range(1, 25):
+        hour = (first + step) % 24
+        if flags[hour] and start is None:
+            start = hour
+        if not flags[hour] and start is not None:
+            runs.append((start, hour))
+            start = None
+    if start is not None:
+        runs.append((start, first))
+    return ", ".join(f"{a:02d}:00-{b:02d}:00" for a, b in sorted(runs))
+
+
+def rental_heat(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    display_currency: str,
+    fx: FxTable | None = None,
+    profile: UsageProfile | None = None,
+    now: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Per GPU (model + VRAM) in the latest state: how rentable it is right now.
+
+    form_factor (the most common one listed, if any), offers, in_stock_share (in stock or
+    low / listed), free_cards (known free counts of
+    in-stock offers summed; None when no in-stock offer gives one), providers (listing it),
+    providers_in_stock, median_true_hourly (per card, ``profile`` default: always on, 50 GB
+    kept) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past).
+    """
+    fx = fx or fx_table_for(con)
+    profile = profile or UsageProfile()
+    now = now or datetime.now(UTC)
+    current = latest_offers(con)
+    past = offers_at(con, now - timedelta(days=TREND_DAYS))
+    medians_now = _median_true_hourly(current, profile, display_currency, fx)
+    medians_then = _median_true_hourly(past, profile, display_currency, fx)
+    rows = []
+    groups = sorted(
+        current.group_by(["gpu_model", "gpu_vram_gb"]),
+        key=lambda kg: (str(kg[0][0]), int(kg[0][1])),
+    )
+    for (model, vram), group in groups:
+        in_stock = group.filter(pl.col("status").is_in(_RENTABLE))
+        counts = in_stock["available_count"].drop_nulls()
+        now_median = medians_now.get((model, vram))
+        then_median = medians_then.get((model, vram))
+        trend = None
+        if now_median is not None and then_median:
+            trend = ((now_median - then_median) / then_median).quantize(Decimal("0.0001"))
+        forms = group["gpu_form_factor"].drop_nulls()
+        rows.append(
+            {
+                "gpu_model": model,
+                "gpu_vram_gb": vram,
+                "form_factor": forms.mode().sort()[0] if forms.len() else None,
+                "offers": group.height,
+                "in_stock_share": round(in_stock.height / group.height, 4),
+                "free_cards": int(counts.sum()) if counts.len() else None,
+                "providers": group["provider"].n_unique(),
+                "providers_in_stock": in_stock["provider"].n_unique(),
+                "median_true_hourly": now_median,
+                "trend_7d": trend,
+                "cost_currency": display_currency,
+            }
+        )
+    return rows
+
+
+def _median_true_hourly(
+    offers: pl.DataFrame, profile: UsageProfile, currency: str, fx: FxTable
+) -> dict[tuple[str, int], Decimal]:
+    per_card: dict[tuple[str, int], list[Decimal]] = defaultdict(list)
+    for row in offers.filter(pl.col("status").is_in(_RENTABLE)).iter_rows(named=True):
+        costed = cost_offer(row, profile, display_currency=currency, fx=fx)
+        if costed is None:
+            continue
+        per_card[(row["gpu_model"], row["gpu_vram_gb"])].append(
+            costed.cost.hourly_display / costed.gpus_rented
+        )
+    return {k: _money(median(v)) for k, v in per_card.items()}
+
+
+__all__ = [
+    "Pattern",
+    "availability_patterns",
+    "daily_history",
+    "offer_changes",
+    "poll_availability",
+    "rental_heat",
+]

@@ -1,0 +1,336 @@
+"""Run the alert state machine over the good runs the watches have not seen yet.
+
+For each watch and each provider it covers, the provider's ``ok`` runs since the watch's
+cursor are applied in order (older polls first, each exactly once); the new states, the
+cursors and the outbox rows of the alerts they fire are written in ONE transaction, so a
+crash leaves neither a state change without its notification nor the reverse, and the
+next evaluation simply redoes the work.
+
+A watch only reads runs that started after it was created; its first good run of a
+provider is its baseline: offers in stock then were in stock before the watch existed,
+which is not a transition (``machine.first_state``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import duckdb
+
+from gpurent.fx import FxTable
+from warehouse.costed import fx_table_for
+from warehouse.watch.criteria import Watch, assess
+from warehouse.watch.machine import (
+    AlertKind,
+    PairState,
+    Phase,
+    Reading,
+    Signal,
+    Step,
+    advance,
+    first_state,
+)
+from warehouse.watch.message import compose, cost_for_message
+from warehouse.watch.outbox import Notification, enqueue
+from warehouse.watch.runs import RunRef, good_runs_after, offers_of_run
+from warehouse.watch.store import list_watches
+
+log = logging.getLogger(__name__)
+
+# An alert from a run that finished longer ago than this is recorded as expired, not sent:
+# a poller that was down for hours should not announce a card that freed up yesterday.
+STALE_AFTER = timedelta(hours=1)
+
+_PairKey = tuple[int, str, str]  # watch_id, provider, offer_key
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A confirmed transition that fired."""
+
+    watch_id: int
+    provider: str
+    offer_key: str
+    kind: AlertKind
+    run_id: str
+    title: str
+    body: str
+    stale: bool = False
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"w{self.watch_id}/{self.provider}/{self.offer_key}/{self.kind.value}/{self.run_id}"
+
+
+@dataclass
+class Evaluation:
+    """What one evaluation did."""
+
+    runs: int = 0
+    """(watch, run) pairs applied."""
+    alerts: list[Alert] = field(default_factory=list)
+    rearmed: int = 0
+    queued: int = 0
+    """Outbox rows written (one per alert per destination; expired ones included)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runs_evaluated": self.runs,
+            "alerts": [
+                {
+                    "watch_id": a.watch_id,
+                    "provider": a.provider,
+                    "offer_key": a.offer_key,
+                    "kind": a.kind.value,
+                    "run_id": a.run_id,
+                    "title": a.title,
+                    "stale": a.stale,
+                }
+                for a in self.alerts
+            ],
+            "rearmed": self.rearmed,
+            "queued": self.queued,
+        }
+
+
+@dataclass
+class _Changed:
+    state: PairState
+    run_id: str
+    moved_at: datetime | None
+    """Finish time of the run that last moved the phase in this evaluation (None: none did)."""
+    fired_at: datetime | None
+
+
+# No row means "armed, last seen absent" (first_state of a pair after the baseline), so a
+# pair that returns to that state is deleted: the table holds only pairs worth remembering.
+_FORGETTABLE = PairState(Phase.ARMED, Signal.ABSENT)
+
+
+class _States:
+    """The pairs' states, loaded once, with the ones changed by this evaluation."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        rows = con.execute(
+            "SELECT watch_id, provider, offer_key, phase, last_out FROM watch_offer_states"
+        ).fetchall()
+        self.states: dict[_PairKey, PairState] = {}
+        self._groups: dict[tuple[int, str], set[str]] = {}
+        for w, p, k, ph, lo in rows:
+            self._put((int(w), str(p), str(k)), PairState(Phase(ph), Signal(lo) if lo else None))
+        self.changed: dict[_PairKey, _Changed] = {}
+
+    def _put(self, key: _PairKey, state: PairState) -> None:
+        self.states[key] = state
+        self._groups.setdefault((key[0], key[1]), set()).add(key[2])
+
+    def offer_keys(self, watch_id: int, provider: str) -> list[str]:
+        return sorted(self._groups.get((watch_id, provider), ()))
+
+    def apply(self, key: _PairKey, start: PairState, step: Step, run: RunRef) -> None:
+        previous = self.changed.get(key)
+        moved = step.state.phase is not start.phase or key not in self.states
+        self._put(key, step.state)
+        self.changed[key] = _Changed(
+            state=step.state,
+            run_id=run.run_id,
+            moved_at=run.finished_at if moved else (previous.moved_at if previous else None),
+            fired_at=run.finished_at if step.fired else (previous.fired_at if previous else None),
+        )
+
+    def write(self, con: duckdb.DuckDBPyConnection) -> None:
+        for (watch_id, provider, offer_key), ch in self.changed.items():
+            if ch.state == _FORGETTABLE:
+                con.execute(
+                    "DELETE FROM watch_offer_states"
+                    " WHERE watch_id = ? AND provider = ? AND offer_key = ?",
+                    [watch_id, provider, offer_key],
+                )
+                continue
+            con.execute(
+                """
+                INSERT INTO watch_offer_states (
+                    watch_id, provider, offer_key, phase, last_out, run_id, changed_at, fired_at
+                ) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (watch_id, provider, offer_key) DO UPDATE SET
+                    phase = excluded.phase,
+                    last_out = excluded.last_out,
+                    run_id = excluded.run_id,
+                    changed_at = coalesce(?, watch_offer_states.changed_at),
+                    fired_at = coalesce(excluded.fired_at, watch_offer_states.fired_at)
+                """,
+                [
+                    watch_id, provider, offer_key, ch.state.phase.value,
+                    ch.state.last_out.value if ch.state.last_out else None,
+                    ch.run_id, ch.moved_at, ch.fired_at, ch.moved_at,
+                ],
+            )  # fmt: skip
+
+
+def _cursors(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, str], RunRef]:
+    rows = con.execute(
+        "SELECT watch_id, provider, run_started_at, run_finished_at, run_id FROM watch_cursors"
+    ).fetchall()
+    return {(int(w), str(p)): RunRef(s, f, str(r)) for w, p, s, f, r in rows}
+
+
+def _providers_with_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [str(p) for (p,) in con.execute("SELECT DISTINCT provider FROM crawl_runs").fetchall()]
+
+
+def evaluate_watches(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    now: datetime,
+    display_currency: str = "CNY",
+    fx: FxTable | None = None,
+    watches: Iterable[Watch] | None = None,
+) -> Evaluation:
+    """Apply every unevaluated good run to every watch; queue the alerts that fire.
+
+    Must be called outside an open transaction (it owns BEGIN / COMMIT, rolling back and
+    re-raising on any error).
+    """
+    chosen = list(watches) if watches is not None else list_watches(con)
+    result = Evaluation()
+    if not chosen:
+        return result
+    fx = fx or fx_table_for(con)
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        states = _States(con)
+        cursors = _cursors(con)
+        new_cursors: dict[tuple[int, str], RunRef] = {}
+        notifications: list[Notification] = []
+        for provider in sorted(_providers_with_runs(con)):
+            pending = {
+                watch.watch_id: set(
+                    good_runs_after(
+                        con,
+                        provider,
+                        after=cursors.get((watch.watch_id, provider)),
+                        not_before=watch.created_at,
+                    )
+                )
+                for watch in chosen
+                if watch.covers_provider(provider)
+            }
+            # Run by run, oldest first, each read once for every watch that still needs it
+            # (a backlog after downtime is never held in memory all at once).
+            for run in sorted(set().union(*pending.values())):
+                offers = offers_of_run(con, provider, run.run_id)
+                for watch in chosen:
+                    if run not in pending.get(watch.watch_id, ()):
+                        continue
+                    key = (watch.watch_id, provider)
+                    baseline = key not in cursors and key not in new_cursors
+                    for alert in _apply_run(
+                        watch, provider, run, offers, states,
+                        baseline=baseline, fx=fx, display_currency=display_currency,
+                        now=now, result=result,
+                    ):  # fmt: skip
+                        result.alerts.append(alert)
+                        notifications.extend(_notifications(watch, alert))
+                    new_cursors[key] = run
+                    result.runs += 1
+        states.write(con)
+        for (watch_id, provider), run in new_cursors.items():
+            con.execute(
+                """
+                INSERT INTO watch_cursors (
+                    watch_id, provider, run_id, run_started_at, run_finished_at, evaluated_at
+                ) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (watch_id, provider) DO UPDATE SET
+                    run_id = excluded.run_id, run_started_at = excluded.run_started_at,
+                    run_finished_at = excluded.run_finished_at,
+                    evaluated_at = excluded.evaluated_at
+                """,
+                [watch_id, provider, run.run_id, run.started_at, run.finished_at, now],
+            )
+        result.queued = enqueue(con, notifications, now=now)
+        con.execute("COMMIT")
+    except BaseException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error as exc:  # keep the original error
+            log.debug("rollback after a failed evaluation: %s", exc)
+        raise
+    return result
+
+
+def _apply_run(
+    watch: Watch,
+    provider: str,
+    run: RunRef,
+    offers: list[dict[str, Any]],
+    states: _States,
+    *,
+    baseline: bool,
+    fx: FxTable,
+    display_currency: str,
+    now: datetime,
+    result: Evaluation,
+) -> list[Alert]:
+    """One good run applied to one watch: a reading for every pair, absent ones included."""
+    alerts: list[Alert] = []
+    listed: set[str] = set()
+    for offer in offers:
+        offer_key = str(offer["offer_key"])
+        listed.add(offer_key)
+        key = (watch.watch_id, provider, offer_key)
+        known = states.states.get(key)
+        if known is None and not watch.matches(offer):
+            continue  # never concerned this watch: no state to keep
+        assessment = assess(watch, offer, fx=fx)
+        start = known or first_state(baseline=baseline)
+        step = advance(start, assessment.reading)
+        states.apply(key, start, step, run)
+        result.rearmed += step.rearmed
+        if step.fired is not None:
+            cost = cost_for_message(watch, offer, display_currency=display_currency, fx=fx)
+            message = compose(watch, offer, step.fired, cost, seen_at=run.finished_at)
+            alerts.append(
+                Alert(
+                    watch_id=watch.watch_id,
+                    provider=provider,
+                    offer_key=offer_key,
+                    kind=step.fired,
+                    run_id=run.run_id,
+                    title=message.title,
+                    body=message.body,
+                    stale=now - run.finished_at > STALE_AFTER,
+                )
+            )
+    for offer_key in states.offer_keys(watch.watch_id, provider):
+        if offer_key in listed:
+            continue
+        key = (watch.watch_id, provider, offer_key)
+        start = states.states[key]
+        step = advance(start, Reading(Signal.ABSENT))
+        if step.state != start:
+            states.apply(key, start, step, run)
+        result.rearmed += step.rearmed
+    return alerts
+
+
+def _notifications(watch: Watch, alert: Alert) -> list[Notification]:
+    return [
+        Notification(
+            idempotency_key=alert.idempotency_key,
+            target_seq=seq,
+            watch_id=watch.watch_id,
+            kind=alert.kind.value,
+            provider=alert.provider,
+            offer_key=alert.offer_key,
+            run_id=alert.run_id,
+            title=alert.title,
+            body=alert.body,
+            status="expired" if alert.stale else "pending",
+        )
+        for seq in range(len(watch.notify_urls))
+    ]

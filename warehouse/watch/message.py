@@ -1,0 +1,98 @@
+"""What an alert says: what freed up, where, its true price, the free count and a link.
+
+Composed when the transition is evaluated and stored in the outbox as is, so a retried
+delivery sends the words of the moment it happened, not of the moment it got through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from gpurent.fx import FxError, FxTable
+from warehouse.costed import CostedOffer, cost_offer, plain
+from warehouse.watch.criteria import Watch
+from warehouse.watch.machine import AlertKind
+
+
+@dataclass(frozen=True)
+class Message:
+    title: str
+    body: str
+
+
+def _money(value: Decimal) -> str:
+    return f"{value:,.2f}"
+
+
+def cost_for_message(
+    watch: Watch, offer: Mapping[str, Any], *, display_currency: str, fx: FxTable | None
+) -> CostedOffer | None:
+    """The offer's true cost in the watch's currency (else ``display_currency``), falling
+    back to its own currency when no FX rate is known."""
+    wanted = watch.currency or display_currency
+    for currency in dict.fromkeys((wanted, str(offer["currency"]))):
+        try:
+            return cost_offer(offer, watch.profile(), display_currency=currency, fx=fx)
+        except FxError:
+            continue
+    return None
+
+
+def compose(
+    watch: Watch,
+    offer: Mapping[str, Any],
+    kind: AlertKind,
+    cost: CostedOffer | None,
+    *,
+    seen_at: datetime,
+) -> Message:
+    """Title and plain-text body of one alert."""
+    gpu = f"{offer['gpu_model']} {offer['gpu_vram_gb']} GB"
+    where = str(offer["provider"]) + (f" ({offer['region']})" if offer.get("region") else "")
+    free = offer.get("available_count")
+    free_text = f"{free} free card(s)" if free is not None else "free count not published"
+    if kind is AlertKind.PRICE_DROP:
+        title = f"gpurent: {gpu} price drop at {where}"
+        headline = f"{gpu} at {where} is now within your price, in stock: {free_text}."
+    else:
+        title = f"gpurent: {gpu} available at {where}"
+        headline = f"{gpu} freed up at {where}: {free_text}."
+    lines = [headline]
+    if cost is not None:
+        c = cost.cost
+        lines.append(
+            f"True price for {cost.gpus_rented} card(s): {_money(c.hourly_display)} "
+            f"{c.display_currency}/hour, {_money(c.monthly_display)} {c.display_currency}/month "
+            "(always on, 50 GB storage, add-ons included)."
+        )
+        if c.display_currency != c.currency:
+            lines.append(
+                f"In {c.currency}: {_money(c.hourly)}/hour, {_money(c.monthly)}/month"
+                + (f" (FX {c.fx_rate.describe()})." if c.fx_rate else ".")
+            )
+    basis = "per GPU" if offer["price_basis"] == "gpu" else "per instance"
+    lines.append(
+        f"Listed: {plain(Decimal(offer['price']))} {offer['currency']}/{offer['billing_unit']} "
+        f"{basis} ({offer['price_kind']}), {offer['gpu_count']} card(s) per offer."
+    )
+    lines.append(f"Watch #{watch.watch_id}: {watch.describe()}.")
+    lines.append(f"Seen {seen_at:%Y-%m-%d %H:%M} UTC, offer {offer['offer_key']}.")
+    if offer.get("url"):
+        lines.append(f"Link: {offer['url']}")
+    return Message(title=title, body="\n".join(lines))
+
+
+def trial_message(watch: Watch, *, now: datetime) -> Message:
+    """What `gpurent watch test` sends."""
+    return Message(
+        title=f"gpurent: test of watch #{watch.watch_id}",
+        body=(
+            f"This is a test notification for watch #{watch.watch_id}: {watch.describe()}.\n"
+            f"Sent {now:%Y-%m-%d %H:%M} UTC. Real alerts say what freed up, where, its true "
+            "price, the free count and a link."
+        ),
+    )
