@@ -68,7 +68,7 @@ def test_model_names_carry_no_vendor_memory_or_form_factor() -> None:
 
 def test_numbers_are_sane() -> None:
     for s in CATALOG.all():
-        assert 4 <= s.vram_gb <= 512, s.label
+        assert 3 <= s.vram_gb <= 512, s.label  # GTX 1060 3 GB is the smallest card rented
         if s.mem_bandwidth_gbps is not None:
             assert Decimal(100) <= s.mem_bandwidth_gbps <= Decimal(10000), s.label
         for tflops in (s.bf16_dense_tflops, s.fp16_dense_tflops):
@@ -133,9 +133,43 @@ def test_required_models_present() -> None:
         "RTX 5070", "RTX 5080", "RTX 5090", "TITAN RTX", "MI100", "MI210", "MI250",
         "MI250X", "MI300X", "MI325X", "MI355X", "Ascend 910B1", "Ascend 910B2",
         "Ascend 910B3", "Ascend 910B4", "MTT S4000",
+        # Pascal/Turing GeForce cards that Vast.ai, RunPod and TensorDock hosts rent out
+        "GTX 1060", "GTX 1070", "GTX 1070 Ti", "GTX 1080", "GTX 1080 Ti", "GTX 1650",
+        "GTX 1660", "GTX 1660 SUPER", "GTX 1660 Ti", "TITAN Xp", "TITAN V",
     ]  # fmt: skip
     missing = [m for m in required if not CATALOG.variants(m)]
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("model", "vram", "memory", "bandwidth", "tdp"),
+    [
+        ("GTX 1060", 3, "GDDR5", "192", 120),
+        ("GTX 1060", 6, "GDDR5", "192", 120),
+        ("GTX 1070", 8, "GDDR5", "256", 150),
+        ("GTX 1070 Ti", 8, "GDDR5", "256", 180),
+        ("GTX 1080", 8, "GDDR5X", "320", 180),
+        ("GTX 1660", 6, "GDDR5", "192", 120),
+        ("GTX 1660 SUPER", 6, "GDDR6", "336", 125),
+        ("GTX 1660 Ti", 6, "GDDR6", "288", 120),
+        ("GTX 1650 SUPER", 4, "GDDR6", "192", 100),
+    ],
+)
+def test_pascal_and_turing_geforce_figures(
+    model: str, vram: int, memory: str, bandwidth: str, tdp: int
+) -> None:
+    s = sku(model, vram)
+    assert (s.memory_type, s.mem_bandwidth_gbps, s.tdp_w) == (memory, Decimal(bandwidth), tdp)
+    assert s.segment == "consumer" and s.architecture in ("Pascal", "Turing")
+    assert s.bf16_dense_tflops is None and not s.fp8 and not s.modded
+
+
+def test_gtx_1060_comes_in_3_and_6_gb_and_the_gtx_1650_memory_is_left_open() -> None:
+    assert [s.vram_gb for s in CATALOG.variants("GTX 1060")] == [3, 6]
+    assert CATALOG.find("GTX 1060") is None  # a bare name does not say which
+    gtx1650 = sku("GTX 1650", 4)  # GDDR5 (128 GB/s) and GDDR6 (192 GB/s) boards share the name
+    assert (gtx1650.memory_type, gtx1650.mem_bandwidth_gbps) == (None, None)
+    assert gtx1650.notes is not None and "GDDR6" in gtx1650.notes
 
 
 def test_a100_has_four_variants_in_order() -> None:

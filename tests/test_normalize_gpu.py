@@ -229,6 +229,12 @@ def test_modded_board_needs_a_vram_figure() -> None:
         ("2080 Ti", (None, "2080 Ti")),
         ("0x H100", (None, "0x H100")),
         ("  H100  ", (None, "H100")),
+        # the x of GTX / RTX / RX is part of the name, not a count of 980 "GT" cards
+        ("GTX 980", (None, "GTX 980")),
+        ("GeForce GTX970", (None, "GeForce GTX970")),
+        ("RX 580", (None, "RX 580")),
+        ("GTX 1080 x2", (2, "GTX 1080")),
+        ("GTX 1660 Tix2", (2, "GTX 1660 Ti")),
     ],
 )
 def test_split_gpu_count(raw: str, expected: tuple[int | None, str]) -> None:

@@ -112,8 +112,10 @@ _VRAM_RE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d+)?)\s*(gib|gb|g|mib|mb)(?!
 _VIRTUAL_RE = re.compile(r"\bv-?gpu|\bmig\b|\b\d+g\.\d+gb\b|\bgrid\b")
 _COUNT_PREFIX_RE = re.compile(r"^(\d{1,3})\s*(?:[x×*]|卡)[\s_\-]*(?=\S)", re.IGNORECASE)
 # "A6000x2", "RTX 4090 ×2", "RTX 4090 8卡"; the 卡 form needs a space so "4090卡" stays whole.
+# The "x" of GTX, RTX and RX is no count: "GTX 980" is not 980 "GT" cards, "RX 580" not 580 "R".
 _COUNT_SUFFIX_RE = re.compile(
-    r"(?<=\S)(?:[\s_\-]*[x×*]\s*(\d{1,3})|\s+(\d{1,3})\s*卡)$", re.IGNORECASE
+    r"(?<=\S)(?:[\s_\-]*(?<!\bgt)(?<!\brt)(?<!\br)[x×*]\s*(\d{1,3})|\s+(\d{1,3})\s*卡)$",
+    re.IGNORECASE,
 )
 _RETIRED_RE = re.compile(r"^(?:quadro|grid)?[km]\d{1,4}$|^gtx(?:[5-9]\d{2})(?:ti)?$|^titanx$")
 _GEFORCE_NUMBER_RE = re.compile(r"^(?:RTX|GTX) (\d{4}.*)$")

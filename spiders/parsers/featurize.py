@@ -12,6 +12,11 @@ Our reading (assumptions):
 
 * An instance is one machine rented whole: the price is per instance; its card count comes
   from the GPU name (`split_gpu_count`: "RTX 3090 x2"), else 1.
+* A part after the first comma that is only a memory size ("GeForce RTX 3080, 10GB, ...") is
+  the card's VRAM, read as a hint that settles models sold in several sizes (RTX 3080: 10 or
+  12 GB). Only on a one-card instance: on "RTX 4090 x2, 48GB" the size may be the machine's
+  total, so it is not read (the card's own name must say it). A size that contradicts the
+  name quarantines the record (the resolver's "VRAM sizes disagree").
 * Statuses other than "online" that plainly say the machine is taken or down
   (`TAKEN_STATUSES`) are `sold_out`; any other value is `unknown` with a page note, so a
   renamed status never reads as "everything sold out" (rule of truth 3).
@@ -21,12 +26,14 @@ Featurize publishes no add-on fees in our sources, so offers carry none.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gpurent.model import PriceBasis, StockStatus
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from gpurent.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
+    INVALID_VALUE,
     MISSING_FIELD,
     FieldProblem,
     ParseContext,
@@ -49,6 +56,8 @@ IDLE_STATUS = "online"
 TAKEN_STATUSES = frozenset({"busy", "using", "in_use", "rented", "occupied", "offline"})
 # Keys every record carries (status included: its loss would turn the market "unknown").
 CORE_KEYS = ("id", "gpu", "unit_price", "status")
+# A comma-separated part of `gpu` that is a memory size and nothing else: "10GB", "24 GB".
+MEMORY_PART = re.compile(r"^(\d{1,4})\s*(?:gb|gib|g)$", re.IGNORECASE)
 
 
 class InstancesPage(ApiPage):
@@ -95,9 +104,10 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     if not isinstance(raw_gpu, str):
         raise FieldProblem(MISSING_FIELD, "gpu", "gpu is not text")
     # "GeForce RTX 3090, ...": the card is named before the first comma (PROVIDERS.md A5).
-    card = raw_gpu.split(",", 1)[0].strip()
-    count, name = split_gpu_count(card)
-    identity = identify_gpu(name, field="gpu")
+    card, *details = raw_gpu.split(",")
+    count, name = split_gpu_count(card.strip())
+    vram = _memory_part(details) if count in (None, 1) else None
+    identity = identify_gpu(name, field="gpu", vram_gb=vram)
     price = to_price(item.get("unit_price"), "unit_price")
     return [
         gpu_offer(
@@ -125,3 +135,12 @@ def _availability(status: Any) -> Availability:
     if value in TAKEN_STATUSES:
         return availability_from_flag(False)
     return UNKNOWN
+
+
+def _memory_part(details: list[str]) -> int | None:
+    """The VRAM in GB that the parts after the card name give, or None when none does."""
+    sizes = {int(m.group(1)) for part in details if (m := MEMORY_PART.match(part.strip()))}
+    if len(sizes) > 1:
+        shown = ", ".join(f"{size} GB" for size in sorted(sizes))
+        raise FieldProblem(INVALID_VALUE, "gpu", f"gpu gives several memory sizes ({shown})")
+    return sizes.pop() if sizes else None

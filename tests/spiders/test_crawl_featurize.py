@@ -33,7 +33,9 @@ def test_token_reads_every_instance(
     result = crawl("featurize", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 9 and [q["offer_key"] for q in result.quarantined] == ["f3a1a2c8"]
+    assert len(offers) == 10 and result.quarantined == []
+    rtx3080 = offers["f3a1a2c8"]  # "GeForce RTX 3080, 10GB, ...": the 10GB part settles it
+    assert (rtx3080["gpu_model"], rtx3080["gpu_vram_gb"]) == ("RTX 3080", 10)
     assert {k: o["status"] for k, o in offers.items() if o["status"] != "in_stock"} == {
         "f3a19c11": "sold_out",
         "f3a19d52": "sold_out",

@@ -49,8 +49,13 @@ def test_vastai_pages_through_every_offer(server: ReplayServer, tmp_path: Path) 
     result = crawl("vastai", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 10
-    assert [q["offer_key"] for q in result.quarantined] == ["21350333"]  # GTX 1660 S
+    assert len(offers) == 11 and result.quarantined == []
+    gtx = offers["21350333"]  # Vast.ai's "GTX 1660 S" with gpu_ram 6144 MiB
+    assert (gtx["gpu_model"], gtx["gpu_vram_gb"], gtx["raw_gpu_name"]) == (
+        "GTX 1660 SUPER",
+        6,
+        "GTX 1660 S",
+    )
     assert offers["21348215"]["status"] == "in_stock"
     assert offers["21348215"]["available_count"] == 2
     assert Decimal(offers["21348215"]["price"]) == Decimal("0.9")
@@ -69,7 +74,7 @@ def test_vastai_pages_through_every_offer(server: ReplayServer, tmp_path: Path) 
     assert report["provider"] == "vastai" and report["run_id"] == RUN_ID
     assert report["finish_reason"] == "finished"
     assert report["responses_by_status"] == {"200": 4}
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (10, 1, 4)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (11, 0, 4)
     assert report["errors"] == [] and report["layout_errors"] == []
     assert report["auth"] == "not_needed"
     assert report["started_at"] <= report["finished_at"]
@@ -94,7 +99,7 @@ def test_vastai_429_waits_for_retry_after_then_loads(tmp_path: Path) -> None:
     statuses = [r.status for r in result.calls]
     assert statuses == [429, 200, 200, 200, 200]
     assert (times[1] - times[0]).total_seconds() >= 1.9  # the retry honoured Retry-After
-    assert len(result.offers) == 10
+    assert len(result.offers) == 11
     report = result.report
     assert report["responses_by_status"] == {"200": 4, "429": 1}
     assert report["retry_after_waits_s"] == [2.0]
@@ -106,7 +111,7 @@ def test_vastai_retry_after_is_capped(tmp_path: Path) -> None:
     settings = {"GPURENT_RETRY_AFTER_MAX": "0.5"}
     result = crawl_scene("vastai", tmp_path, faults=[fault], settings=settings)
     assert result.report["retry_after_waits_s"] == [0.5]
-    assert len(result.offers) == 10
+    assert len(result.offers) == 11
 
 
 def test_vastai_changed_layout_is_a_layout_error_not_sold_out(tmp_path: Path) -> None:

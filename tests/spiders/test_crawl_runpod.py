@@ -42,8 +42,9 @@ def test_public_catalog_without_a_key(
     result = crawl("runpod", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 17
-    assert [q["offer_key"] for q in result.quarantined] == ["NVIDIA GeForce GTX 1070/community"]
+    assert len(offers) == 18 and result.quarantined == []
+    gtx = offers["NVIDIA GeForce GTX 1070/community"]  # Pascal GeForce: in the GPU catalog
+    assert (gtx["gpu_model"], gtx["gpu_vram_gb"], gtx["status"]) == ("GTX 1070", 8, "in_stock")
     pro = offers["NVIDIA RTX PRO 6000 Blackwell Workstation Edition/community"]
     assert (pro["gpu_model"], pro["gpu_vram_gb"], pro["raw_gpu_name"]) == (
         "RTX PRO 6000",
@@ -73,7 +74,7 @@ def test_public_catalog_without_a_key(
     assert report["auth"] == "not_needed"
     assert any(KEY_ENV in note for note in report["notes"])
     assert report["responses_by_status"] == {"200": 3}
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (17, 1, 3)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (18, 0, 3)
     assert report["errors"] == [] and report["layout_errors"] == []
 
 
@@ -83,7 +84,7 @@ def test_key_is_sent_as_bearer_and_never_leaks(
     monkeypatch.setenv(KEY_ENV, KEY)
     result = crawl("runpod", server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
     assert result.returncode == 0, result.log[-2000:]
-    assert len(result.offers) == 17
+    assert len(result.offers) == 18
     assert [authorization(c) for c in result.calls] == [f"Bearer {KEY}"] * 3
     assert result.report["auth"] == "ok"
     assert_secrets_kept(result, KEY)
@@ -108,7 +109,7 @@ def test_refused_key_is_rejected_and_the_public_catalog_still_loads(
         (200, False),
         (200, False),
     ]
-    assert len(result.offers) == 17
+    assert len(result.offers) == 18
     report = result.report
     assert report["auth"] == "rejected"
     assert report["responses_by_status"] == {"200": 3, "401": 1}

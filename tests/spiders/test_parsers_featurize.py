@@ -16,7 +16,7 @@ from spider_fixture_cases import (
 )
 
 from gpurent.model import OfferRecord, StockStatus
-from spiders.parsers.common import ParseContext, load_json
+from spiders.parsers.common import ParseContext, feed_dicts, load_json
 from spiders.parsers.featurize import InstancesPage, parse_instances
 
 CTX = ParseContext("featurize", RUN_ID, OBSERVED_AT)
@@ -62,6 +62,58 @@ def test_card_is_read_before_the_first_comma_and_priced_per_instance() -> None:
         "CNY",
         "instance",
     )
+
+
+def test_memory_part_after_the_card_settles_its_vram() -> None:
+    page = parse(case_named("recorded_available_instances"))
+    # "GeForce RTX 3080, 10GB, ...": the RTX 3080 comes in 10 and 12 GB; the 10GB part says which.
+    rtx3080 = offers_of(page)["f3a1a2c8"]
+    assert (rtx3080.gpu_model, rtx3080.gpu_vram_gb, rtx3080.status) == (
+        "RTX 3080",
+        10,
+        StockStatus.IN_STOCK,
+    )
+    assert [r for r in page.records if r.kind == "quarantine"] == []
+
+
+def _one(gpu: str) -> list[dict[str, object]]:
+    item = {"id": "x1", "gpu": gpu, "unit_price": 1, "status": "online"}
+    return [
+        {k: v for k, v in r.items() if k in ("kind", "gpu_model", "gpu_vram_gb", "reason")}
+        for r in feed_dicts(
+            parse_instances({"status": 0, "data": {"records": [item]}}, CTX).records
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        ("GeForce RTX 3080, 12 GB, EPYC 7543", {"gpu_model": "RTX 3080", "gpu_vram_gb": 12}),
+        ("GeForce RTX 3080", {"reason": "gpu_unresolved: 'GeForce RTX 3080': VRAM unknown"}),
+        # the part is only read when it is nothing but a size, and only on one-card machines:
+        # on "x2" it may be the machine's total (2 x 24 GB), which would read as a modded 48 GB card
+        (
+            "GeForce RTX 3080, Xeon 10GB cache",
+            {"reason": "gpu_unresolved: 'GeForce RTX 3080': VRAM unknown"},
+        ),
+        ("GeForce RTX 4090 x2, 48GB", {"gpu_model": "RTX 4090", "gpu_vram_gb": 24}),
+        ("GeForce RTX 4090, 48GB", {"gpu_model": "RTX 4090", "gpu_vram_gb": 48}),
+        ("GeForce RTX 4090, 16GB", {"reason": "matches no variant"}),
+        ("A100-SXM4-80GB, 40GB", {"reason": "VRAM sizes disagree"}),
+        (
+            "GeForce RTX 3080, 10GB, 12GB",
+            {"reason": "gpu gives several memory sizes (10 GB, 12 GB)"},
+        ),
+    ],
+)
+def test_memory_part_is_a_hint_never_a_guess(gpu: str, expected: dict[str, object]) -> None:
+    [record] = _one(gpu)
+    if "reason" in expected:
+        assert record["kind"] == "quarantine"
+        assert str(expected["reason"]) in str(record["reason"])
+    else:
+        assert record == {"kind": "offer", **expected}
 
 
 def test_card_count_in_the_name_and_a_missing_status() -> None:

@@ -117,12 +117,14 @@ def test_price_per_card_plans_and_fees() -> None:
     assert a100.price == Decimal("1.39")
 
 
-def test_unknown_gpu_name_is_quarantined() -> None:
+def test_pascal_geforce_resolves_and_nothing_is_quarantined() -> None:
     case = next(c for c in cases("runpod") if c.name == "recorded_prices_community")
     quarantined = [r for r in parse(case).records if not isinstance(r, OfferRecord)]
-    # GTX 1070: a real card, but outside the GPU catalog (no Pascal GeForce below the 1080 Ti).
-    assert [q.offer_key for q in quarantined] == ["NVIDIA GeForce GTX 1070/community"]
-    assert quarantined[0].reason.startswith("gpu_unresolved")
+    assert quarantined == []
+    # GTX 1070 (memoryInGb 8): a Pascal GeForce card the catalog holds, so a real offer.
+    gtx = offers_of("recorded_prices_community")["NVIDIA GeForce GTX 1070/community"]
+    assert (gtx.gpu_model, gtx.gpu_vram_gb, gtx.gpu_form_factor) == ("GTX 1070", 8, None)
+    assert (gtx.price, gtx.status) == (Decimal("0.09"), StockStatus.IN_STOCK)
     # "WK" is RunPod's Workstation Edition suffix: the card resolves and is a real offer.
     pro = offers_of("recorded_prices_community")[
         "NVIDIA RTX PRO 6000 Blackwell Workstation Edition/community"
