@@ -73,10 +73,14 @@ class NowFilters:
     storage_gb: Decimal = Decimal(50)
     gpus: int = 1
     include_sold_out: bool = False
+    session_hours: Decimal | None = None
 
     def profile(self) -> UsageProfile:
         return UsageProfile(
-            hours_per_month=self.hours_per_month, storage_gb=self.storage_gb, gpus=self.gpus
+            hours_per_month=self.hours_per_month,
+            storage_gb=self.storage_gb,
+            gpus=self.gpus,
+            session_hours=self.session_hours,
         )
 
 

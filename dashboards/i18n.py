@@ -70,6 +70,10 @@ LABELS: dict[str, tuple[str, str]] = {
     "filter_gpu": ("GPU model", "GPU 型号"),
     "filter_provider": ("Provider", "平台"),
     "filter_hours": ("Hours per month", "每月使用小时"),
+    "filter_session": (
+        "Session length, minutes (0 = one stretch)",
+        "单次使用时长（分钟，0 = 连续）",
+    ),
     "filter_storage": ("Storage (GB)", "存储 (GB)"),
     "filter_gpus": ("GPUs", "GPU 数量"),
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),

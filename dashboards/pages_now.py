@@ -36,17 +36,26 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         placeholder=any_label,
         key="now_provider",
     )
-    row = st.columns(4)
+    row = st.columns(5)
     hours = row[0].number_input(
         t(lang, "filter_hours"), min_value=1, max_value=730, value=730, step=10, key="now_hours"
     )
-    storage = row[1].number_input(
+    # Sessions are billed by each provider's granularity and minimum rental.
+    session = row[1].number_input(
+        t(lang, "filter_session"),
+        min_value=0,
+        max_value=43_800,
+        value=0,
+        step=15,
+        key="now_session",
+    )
+    storage = row[2].number_input(
         t(lang, "filter_storage"), min_value=0, max_value=100_000, value=50, step=10, key="now_gb"
     )
-    gpus = row[2].number_input(
+    gpus = row[3].number_input(
         t(lang, "filter_gpus"), min_value=1, max_value=64, value=1, step=1, key="now_gpus"
     )
-    with row[3]:
+    with row[4]:
         st.write("")  # aligns the toggle with the inputs beside it
         sold_out = st.toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
     return data.NowFilters(
@@ -56,6 +65,8 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         provider=provider,
         # Widgets hand back ints here (int value and step); Decimal(int) is exact.
         hours_per_month=Decimal(int(hours)),
+        # A session longer than the month's hours is one stretch of them.
+        session_hours=min(Decimal(int(session)) / 60, Decimal(int(hours))) if session else None,
         storage_gb=Decimal(int(storage)),
         gpus=int(gpus),
         include_sold_out=bool(sold_out),

@@ -1,18 +1,37 @@
 """Billing facts per provider: the checklist renters go through before ordering.
 
-Kept as data (``gpurent/data/billing_facts.csv``) with a source and a date for every fact,
+Kept as data (``gpurent/data/billing_facts.toml``) with a source and a date for every fact,
 because these terms change and a renter must be able to check them. A fact not in the file
 is unknown and shown as such: gpurent does not fill gaps with guesses.
+
+Some facts change what a rental really costs, so besides the words a person reads they carry
+typed terms the code uses:
+
+* ``seconds`` on ``billing_granularity`` and ``minimum_rental``: the cost engine rounds each
+  session up to the granularity and to the minimum (``BillingTerms``);
+* ``starts`` on ``billing_starts``: whether boot time is billed;
+* ``fees`` on fee facts (system disk, storage, egress, public IP, no-GPU mode): platform-wide
+  add-on fees. Spiders attach them to every offer of the provider (``platform_fees``), so the
+  stored offer says what it cost at the time and the cost engine prices it like any fee.
+
+This file is the one place those terms live: a spider does not keep its own copy.
 """
 
 from __future__ import annotations
 
-import csv
+import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from enum import StrEnum
 from functools import cache
 from importlib import resources
+from typing import Any
+
+from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType
+
+DATA_FILE = "billing_facts.toml"
 
 
 class BillingFactKind(StrEnum):
@@ -42,29 +61,226 @@ class BillingFactKind(StrEnum):
     """Running without the GPU at a lower rate."""
 
 
+# The checklist every provider is shown against; a kind without a fact is "unknown".
+CHECKLIST: tuple[BillingFactKind, ...] = (
+    BillingFactKind.BILLING_GRANULARITY,
+    BillingFactKind.BILLING_STARTS,
+    BillingFactKind.MINIMUM_RENTAL,
+    BillingFactKind.STORAGE_WHILE_STOPPED,
+    BillingFactKind.SYSTEM_DISK,
+    BillingFactKind.EGRESS_FEE,
+    BillingFactKind.PUBLIC_IP_FEE,
+    BillingFactKind.REFUND_TERMS,
+    BillingFactKind.DISCOUNTS,
+    BillingFactKind.BILLING_UNITS,
+)
+
+# Facts whose ``seconds`` the cost engine reads.
+_DURATION_KINDS = frozenset({BillingFactKind.BILLING_GRANULARITY, BillingFactKind.MINIMUM_RENTAL})
+
+
+class BillingStart(StrEnum):
+    """When the meter starts."""
+
+    POWER_ON = "power-on"
+    """From power-on (or creation): boot time is billed."""
+    READY = "ready"
+    """Only once the instance is ready: boot time is free."""
+
+
 @dataclass(frozen=True)
 class BillingFact:
     provider: str
     fact: BillingFactKind
     value: str
+    """The fact in words, as a renter reads it."""
     source: str
     as_of: date
+    seconds: int | None = None
+    """Granularity or minimum rental in seconds (0 = no minimum)."""
+    starts: BillingStart | None = None
+    fees: tuple[AddonFee, ...] = ()
+    """Platform-wide fees this fact describes, attached to every offer of the provider."""
+
+    def used_in_cost(self) -> str:
+        """How the cost engine uses this fact, in words ('' when it is for reading only)."""
+        if self.seconds is not None:
+            what = (
+                "rounds each session up to"
+                if self.fact is BillingFactKind.BILLING_GRANULARITY
+                else "bills at least"
+            )
+            return f"{what} {duration_text(self.seconds)}"
+        if self.starts is not None:
+            return "boot time billed" if self.starts is BillingStart.POWER_ON else "boot time free"
+        return "; ".join(_describe_fee(f) for f in self.fees)
+
+
+@dataclass(frozen=True)
+class BillingTerms:
+    """The facts that change how many metered hours a usage profile pays for.
+
+    ``None`` means unknown: the engine then meters exactly (no rounding, no minimum) and bills
+    boot time (a renter would rather be told too much than too little), and says so.
+    """
+
+    granularity_s: int | None = None
+    minimum_s: int | None = None
+    starts: BillingStart | None = None
+
+    def __post_init__(self) -> None:
+        if self.granularity_s is not None and self.granularity_s < 1:
+            raise ValueError(f"granularity must be >= 1 s, got {self.granularity_s}")
+        if self.minimum_s is not None and self.minimum_s < 0:
+            raise ValueError(f"minimum rental must be >= 0 s, got {self.minimum_s}")
+
+
+class BillingFactsError(ValueError):
+    """The billing facts file breaks its own rules (a bug in the data, caught at load)."""
+
+
+def duration_text(seconds: int) -> str:
+    if seconds == 0:
+        return "nothing extra (no minimum)"
+    for size, name in ((3600, "h"), (60, "min")):
+        if seconds % size == 0:
+            return f"{seconds // size} {name}"
+    return f"{seconds} s"
+
+
+def _describe_fee(fee: AddonFee) -> str:
+    per = f"/{fee.unit.value}" if fee.unit else ""
+    basis = "GB" if fee.basis is FeeBasis.GB else fee.basis.value
+    free = f" beyond {fee.included_quantity:f} free" if fee.included_quantity is not None else ""
+    kind = "mandatory" if fee.mandatory else "optional"
+    stopped = ", also while stopped" if fee.charged_while_stopped else ""
+    return (
+        f"{fee.fee_type.value} fee {fee.amount:f} {fee.currency}{per} per {basis}{free}"
+        f" ({kind}{stopped})"
+    )
+
+
+_FEE_KEYS = frozenset(
+    {
+        "type",
+        "amount",
+        "currency",
+        "unit",
+        "basis",
+        "included",
+        "mandatory",
+        "while_stopped",
+        "what",
+    }
+)
+
+
+def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> AddonFee:
+    if unknown := set(raw) - _FEE_KEYS:
+        raise BillingFactsError(f"{where}: unknown fee keys {sorted(unknown)}")
+    amount = raw["amount"]
+    # Floats never reach here (parse_float=Decimal); a bool is an int but not an amount.
+    if isinstance(amount, bool) or not isinstance(amount, Decimal | int):
+        raise BillingFactsError(f"{where}: fee amount must be a number, got {amount!r}")
+    included = raw.get("included")
+    return AddonFee(
+        fee_type=FeeType(raw["type"]),
+        amount=Decimal(amount),
+        currency=raw["currency"],
+        unit=BillingUnit(raw["unit"]) if "unit" in raw else None,
+        basis=FeeBasis(raw.get("basis", FeeBasis.INSTANCE.value)),
+        included_quantity=Decimal(included) if included is not None else None,
+        mandatory=bool(raw["mandatory"]),
+        charged_while_stopped=bool(raw.get("while_stopped", False)),
+        # `what` names this fee when one fact declares several; the note keeps the source.
+        note=f"{raw.get('what', fact_value)} ({cited})",
+    )
+
+
+def _fact(raw: Mapping[str, Any], index: int) -> BillingFact:
+    where = f"{DATA_FILE} fact #{index + 1} ({raw.get('provider')}/{raw.get('fact')})"
+    known = {"provider", "fact", "value", "source", "as_of", "seconds", "starts", "fees"}
+    if unknown := set(raw) - known:
+        raise BillingFactsError(f"{where}: unknown keys {sorted(unknown)}")
+    try:
+        kind = BillingFactKind(raw["fact"])
+        value, source, as_of = str(raw["value"]), str(raw["source"]), raw["as_of"]
+        provider = str(raw["provider"])
+    except (KeyError, ValueError) as exc:
+        raise BillingFactsError(f"{where}: {exc}") from exc
+    if not isinstance(as_of, date) or not source.strip() or not value.strip():
+        raise BillingFactsError(f"{where}: needs a value, a source and an as_of date")
+    seconds = raw.get("seconds")
+    if seconds is not None and (kind not in _DURATION_KINDS or not isinstance(seconds, int)):
+        raise BillingFactsError(f"{where}: 'seconds' is an integer, for granularity or minimum")
+    if kind is BillingFactKind.BILLING_GRANULARITY and seconds is not None and seconds < 1:
+        raise BillingFactsError(f"{where}: granularity must be at least 1 second")
+    starts = raw.get("starts")
+    if starts is not None and kind is not BillingFactKind.BILLING_STARTS:
+        raise BillingFactsError(f"{where}: 'starts' belongs to billing_starts")
+    cited = f"{source}, as of {as_of.isoformat()}"
+    fees = tuple(_fee(f, value, cited, where) for f in raw.get("fees", ()))
+    return BillingFact(
+        provider=provider,
+        fact=kind,
+        value=value,
+        source=source,
+        as_of=as_of,
+        seconds=seconds,
+        starts=BillingStart(starts) if starts is not None else None,
+        fees=fees,
+    )
+
+
+def parse_billing_facts(text: str) -> tuple[BillingFact, ...]:
+    """Facts from the TOML text (``[[fact]]`` tables); raises BillingFactsError on bad data."""
+    try:
+        doc = tomllib.loads(text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
+        raise BillingFactsError(f"{DATA_FILE}: {exc}") from exc
+    facts = tuple(_fact(raw, i) for i, raw in enumerate(doc.get("fact", [])))
+    seen: set[tuple[str, BillingFactKind]] = set()
+    for f in facts:
+        # One typed term per provider and kind, or the engine would have to pick one.
+        if f.seconds is not None or f.starts is not None:
+            key = (f.provider, f.fact)
+            if key in seen:
+                raise BillingFactsError(f"{DATA_FILE}: two typed {f.fact.value} for {f.provider}")
+            seen.add(key)
+    return facts
 
 
 @cache
 def load_billing_facts() -> tuple[BillingFact, ...]:
-    text = resources.files("gpurent.data").joinpath("billing_facts.csv").read_text("utf-8")
-    return tuple(
-        BillingFact(
-            provider=row["provider"],
-            fact=BillingFactKind(row["fact"]),
-            value=row["value"],
-            source=row["source"],
-            as_of=date.fromisoformat(row["as_of"]),
-        )
-        for row in csv.DictReader(text.splitlines())
-    )
+    text = resources.files("gpurent.data").joinpath(DATA_FILE).read_text("utf-8")
+    return parse_billing_facts(text)
 
 
 def facts_for(provider: str) -> list[BillingFact]:
     return [f for f in load_billing_facts() if f.provider == provider]
+
+
+def unknown_facts(provider: str) -> list[BillingFactKind]:
+    """Checklist questions the file has no answer to for ``provider``."""
+    known = {f.fact for f in facts_for(provider)}
+    return [k for k in CHECKLIST if k not in known]
+
+
+@cache
+def terms_for(provider: str) -> BillingTerms:
+    """The metering terms of ``provider`` (all unknown for a provider without facts)."""
+    granularity = minimum = None
+    starts = None
+    for f in facts_for(provider):
+        if f.fact is BillingFactKind.BILLING_GRANULARITY and f.seconds is not None:
+            granularity = f.seconds
+        elif f.fact is BillingFactKind.MINIMUM_RENTAL and f.seconds is not None:
+            minimum = f.seconds
+        elif f.starts is not None:
+            starts = f.starts
+    return BillingTerms(granularity_s=granularity, minimum_s=minimum, starts=starts)
+
+
+def platform_fees(provider: str) -> tuple[AddonFee, ...]:
+    """Add-on fees every offer of ``provider`` carries, in file order."""
+    return tuple(fee for f in facts_for(provider) for fee in f.fees)

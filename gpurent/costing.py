@@ -52,9 +52,16 @@ the monthly add-ons. Candidates are the headline price (always: it is what the r
 if it is a spot or member price) and the ``plans`` of kind ``on_demand`` or ``commitment``
 (``member`` too with ``include_member=True``; ``spot`` plans never):
 
-* a price per second/minute/hour is metered: rate x hours used, except a ``commitment``
+* a price per second/minute/hour is metered: rate x hours billed, except a ``commitment``
   rate per second/minute/hour (a reserved rate, e.g. RunPod's one-month price) which is paid
-  for all 730 h of the month;
+  for all 730 h of the month. Hours billed follow the provider's billing terms
+  (``CostInput.terms``, from the billing facts) and the profile's sessions: the month's
+  hours are ``hours_per_month / session_hours`` sessions (one session when the profile does
+  not say); each session is billed for its length, plus ``boot_minutes`` unless the provider
+  starts billing only when the instance is ready, rounded up to the billing granularity,
+  and at least the minimum rental. Unknown terms meter exactly, with no minimum, and bill
+  the boot (the explanation says which terms were unknown). Session counts may be
+  fractional: they are an average, not a calendar;
 * a day/week/month package is bought whole: ceil(hours / hours in unit) packages. The
   packages are assumed to be used back to back, so for usage spread thinly over the month
   this is a lower bound;
@@ -76,6 +83,7 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from typing import Literal
 
+from gpurent.billing_facts import BillingStart, BillingTerms, duration_text, terms_for
 from gpurent.fx import FxRate, FxTable, load_fx_table
 from gpurent.model import (
     AddonFee,
@@ -122,28 +130,49 @@ class UsageProfile:
     """Keep the instance (and its disks) between sessions instead of releasing it."""
     gpus: int = 1
     """How many cards the user wants; offers with fewer do not fit."""
+    session_hours: Decimal | None = None
+    """Length of one working session (start to stop); None: the month's hours in one go."""
+    boot_minutes: Decimal = Decimal(0)
+    """Minutes from power-on to ready, paid each session where billing starts at power-on."""
 
     def __post_init__(self) -> None:
-        for name in ("hours_per_month", "storage_gb", "egress_gb_per_month"):
-            value = getattr(self, name)
-            if isinstance(value, float) or not isinstance(value, Decimal | int):
-                raise TypeError(f"{name} must be a Decimal (never float), got {value!r}")
-            value = Decimal(value)
-            if not value.is_finite() or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
-            object.__setattr__(self, name, value)
+        if self.session_hours is not None:
+            self._check_number("session_hours", self.session_hours)
+            if not 0 < self.session_hours <= self.hours_per_month:
+                raise ValueError(
+                    f"session_hours must be > 0 and at most hours_per_month "
+                    f"({self.hours_per_month}), got {self.session_hours}"
+                )
+        for name in ("hours_per_month", "storage_gb", "egress_gb_per_month", "boot_minutes"):
+            object.__setattr__(self, name, self._check_number(name, getattr(self, name)))
         if not 0 < self.hours_per_month <= HOURS_PER_MONTH:
             raise ValueError(f"hours_per_month must be in (0, 730], got {self.hours_per_month}")
         if self.gpus < 1:
             raise ValueError(f"gpus must be >= 1, got {self.gpus}")
+        if self.session_hours is not None:
+            object.__setattr__(self, "session_hours", Decimal(self.session_hours))
+
+    @staticmethod
+    def _check_number(name: str, value: object) -> Decimal:
+        if isinstance(value, float) or not isinstance(value, Decimal | int):
+            raise TypeError(f"{name} must be a Decimal (never float), got {value!r}")
+        value = Decimal(value)
+        if not value.is_finite() or value < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+        return value
 
     def describe(self) -> str:
         kept = (
             "disks kept while stopped" if self.keep_disks_while_stopped else "released when stopped"
         )
+        sessions = (
+            f", sessions of {_num(self.session_hours)} h" if self.session_hours is not None else ""
+        )
+        boot = f", {_num(self.boot_minutes)} min boot" if self.boot_minutes else ""
         return (
-            f"{_num(self.hours_per_month)} h/month, storage {_num(self.storage_gb)} GB, "
-            f"egress {_num(self.egress_gb_per_month)} GB/month, {self.gpus} GPU(s), {kept}"
+            f"{_num(self.hours_per_month)} h/month{sessions}{boot}, storage "
+            f"{_num(self.storage_gb)} GB, egress {_num(self.egress_gb_per_month)} GB/month, "
+            f"{self.gpus} GPU(s), {kept}"
         )
 
 
@@ -159,6 +188,8 @@ class CostInput:
     gpu_count: int = 1
     fees: Sequence[AddonFee] = ()
     plans: Sequence[PricePlan] = ()
+    terms: BillingTerms = field(default_factory=BillingTerms)
+    """How the provider meters: granularity, minimum rental, when billing starts."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.price, Decimal) or not self.price.is_finite() or self.price < 0:
@@ -179,6 +210,7 @@ class CostInput:
             gpu_count=offer.gpu_count,
             fees=offer.fees,
             plans=offer.plans,
+            terms=terms_for(offer.provider),
         )
 
 
@@ -233,6 +265,8 @@ class TrueCost:
     """Rate from ``currency`` to ``display_currency``; None when they are the same."""
     profile: UsageProfile
     not_counted: tuple[SkippedFee, ...] = ()
+    unknown_terms: tuple[str, ...] = ()
+    """Billing terms of the provider that were not on file, and what was assumed instead."""
     lines: tuple[str, ...] = field(default=(), repr=False)
 
     def explain(self) -> str:
@@ -413,6 +447,61 @@ def _fee_cost(
     return _FeeCost(fee.fee_type, hourly, monthly, hourly_line, monthly_line)
 
 
+# ---------------------------------------------------------------- metering
+
+
+@dataclass(frozen=True)
+class _Metered:
+    """Hours a metered price is paid for in the month, and how they were found."""
+
+    hours: Fraction
+    how: str
+    unknown: tuple[str, ...]
+    """Billing terms that were unknown and so assumed (exact metering, boot billed)."""
+
+
+def _metered_hours(profile: UsageProfile, terms: BillingTerms) -> _Metered:
+    """Hours billed for ``profile``'s use under ``terms`` (rules: module docstring)."""
+    used = to_fraction(profile.hours_per_month)
+    session = to_fraction(profile.session_hours) if profile.session_hours is not None else used
+    sessions = used / session
+    unknown: list[str] = []
+    per_session = session
+    parts = [f"{_num(session)} h"]
+    boot = to_fraction(profile.boot_minutes) / 60
+    if boot:
+        if terms.starts is BillingStart.READY:
+            parts.append("boot free")
+        else:
+            per_session += boot
+            parts.append(f"{_num(boot)} h boot")
+            if terms.starts is None:
+                unknown.append("when billing starts (boot counted)")
+    if terms.granularity_s is not None:
+        step = Fraction(terms.granularity_s, 3600)
+        rounded = math.ceil(per_session / step) * step
+        if rounded != per_session:
+            parts.append(
+                f"rounded up to {_num(rounded)} h, billed per {duration_text(terms.granularity_s)}"
+            )
+        per_session = rounded
+    else:
+        unknown.append("billing granularity (metered exactly)")
+    if terms.minimum_s is not None:
+        minimum = Fraction(terms.minimum_s, 3600)
+        if per_session < minimum:
+            parts.append(f"raised to the {_num(minimum)} h minimum")
+            per_session = minimum
+    else:
+        unknown.append("minimum rental (none assumed)")
+    billed = sessions * per_session
+    if billed == used:
+        how = f"{_num(used)} h used"
+    else:
+        how = f"{_num(sessions)} session(s) x {_num(per_session)} h billed ({', '.join(parts)})"
+    return _Metered(billed, how, tuple(unknown))
+
+
 # ---------------------------------------------------------------- plans
 
 
@@ -454,7 +543,8 @@ def _candidate(
         if kind is PriceKind.COMMITMENT:
             units, how = HOURS_PER_MONTH / unit_hours, "reserved: all 730 h"
         else:
-            units, how = hours_used / unit_hours, f"{_num(hours_used)} h used"
+            metered = _metered_hours(profile, inp.terms)
+            units, how = metered.hours / unit_hours, metered.how
     elif unit is BillingUnit.YEAR:
         units, how = HOURS_PER_MONTH / unit_hours, "year pro-rated: 1/12"
     else:
@@ -550,6 +640,10 @@ def true_cost(
 
     candidates = _candidates(inp, profile, conv, include_member)
     best = min(enumerate(candidates), key=lambda pair: (pair[1].cost, pair[0]))[1]
+    metered_candidates = any(
+        c.unit in _METERED and c.kind is not PriceKind.COMMITMENT for c in candidates
+    )
+    unknown_terms = _metered_hours(profile, inp.terms).unknown if metered_candidates else ()
 
     addons_hourly: dict[FeeType, Fraction] = {}
     addons_monthly: dict[FeeType, Fraction] = {}
@@ -592,6 +686,8 @@ def true_cost(
     lines += [f"  {c.monthly_line}" for c in fee_costs]
     lines.append(f"  = {_money(monthly)} {ccy}/month")
     lines += [f"Not counted: {s.fee.fee_type.value} ({s.reason})" for s in skipped]
+    if unknown_terms:
+        lines.append(f"Billing terms not on file, assumed: {'; '.join(unknown_terms)}.")
     if fx_rate is not None:
         lines.append(
             f"In {display}: x {fx_rate.describe()}: "
@@ -625,6 +721,7 @@ def true_cost(
         fx_rate=fx_rate,
         profile=profile,
         not_counted=tuple(skipped),
+        unknown_terms=unknown_terms,
         lines=tuple(lines),
     )
 

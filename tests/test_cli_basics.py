@@ -9,7 +9,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from gpurent.billing_facts import BillingFactKind, load_billing_facts
+from gpurent.billing_facts import CHECKLIST, BillingFactKind, load_billing_facts
 from gpurent.cli.app import build_app, expand_optional_values
 from tests.cli_helpers import invoke, invoke_json
 
@@ -74,14 +74,34 @@ def test_providers_details_carry_sourced_billing_facts(tmp_path: Path) -> None:
     rows = invoke_json("providers", "--details", "--db", str(tmp_path / "none.duckdb"))
     autodl = next(r for r in rows if r["provider"] == "autodl")
     facts = {f["fact"]: f for f in autodl["billing_facts"]}
-    assert facts["billing_granularity"]["value"] == "second"
+    assert "per second" in facts["billing_granularity"]["value"]
     assert facts["billing_granularity"]["source"]
+    # What the cost engine does with it, in words.
+    assert facts["billing_granularity"]["used_in_cost"] == "rounds each session up to 1 s"
+    assert "system_disk fee 0.10 CNY/day" in facts["system_disk"]["used_in_cost"]
+    assert facts["discounts"]["used_in_cost"] == ""
+    assert "minimum_rental" in autodl["unknown_facts"]
     assert autodl["min_poll_interval_s"] >= 60
+
+
+def test_providers_details_list_unknown_facts_as_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # one table row per line
+    rows = invoke_json("providers", "--details", "--db", str(tmp_path / "none.duckdb"))
+    by_name = {r["provider"]: r for r in rows}
+    # 算家云: no source on file for any question; each is shown as unknown, never as none.
+    assert by_name["suanjia"]["billing_facts"] == []
+    assert len(by_name["suanjia"]["unknown_facts"]) == len(CHECKLIST)
+    table = invoke("providers", "--details", "--db", str(tmp_path / "none.duckdb")).stdout
+    assert "unknown (no source on file)" in table
+    # Every other provider answers at least part of the checklist.
+    assert all(r["billing_facts"] for name, r in by_name.items() if name != "suanjia")
 
 
 def test_every_billing_fact_has_a_source_and_a_date() -> None:
     facts = load_billing_facts()
-    assert len(facts) >= 20
+    assert len(facts) >= 60
     for f in facts:
         assert isinstance(f.fact, BillingFactKind)
         assert f.source.strip() and f.as_of.year >= 2024

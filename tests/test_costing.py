@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpurent.billing_facts import BillingStart, terms_for
 from gpurent.costing import (
     CostInput,
     DoesNotFit,
@@ -544,7 +545,11 @@ def test_from_offer_takes_the_record_fields() -> None:
         gpu_count=2,
         fees=AUTODL_FEES,
         plans=(plan("1.0", H, PriceKind.SPOT),),
+        terms=terms_for("autodl"),
     )
+    # The provider's metering terms come from the billing facts: AutoDL bills per second
+    # from power-on.
+    assert inp.terms.granularity_s == 1 and inp.terms.starts is BillingStart.POWER_ON
     assert true_cost(inp, profile("200")).base_hourly == D("5.440000")
 
 

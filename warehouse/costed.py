@@ -11,6 +11,7 @@ from typing import Any
 
 import duckdb
 
+from gpurent.billing_facts import terms_for
 from gpurent.costing import CostInput, DoesNotFit, TrueCost, UsageProfile, rank_key, true_cost
 from gpurent.fx import FxError, FxRate, FxTable, load_fx_table
 from gpurent.model import (
@@ -81,7 +82,7 @@ def plain(value: Decimal) -> Decimal:
 def _fee(d: Mapping[str, Any]) -> AddonFee:
     return AddonFee(
         fee_type=FeeType(d["fee_type"]),
-        amount=Decimal(d["amount"]),
+        amount=plain(Decimal(d["amount"])),
         currency=d["currency"],
         unit=BillingUnit(d["unit"]) if d.get("unit") else None,
         basis=FeeBasis(d["basis"]),
@@ -95,7 +96,7 @@ def _fee(d: Mapping[str, Any]) -> AddonFee:
 
 def _plan(d: Mapping[str, Any]) -> PricePlan:
     return PricePlan(
-        price=Decimal(d["price"]),
+        price=plain(Decimal(d["price"])),
         currency=d["currency"],
         billing_unit=BillingUnit(d["billing_unit"]),
         price_basis=PriceBasis(d["price_basis"]),
@@ -141,7 +142,7 @@ def cost_offer(
     if gpus is None:
         return None
     inp = CostInput(
-        price=Decimal(offer["price"]),
+        price=plain(Decimal(offer["price"])),
         currency=offer["currency"],
         billing_unit=BillingUnit(offer["billing_unit"]),
         price_basis=PriceBasis(offer["price_basis"]),
@@ -149,6 +150,9 @@ def cost_offer(
         gpu_count=gpus,
         fees=[_fee(f) for f in offer["fees"] or []],
         plans=[_plan(p) for p in offer["plans"] or []],
+        # Metering terms are the provider's current billing facts (granularity, minimum
+        # rental, billed boot), not stored per offer: they are platform rules, not prices.
+        terms=terms_for(offer["provider"]),
     )
     try:
         cost = true_cost(inp, profile, display_currency=display_currency, fx=fx)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -53,5 +56,29 @@ def expand_optional_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def _exit_after_cleanup(code: int) -> None:
+    """Run the exit handlers and flush, then leave without tearing the interpreter down.
+
+    Prefect leaves daemon threads behind after a flow run; at teardown they still hold
+    modules, and DuckDB's bindings (nanobind) then print pages of "nanobind: leaked ..."
+    warnings after every crawl. Nothing leaks (the connections are closed by then), so the
+    process ends the way a normal exit would, minus the module teardown: exit handlers
+    (Prefect's, logging's) run, output is flushed, the exit status is kept.
+    """
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        # A closed pipe (`gpurent offers | head`): nothing more can be said there.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def main() -> None:
-    build_app()(args=expand_optional_values(sys.argv[1:]), prog_name="gpurent")
+    try:
+        build_app()(args=expand_optional_values(sys.argv[1:]), prog_name="gpurent")
+    except SystemExit as done:
+        code = done.code
+        if isinstance(code, str):
+            print(code, file=sys.stderr)
+        _exit_after_cleanup(code if isinstance(code, int) else (0 if code is None else 1))
+    _exit_after_cleanup(0)

@@ -60,7 +60,12 @@ def human_age(then: datetime | None, now: datetime) -> str:
 
 
 def _profile(
-    hours_per_month: Decimal, storage_gb: Decimal, egress_gb: Decimal, gpus: int
+    hours_per_month: Decimal,
+    storage_gb: Decimal,
+    egress_gb: Decimal,
+    gpus: int,
+    session_hours: Decimal | None = None,
+    boot_minutes: Decimal = Decimal(0),
 ) -> UsageProfile:
     try:
         return UsageProfile(
@@ -68,6 +73,8 @@ def _profile(
             storage_gb=storage_gb,
             egress_gb_per_month=egress_gb,
             gpus=gpus,
+            session_hours=session_hours,
+            boot_minutes=boot_minutes,
         )
     except (ValueError, TypeError) as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -123,7 +130,7 @@ def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], l
 def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
     """Known providers (from the spiders) joined with their run history, if a DB exists."""
     from flows.providers import provider_infos
-    from gpurent.billing_facts import facts_for
+    from gpurent.billing_facts import facts_for, unknown_facts
 
     status: dict[str, dict[str, Any]] = {}
     if db.exists():
@@ -152,9 +159,16 @@ def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
         if details:
             row["min_poll_interval_s"] = info.min_poll_interval_s
             row["billing_facts"] = [
-                {"fact": f.fact.value, "value": f.value, "source": f.source, "as_of": f.as_of}
+                {
+                    "fact": f.fact.value,
+                    "value": f.value,
+                    "used_in_cost": f.used_in_cost(),
+                    "source": f.source,
+                    "as_of": f.as_of,
+                }
                 for f in facts_for(name)
             ]
+            row["unknown_facts"] = [k.value for k in unknown_facts(name)]
         rows.append(row)
     return rows
 
@@ -170,6 +184,25 @@ StorageOption = Annotated[
 ]
 EgressOption = Annotated[
     Decimal, typer.Option("--egress-gb", help="Outbound traffic a month, GB.", min=0)
+]
+SessionOption = Annotated[
+    Decimal | None,
+    typer.Option(
+        "--session-hours",
+        help=(
+            "Length of one session, start to stop, in hours. Each session is billed by the "
+            "provider's rules: rounded up to its billing granularity, at least its minimum "
+            "rental (see `gpurent providers --details`). Default: the month's hours in one go."
+        ),
+    ),
+]
+BootOption = Annotated[
+    Decimal,
+    typer.Option(
+        "--boot-minutes",
+        help="Minutes from power-on to ready, paid each session where billing starts at power-on.",
+        min=0,
+    ),
 ]
 
 
@@ -192,6 +225,8 @@ def register(app: typer.Typer) -> None:
         hours_per_month: HoursOption = Decimal(730),
         storage_gb: StorageOption = Decimal(50),
         egress_gb: EgressOption = Decimal(0),
+        session_hours: SessionOption = None,
+        boot_minutes: BootOption = Decimal(0),
         db: DbOption = None,
         fmt: FormatOption = OutputFormat.TABLE,
     ) -> None:
@@ -199,7 +234,7 @@ def register(app: typer.Typer) -> None:
         from warehouse.costed import costed_latest_offers
 
         display = normalise_currency(currency) or load_settings().currency
-        profile = _profile(hours_per_month, storage_gb, egress_gb, 1)
+        profile = _profile(hours_per_month, storage_gb, egress_gb, 1, session_hours, boot_minutes)
         with reader(db) as con:
             costed = costed_latest_offers(
                 con,
@@ -226,6 +261,8 @@ def register(app: typer.Typer) -> None:
         hours_per_month: HoursOption = Decimal(730),
         storage_gb: StorageOption = Decimal(50),
         egress_gb: EgressOption = Decimal(0),
+        session_hours: SessionOption = None,
+        boot_minutes: BootOption = Decimal(0),
         currency: CurrencyOption = None,
         limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
         db: DbOption = None,
@@ -240,7 +277,9 @@ def register(app: typer.Typer) -> None:
         from warehouse.costed import costed_latest_offers
 
         display = normalise_currency(currency) or load_settings().currency
-        profile = _profile(hours_per_month, storage_gb, egress_gb, gpus)
+        profile = _profile(
+            hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
+        )
         with reader(db) as con:
             costed = costed_latest_offers(
                 con, profile, display_currency=display, min_vram_gb=min_vram, in_stock_only=True
@@ -278,7 +317,7 @@ def register(app: typer.Typer) -> None:
             {
                 k: v
                 for k, v in r.items()
-                if k not in ("billing_facts", "last_run_at", "good_data_from")
+                if k not in ("billing_facts", "unknown_facts", "last_run_at", "good_data_from")
             }
             | {"auth_env": ", ".join(r["auth_env"])}
             for r in rows
@@ -287,14 +326,75 @@ def register(app: typer.Typer) -> None:
         if details:
             console = Console()
             for r in rows:
-                facts = r["billing_facts"]
+                # Unknown questions are listed as such: unknown is not "none".
+                facts = r["billing_facts"] + [
+                    {"fact": kind, "value": "unknown (no source on file)"}
+                    for kind in r["unknown_facts"]
+                ]
                 render(
                     facts,
                     fmt,
+                    columns=["fact", "value", "used_in_cost", "source", "as_of"],
                     title=f"{r['provider']}: billing facts",
-                    empty_message=f"{r['provider']}: no billing facts on file (unknown, not none)",
                     console=console,
                 )
+
+    @app.command()
+    def explain(
+        provider: Annotated[str, typer.Argument(help="Provider name, as `gpurent providers`.")],
+        offer_key: Annotated[
+            str, typer.Argument(help="The offer's key (the offer_key field of `offers -f json`).")
+        ],
+        gpus: Annotated[int, typer.Option("--gpus", min=1, help="Cards you need.")] = 1,
+        hours_per_month: HoursOption = Decimal(730),
+        storage_gb: StorageOption = Decimal(50),
+        egress_gb: EgressOption = Decimal(0),
+        session_hours: SessionOption = None,
+        boot_minutes: BootOption = Decimal(0),
+        currency: CurrencyOption = None,
+        db: DbOption = None,
+        fmt: FormatOption = OutputFormat.TABLE,
+    ) -> None:
+        """How one offer's true cost is made: price, add-on fees, billing terms, plan chosen.
+
+        Every line can be recomputed by hand. The provider's billing terms (granularity,
+        minimum rental, when billing starts) come from `gpurent providers --details`; terms
+        not on file are named, with what was assumed instead.
+        """
+        from warehouse.costed import cost_offer, fx_table_for
+        from warehouse.queries import latest_offers
+
+        display = normalise_currency(currency) or load_settings().currency
+        profile = _profile(
+            hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
+        )
+        with reader(db) as con:
+            frame = latest_offers(con, provider=provider)
+            rows = [r for r in frame.iter_rows(named=True) if r["offer_key"] == offer_key]
+            if not rows:
+                raise typer.BadParameter(
+                    f"no latest offer {offer_key!r} of {provider!r}; "
+                    f"list them with `gpurent offers --provider {provider} -f json`",
+                    param_hint="OFFER_KEY",
+                )
+            costed = cost_offer(rows[0], profile, display_currency=display, fx=fx_table_for(con))
+        if costed is None:
+            typer.echo(f"{provider}/{offer_key} cannot supply {gpus} GPU(s).", err=True)
+            raise typer.Exit(1)
+        cost = costed.cost
+        if fmt is OutputFormat.TABLE:
+            console = Console(highlight=False)
+            console.print(f"{provider} {offer_key}", markup=False)
+            console.print(cost.explain(), markup=False)
+            return
+        row = costed.as_row() | {
+            "explanation": list(cost.lines),
+            "unknown_terms": list(cost.unknown_terms),
+            "not_counted": [
+                {"fee_type": n.fee.fee_type.value, "reason": n.reason} for n in cost.not_counted
+            ],
+        }
+        render([row], fmt, title="explain")
 
     @app.command()
     def quarantine(

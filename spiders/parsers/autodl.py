@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from parsel import Selector
 
-from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from gpurent.normalize.price import ParsedPrice
 from spiders.parsers.common import (
@@ -42,7 +42,6 @@ from spiders.parsers.common import (
     set_aside,
 )
 from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
-from spiders.parsers.fees import per_gb_fee, per_instance_fee
 from spiders.parsers.page_table import Cells, card_offer, read_price
 
 CURRENCY = "CNY"
@@ -56,38 +55,9 @@ CORE_KEYS = ("machine_id", "gpu_name", "payg_price", "gpu_idle_num")
 # name ("RTX 4090 24GB", "V100 32GB"; _cross_provider/cn_and_intl_price_observations).
 VRAM_BY_NAME: dict[str, int] = {"RTX 4090": 24, "V100": 32}
 
-# Published add-on terms (third-party transcription, 2026-10; see
-# ../shared/data/provider-samples/_cross_provider/addon_fee_observations.csv). They are
-# platform-wide, so every AutoDL offer carries them. Paid data-disk expansion is also
-# billed while shut down, but its rate is not published in our sources: not listed.
-_SOURCE = "AutoDL published terms via third-party doc, 2026-10"
-ADDON_FEES: tuple[AddonFee, ...] = (
-    per_instance_fee(
-        FeeType.SYSTEM_DISK,
-        Decimal("0.10"),
-        CURRENCY,
-        BillingUnit.DAY,
-        mandatory=True,
-        note=f"30 GB system disk, ¥0.10/day ({_SOURCE})",
-    ),
-    per_gb_fee(
-        Decimal("0.01"),
-        CURRENCY,
-        BillingUnit.DAY,
-        included_gb=Decimal(20),
-        mandatory=False,
-        while_stopped=True,
-        note=f"file storage beyond the free 20 GB, ¥0.01/GB/day ({_SOURCE})",
-    ),
-    per_instance_fee(
-        FeeType.NO_GPU_MODE,
-        Decimal("0.10"),
-        CURRENCY,
-        BillingUnit.HOUR,
-        mandatory=False,
-        note=f"无卡模式 (0.5 core, 2 GB, no GPU), ¥0.10/h ({_SOURCE})",
-    ),
-)
+# Platform-wide add-on terms (system disk, file storage, no-GPU mode) live with the other
+# billing facts, with their sources (gpurent/data/billing_facts.toml); every offer carries them.
+ADDON_FEES: tuple[AddonFee, ...] = platform_fees("autodl")
 
 
 # -- machine list (API) --------------------------------------------------------

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gpurent.billing_facts import platform_fees
 from gpurent.model import (
     AddonFee,
     BillingUnit,
@@ -58,7 +59,7 @@ from spiders.parsers.common import (
     to_price,
 )
 from spiders.parsers.envelope import ApiPage
-from spiders.parsers.fees import per_gb_fee, per_instance_fee
+from spiders.parsers.fees import per_instance_fee
 from spiders.parsers.ucloud import ParamValue, envelope_problem
 
 CURRENCY = "CNY"
@@ -85,15 +86,9 @@ BOOT_DISK_GB = 100
 """System disk size we price with: the free cloud-disk allowance, so `Disks` should be 0."""
 DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
 
-_SOURCE = "Compshare published terms via third-party doc, 2026-10"
-CLOUD_DISK_FEE = per_gb_fee(
-    Decimal("0.01"),
-    CURRENCY,
-    BillingUnit.DAY,
-    included_gb=Decimal(BOOT_DISK_GB),
-    mandatory=False,
-    note=f"cloud disk beyond the free 100 GB, ¥0.01/GB/day ({_SOURCE})",
-)
+# The cloud-disk fee beyond the free allowance, from the billing facts
+# (gpurent/data/billing_facts.toml); the quoted system-disk and image prices are per offer.
+(CLOUD_DISK_FEE,) = platform_fees("compshare")
 
 
 # -- requests ------------------------------------------------------------------

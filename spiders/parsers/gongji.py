@@ -9,9 +9,8 @@ recording (GPU, VRAM, on-demand price per card such as "¥1.98/时", preemptible
 
 from __future__ import annotations
 
-from decimal import Decimal
-
-from gpurent.model import BillingUnit, PriceKind, PricePlan
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee, PriceKind, PricePlan
 from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
@@ -23,7 +22,6 @@ from spiders.parsers.common import (
     price_plan,
     set_aside,
 )
-from spiders.parsers.fees import per_gb_fee
 from spiders.parsers.page_table import (
     EMPTY_MARKS,
     Cells,
@@ -38,18 +36,8 @@ ROW_SELECTOR = "#gpu-pricing tbody tr.gpu-row"
 """What the spider waits for in the browser: rows exist only once the script has run."""
 CELLS = ("gpu-model", "gpu-vram", "price-on-demand", "price-spot", "stock")
 
-# Published storage terms (third-party transcription, 2026-10; _cross_provider/
-# addon_fee_observations.csv). Platform-wide, so every offer carries it.
-STORAGE_FEE = per_gb_fee(
-    Decimal("0.2"),
-    "CNY",
-    BillingUnit.MONTH,
-    mandatory=False,
-    note=(
-        "shared storage volume ¥0.2/GB/month; region cache ¥0.15/GB/month and object-storage "
-        "traffic ¥0.2/GB not listed (Gongji published terms via third-party doc, 2026-10)"
-    ),
-)
+# The platform-wide storage fee, from the billing facts (gpurent/data/billing_facts.toml).
+ADDON_FEES: tuple[AddonFee, ...] = platform_fees("gongji")
 
 
 def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
@@ -93,7 +81,7 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
             stock=parse_availability(cells["stock"]),
             price=price,
             url=PRICING_URL,
-            fees=(STORAGE_FEE,),
+            fees=ADDON_FEES,
             plans=plans,
         ),
         *side,

@@ -20,7 +20,8 @@ Our reading (assumptions, not documented by GPUShare):
   `sold_out` whatever its counts (with no free count: cards on a host that is down are not
   free). A missing `isOnline` leaves the counts to decide.
 
-GPUShare publishes no add-on fees in our sources, so offers carry none.
+Platform-wide add-on fees (the optional /hy-nas shared storage) come from the billing facts
+(gpurent/data/billing_facts.toml), as for every provider.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import (
     UNKNOWN,
     Availability,
@@ -74,6 +76,9 @@ PLAN_SKUS: dict[str, BillingUnit] = {
 # Keys every machine carries; all machines of a page lacking one means a renamed field
 # (the counts included: their loss would quietly turn the whole market "unknown").
 CORE_KEYS = ("id", "baseInfo", "skuList", "gpuNum", "gpuUsed")
+
+# Platform-wide fees from the billing facts (gpurent/data/billing_facts.toml).
+ADDON_FEES: tuple[AddonFee, ...] = platform_fees("gpushare")
 
 
 @dataclass
@@ -148,6 +153,7 @@ def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
         currency=CURRENCY,
         price_basis=PriceBasis.GPU,
         url=HIRE_URL.format(id=key),
+        fees=ADDON_FEES,
         plans=plans,
     )
     return [record, *side]

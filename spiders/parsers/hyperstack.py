@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gpurent.billing_facts import platform_fees
 from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
@@ -201,7 +202,9 @@ def _build(
 
 
 def _fees(flavor: dict[str, Any], prices: dict[str, BookPrice]) -> tuple[AddonFee, ...]:
-    fees: list[AddonFee] = []
+    # Platform-wide fees (the optional public IP) from the billing facts, then the price
+    # book's per-flavor parts and volumes.
+    fees: list[AddonFee] = list(platform_fees("hyperstack"))
     components = ((VCPU_PRICE, FeeType.VCPU, "cpu"), (RAM_PRICE, FeeType.MEMORY, "ram"))
     for book_name, part, size_key in components:
         book = prices.get(book_name)

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from gpurent.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import (
@@ -48,7 +49,6 @@ from spiders.parsers.common import (
     set_aside,
 )
 from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
-from spiders.parsers.fees import per_gb_fee
 
 CURRENCY = "CNY"
 ENDPOINT_URL = "https://matpool.com/api/machines"
@@ -59,20 +59,9 @@ CORE_KEYS = ("agentId", "hardware", "gpu")
 # (quziang/matpool-gpu references/web-api.md); other auth codes are not known.
 AUTH_FAILED_CODES = frozenset({176})
 
-_SOURCE = "Matpool terms via third-party doc, 2026-10"
-NETWORK_DISK_FEE = per_gb_fee(
-    Decimal(0),
-    CURRENCY,
-    BillingUnit.MONTH,
-    included_gb=Decimal(5),
-    mandatory=False,
-    while_stopped=True,
-    note=(
-        "network disk: first 5 GB free; the rate beyond 5 GB is not published in our "
-        f"sources (amount 0 means unknown, not free) ({_SOURCE})"
-    ),
-)
-ADDON_FEES = (NETWORK_DISK_FEE,)
+# Platform-wide fees from the billing facts (gpurent/data/billing_facts.toml). Matpool's
+# network-disk rate beyond the free 5 GB is not known, so no fee is declared for it.
+ADDON_FEES: tuple[AddonFee, ...] = platform_fees("matpool")
 
 
 @dataclass

@@ -23,7 +23,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -44,7 +45,6 @@ from spiders.parsers.common import (
     to_price,
 )
 from spiders.parsers.envelope import answer_keys
-from spiders.parsers.fees import per_instance_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://api.paperspace.io/vmTypes/getVmTypesByClusters"
@@ -54,21 +54,8 @@ FREE_TIER_PREFIX = "Free-"
 # GPU model labels Paperspace gives CPU-only machine types.
 NO_GPU_LABELS = frozenset({"", "none", "none (cpu)"})
 
-# Every Core machine has a boot volume, billed monthly from 50 GB at $5/month whether the
-# machine runs or not, on hourly subscriptions; monthly subscriptions include the 50 GB
-# (Paperspace support, "Virtual Machine Billing Overview", article 360057895553).
-_STORAGE_SOURCE = "support.paperspace.com/hc/en-us/articles/360057895553"
-ADDON_FEES: tuple[AddonFee, ...] = (
-    per_instance_fee(
-        FeeType.SYSTEM_DISK,
-        Decimal(5),
-        CURRENCY,
-        BillingUnit.MONTH,
-        mandatory=True,
-        while_stopped=True,
-        note=f"50 GB boot volume, $5/month, included in monthly subscriptions ({_STORAGE_SOURCE})",
-    ),
-)
+# Every Core machine's boot volume fee, from the billing facts (gpurent/data/billing_facts.toml).
+ADDON_FEES: tuple[AddonFee, ...] = platform_fees("paperspace")
 
 
 def parse_vm_types(data: Any, ctx: ParseContext) -> PageResult:

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import (
     UNKNOWN,
     Availability,
@@ -61,7 +62,6 @@ from spiders.parsers.common import (
     to_price,
 )
 from spiders.parsers.envelope import answer_keys
-from spiders.parsers.fees import per_gb_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://api.runpod.io/graphql"
@@ -75,25 +75,9 @@ COMMITMENT_FIELDS = ("oneMonthPrice", "threeMonthPrice", "sixMonthPrice")
 # Words in a GraphQL error that mean the key was refused.
 _AUTH_WORDS = ("unauthorized", "unauthenticated", "api key", "forbidden")
 
-_SOURCE = "RunPod pricing page via third-party doc, 2026-10"
-VOLUME_FEES: tuple[AddonFee, ...] = (
-    per_gb_fee(
-        Decimal("0.10"),
-        CURRENCY,
-        BillingUnit.MONTH,
-        mandatory=True,
-        note=f"pod volume and container disk while running, $0.10/GB/month ({_SOURCE})",
-    ),
-    per_gb_fee(
-        Decimal("0.20"),
-        CURRENCY,
-        BillingUnit.MONTH,
-        fee_type=FeeType.STORAGE_STOPPED,
-        mandatory=True,
-        while_stopped=True,
-        note=f"volume disk of a stopped pod, $0.20/GB/month ({_SOURCE})",
-    ),
-)
+# Volume fees while running and while stopped, from the billing facts
+# (gpurent/data/billing_facts.toml).
+VOLUME_FEES: tuple[AddonFee, ...] = platform_fees("runpod")
 
 CATALOG_QUERY = """query GpuTypes {
   countryCodes

@@ -10,9 +10,8 @@ place to adapt.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
-from gpurent.model import BillingUnit, FeeType
+from gpurent.billing_facts import platform_fees
+from gpurent.model import AddonFee
 from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
@@ -22,25 +21,16 @@ from spiders.parsers.common import (
     Record,
     identify_gpu,
 )
-from spiders.parsers.fees import per_gb_fee
 from spiders.parsers.page_table import Cells, card_offer, read_price, table_page
 
 PRICING_URL = "https://www.xiangongyun.com/pricing"
 ROW_SELECTOR = "table.gpu-price-table tbody tr.gpu-row"
 CELLS = ("gpu-name", "gpu-memory", "gpu-region", "gpu-price", "gpu-stock")
 
-# After shutdown_release_gpu (关机释放GPU) the used system-disk space stays billed
-# (仙宫云 open API reference, via shared/data/provider-samples/_cross_provider/
-# addon_fee_observations.csv). Platform-wide, so every offer carries it.
-STOPPED_DISK_FEE = per_gb_fee(
-    Decimal("0.00003"),
-    "CNY",
-    BillingUnit.HOUR,
-    fee_type=FeeType.STORAGE_STOPPED,
-    mandatory=False,
-    while_stopped=True,
-    note="system disk (used space) after shutdown_release_gpu, ¥0.00003/GB/h (仙宫云 API reference)",
-)
+# After shutdown_release_gpu (关机释放GPU) the used system-disk space stays billed; the fee
+# lives with the other billing facts (gpurent/data/billing_facts.toml). Platform-wide, so
+# every offer carries it.
+ADDON_FEES: tuple[AddonFee, ...] = platform_fees("xiangongyun")
 
 
 def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
@@ -82,6 +72,6 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
             price=price,
             region=cells["gpu-region"] or None,
             url=PRICING_URL,
-            fees=(STOPPED_DISK_FEE,),
+            fees=ADDON_FEES,
         )
     ]

@@ -137,6 +137,29 @@ def test_now_offers_filters_and_ranks(demo_db: Path) -> None:
     assert none.height == 0 and "true_monthly" in none.columns
 
 
+def test_now_offers_bill_short_sessions_by_the_providers_terms(demo_db: Path) -> None:
+    month = data.NowFilters(hours_per_month=Decimal(10))
+    short = data.NowFilters(hours_per_month=Decimal(10), session_hours=Decimal("0.1"))
+    assert short.profile().session_hours == Decimal("0.1")
+
+    def by_key(filters: data.NowFilters) -> dict[tuple[str, str], Decimal]:
+        frame = data.now_offers(demo_db, filters)
+        return {
+            (r["provider"], r["offer_key"]): Decimal(r["true_monthly"])
+            for r in frame.iter_rows(named=True)
+        }
+
+    plain, sessions = by_key(month), by_key(short)
+    # AutoDL and Vast.ai bill per second and "acme" has no terms on file (metered exactly):
+    # 6-minute sessions cost what the same hours cost in one stretch.
+    assert sessions == plain and plain
+    # 0.36-second sessions are rounded up to a whole second where billing is per second.
+    tiny = by_key(data.NowFilters(hours_per_month=Decimal(10), session_hours=Decimal("0.0001")))
+    per_second = [k for k in plain if k[0] in ("autodl", "vastai")]
+    assert per_second and all(tiny[k] > plain[k] for k in per_second)
+    assert all(tiny[k] == plain[k] for k in plain if k[0] == "acme")
+
+
 def test_now_table_formats_money_in_the_display_currency(demo_db: Path) -> None:
     frame = data.now_offers(demo_db, data.NowFilters(include_sold_out=True))
     table = tables.now_table(frame, Lang.ZH, datetime.now(UTC))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import invoke_json, run_gpurent_json
+from tests.cli_helpers import invoke, invoke_json, run_gpurent_json
 from warehouse.db import connect
 
 pytestmark = pytest.mark.prefect
@@ -68,6 +68,53 @@ def test_usd_display_converts_with_the_recorded_rate(db: Path) -> None:
             rate = Decimal(r["fx_rate"])
             native = Decimal(r["native_true_hourly"])
             assert abs(native * rate - Decimal(r["true_hourly"])) < Decimal("0.000001")
+
+
+def _monthly_by_offer(db: Path, *options: str) -> dict[tuple[str, str], Decimal]:
+    rows = invoke_json("offers", "--hours-per-month", "40", *options, "--db", str(db))
+    return {(r["provider"], r["offer_key"]): Decimal(r["native_true_monthly"]) for r in rows}
+
+
+def test_short_sessions_and_boot_time_follow_each_providers_billing_facts(db: Path) -> None:
+    # 40 h a month in 160 sessions of 15 minutes, each with 5 minutes of boot.
+    plain = _monthly_by_offer(db)
+    short = _monthly_by_offer(db, "--session-hours", "0.25", "--boot-minutes", "5")
+    assert plain.keys() == short.keys()
+    assert all(short[k] >= plain[k] for k in plain)
+    # Boot is free where billing starts when the instance is ready (Vast.ai, Lambda, Matpool)
+    # and billed where it starts at power-on (AutoDL, PPIO).
+    for provider in ("vastai", "lambda", "matpool"):
+        keys = [k for k in plain if k[0] == provider]
+        assert keys and all(short[k] == plain[k] for k in keys), provider
+    for provider in ("autodl", "ppio"):
+        keys = [k for k in plain if k[0] == provider]
+        assert keys and any(short[k] > plain[k] for k in keys), provider
+
+
+def test_explain_shows_the_rounding_of_the_providers_billing_granularity(db: Path) -> None:
+    [row] = invoke_json("offers", "--provider", "lambda", "--in-stock", "--db", str(db))[:1]
+    # Sessions of 36 seconds on a per-minute provider are billed a minute each.
+    [explained] = invoke_json(
+        "explain", "lambda", row["offer_key"], "--hours-per-month", "1",
+        "--session-hours", "0.01", "--db", str(db),
+    )  # fmt: skip
+    text = "\n".join(explained["explanation"])
+    assert "100 session(s) x 0.0166667 h billed" in text
+    assert "billed per 1 min" in text
+    assert explained["unknown_terms"] == ["minimum rental (none assumed)"]
+    price = (
+        Decimal(row["price"]) * row["gpu_count"]
+        if row["price_basis"] == "gpu"
+        else Decimal(row["price"])
+    )
+    assert Decimal(explained["native_true_monthly"]) >= price * Decimal(100) / Decimal(60)
+
+
+def test_explain_names_billing_terms_that_are_not_on_file(db: Path) -> None:
+    [row] = invoke_json("offers", "--provider", "suanjia", "--db", str(db))[:1]
+    text = invoke("explain", "suanjia", row["offer_key"], "--db", str(db)).stdout
+    assert "Billing terms not on file, assumed:" in text
+    assert "billing granularity (metered exactly)" in text
 
 
 def test_crawling_twice_gives_the_same_latest_state(db: Path) -> None:

@@ -52,7 +52,10 @@ def test_hyperstack_joins_flavors_with_the_price_book(
     assert (a6000["status"], a6000["gpu_count"], a6000["price_basis"]) == ("in_stock", 2, "gpu")
     assert Decimal(a6000["price"]) == Decimal("0.5")
     assert [(p["price"], p["price_kind"]) for p in a6000["plans"]] == [("0.350000000", "spot")]
-    [volume] = a6000["fees"]
+    # The optional public IP from the billing facts, then the price book's volume.
+    public_ip, volume = a6000["fees"]
+    assert (public_ip["fee_type"], public_ip["mandatory"]) == ("public_ip", False)
+    assert public_ip["charged_while_stopped"] and public_ip["amount"] == "0.00672043"
     assert (volume["fee_type"], volume["basis"], volume["mandatory"]) == ("data_disk", "gb", False)
     sold_out = {k for k, o in offers.items() if o["status"] == "sold_out"}
     assert sold_out == {

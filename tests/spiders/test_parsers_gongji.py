@@ -24,7 +24,7 @@ from gpurent.model import (
     StockStatus,
 )
 from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.gongji import STORAGE_FEE, parse_pricing
+from spiders.parsers.gongji import parse_pricing
 
 CTX = ParseContext("gongji", RUN_ID, OBSERVED_AT)
 
@@ -71,8 +71,7 @@ def test_rendered_page_reads_on_demand_spot_plan_free_cards_and_storage() -> Non
     )
     assert offers["L40"].plans == () and offers["L40"].gpu_vram_gb == 48
     assert offers["A800"].gpu_vram_gb == 80
-    assert rtx.fees == (STORAGE_FEE,)
-    fee = STORAGE_FEE
+    (fee,) = rtx.fees
     assert (fee.fee_type, fee.amount, fee.unit, fee.basis.value) == (
         FeeType.DATA_DISK,
         Decimal("0.2"),

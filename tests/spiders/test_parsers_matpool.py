@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeType, OfferRecord, PriceKind, StockStatus
+from gpurent.model import OfferRecord, PriceKind, StockStatus
 from gpurent.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.matpool import MachinesPage, machines_query, parse_machines
@@ -44,7 +44,7 @@ def offers_of(page: MachinesPage) -> dict[str, OfferRecord]:
     return {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
 
 
-def test_millicent_price_discount_plan_and_network_disk() -> None:
+def test_millicent_price_discount_plan_and_no_unknown_fee() -> None:
     case = case_named("recorded_machines_page1")
     machines = load_json(case.input_bytes())["machines"]
     raw = next(m for m in machines if m["hardware"]["gpu"]["gpuName"] == "RTX 4090")
@@ -52,9 +52,9 @@ def test_millicent_price_discount_plan_and_network_disk() -> None:
     assert MATPOOL_PRICE_SCALE == 100_000
     assert offer.price == Decimal("2.2")  # priceMillicent 220000
     assert [(p.price, p.price_kind) for p in offer.plans] == [(Decimal("1.98"), PriceKind.MEMBER)]
-    (disk,) = offer.fees
-    assert disk.fee_type is FeeType.DATA_DISK and disk.included_quantity == 5
-    assert not disk.mandatory  # its rate beyond 5 GB is unknown: never counted
+    # The network-disk rate beyond the free 5 GB is unknown: a fact to read, not a fee
+    # (a zero-amount fee would price unknown storage as free).
+    assert offer.fees == ()
 
 
 def test_no_discount_means_no_plan() -> None:

@@ -19,7 +19,7 @@ from spider_fixture_cases import (
 
 from gpurent.model import FeeType, OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.xiangongyun import STOPPED_DISK_FEE, parse_pricing
+from spiders.parsers.xiangongyun import parse_pricing
 from spiders.settings import USER_AGENT
 
 CTX = ParseContext("xiangongyun", RUN_ID, OBSERVED_AT)
@@ -60,14 +60,14 @@ def test_recorded_page_reads_price_stock_words_and_the_stopped_disk_fee() -> Non
     assert offers["宁波一区/RTX A6000"].status is StockStatus.UNKNOWN  # 维护中: no stock word
     assert offers["宁波一区/A800"].gpu_vram_gb == 80
     assert offers["宿迁二区/L40S"].gpu_vram_gb == 48
-    fee = rtx.fees[0]
-    assert rtx.fees == (STOPPED_DISK_FEE,)
+    (fee,) = rtx.fees
     assert (fee.fee_type, fee.amount, fee.unit.value if fee.unit else None) == (
         FeeType.STORAGE_STOPPED,
         Decimal("0.00003"),
         "hour",
     )
     assert fee.charged_while_stopped and fee.basis.value == "gb"
+    assert fee.mandatory  # the way to keep a stopped instance without paying for its GPU
     [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
     assert quarantined.offer_key == "宁波一区/H100" and "面议" in quarantined.reason
 
