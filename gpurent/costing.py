@@ -549,7 +549,11 @@ def _candidate(
         units, how = HOURS_PER_MONTH / unit_hours, "year pro-rated: 1/12"
     else:
         count = math.ceil(hours_used / unit_hours)
-        units, how = Fraction(count), f"ceil({_num(hours_used)} h / {_num(unit_hours)} h)"
+        # Packages used back to back: a lower bound when the hours are spread thinly.
+        units, how = (
+            Fraction(count),
+            f"ceil({_num(hours_used)} h / {_num(unit_hours)} h), used back to back",
+        )
     per_gpu = f" x {inp.gpu_count} gpu" if basis is PriceBasis.GPU else ""
     line = (
         f"{source} {kind.value}: {shown} {inp.currency}/{unit.value}{per_gpu}"
