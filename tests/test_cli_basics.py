@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from gpurent.billing_facts import CHECKLIST, BillingFactKind, load_billing_facts
 from gpurent.cli.app import build_app, expand_optional_values
 from tests.cli_helpers import invoke, invoke_json
+from warehouse.db import connect
 
 
 def all_command_paths() -> list[list[str]]:
@@ -112,6 +113,23 @@ def test_currency_must_be_iso(tmp_path: Path) -> None:
         build_app(), ["offers", "--currency", "yuan", "--db", str(tmp_path / "x.duckdb")]
     )
     assert result.exit_code != 0
+
+
+def test_a_session_longer_than_the_month_is_a_usage_error(tmp_path: Path) -> None:
+    args = ["cheapest", "--min-vram", "24", "--hours-per-month", "10", "--session-hours", "20"]
+    result = CliRunner().invoke(build_app(), [*args, "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 2
+    assert "session_hours must be > 0 and at most hours_per_month" in " ".join(
+        result.output.split()
+    )
+
+
+def test_explain_refuses_an_unknown_offer_with_a_hint(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    connect(db).close()  # an empty warehouse
+    result = CliRunner().invoke(build_app(), ["explain", "autodl", "nope", "--db", str(db)])
+    assert result.exit_code == 2
+    assert "gpurent offers --provider autodl" in " ".join(result.output.split())
 
 
 def test_gpus_command_is_reachable() -> None:
