@@ -122,8 +122,14 @@ def fitting_offers(
     objective: Objective,
     display_currency: str,
     hours_per_month: Decimal = Decimal(730),
+    session_hours: Decimal | None = None,
+    boot_minutes: Decimal = Decimal(0),
 ) -> list[RankedOffer]:
-    """Every in-stock offer that fits one of ``placements``, ranked by ``objective``."""
+    """Every in-stock offer that fits one of ``placements``, ranked by ``objective``.
+
+    ``session_hours`` and ``boot_minutes`` are those of ``UsageProfile``: short sessions are
+    billed by each provider's granularity and minimum rental.
+    """
     from warehouse.costed import costed_latest_offers
 
     chosen: dict[tuple[str, str], RankedOffer] = {}
@@ -131,7 +137,12 @@ def fitting_offers(
         if not placement.fits:
             continue
         degree = placement.tensor_parallel
-        profile = UsageProfile(hours_per_month=hours_per_month, gpus=degree)
+        profile = UsageProfile(
+            hours_per_month=hours_per_month,
+            gpus=degree,
+            session_hours=session_hours,
+            boot_minutes=boot_minutes,
+        )
         costed = costed_latest_offers(
             con, profile, display_currency=display_currency, in_stock_only=True
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated
 
@@ -61,3 +62,25 @@ def normalise_currency(value: str | None) -> str | None:
     if len(code) != 3 or not code.isalpha():
         raise typer.BadParameter(f"{value!r} is not an ISO 4217 currency code (try CNY or USD)")
     return code
+
+
+# Usage options shared by the commands that cost offers (offers, cheapest, explain, size).
+SessionOption = Annotated[
+    Decimal | None,
+    typer.Option(
+        "--session-hours",
+        help=(
+            "Length of one session, start to stop, in hours. Each session is billed by the "
+            "provider's rules: rounded up to its billing granularity, at least its minimum "
+            "rental (see `gpurent providers --details`). Default: the month's hours in one go."
+        ),
+    ),
+]
+BootOption = Annotated[
+    Decimal,
+    typer.Option(
+        "--boot-minutes",
+        help="Minutes from power-on to ready, paid each session where billing starts at power-on.",
+        min=0,
+    ),
+]

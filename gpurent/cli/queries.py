@@ -14,9 +14,11 @@ import typer
 from rich.console import Console
 
 from gpurent.cli.common import (
+    BootOption,
     CurrencyOption,
     DbOption,
     FormatOption,
+    SessionOption,
     normalise_currency,
     require_db,
     resolve_db,
@@ -184,25 +186,6 @@ StorageOption = Annotated[
 ]
 EgressOption = Annotated[
     Decimal, typer.Option("--egress-gb", help="Outbound traffic a month, GB.", min=0)
-]
-SessionOption = Annotated[
-    Decimal | None,
-    typer.Option(
-        "--session-hours",
-        help=(
-            "Length of one session, start to stop, in hours. Each session is billed by the "
-            "provider's rules: rounded up to its billing granularity, at least its minimum "
-            "rental (see `gpurent providers --details`). Default: the month's hours in one go."
-        ),
-    ),
-]
-BootOption = Annotated[
-    Decimal,
-    typer.Option(
-        "--boot-minutes",
-        help="Minutes from power-on to ready, paid each session where billing starts at power-on.",
-        min=0,
-    ),
 ]
 
 

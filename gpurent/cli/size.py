@@ -19,14 +19,17 @@ from rich.table import Table
 from rich.text import Text
 
 from gpurent.cli.common import (
+    BootOption,
     CurrencyOption,
     DbOption,
     FormatOption,
+    SessionOption,
     normalise_currency,
     resolve_db,
 )
 from gpurent.cli.output import OutputFormat, render, to_jsonable
 from gpurent.config import load_settings
+from gpurent.costing import UsageProfile
 from sizing.arch import ModelArch, describe
 from sizing.engines import Engine, Mode
 from sizing.hfconfig import ConfigError, checkpoint_bytes, config_precision, read_config
@@ -121,7 +124,7 @@ def _offers(
     *,
     objective: Objective,
     currency: str,
-    hours_per_month: Decimal,
+    usage: UsageProfile,
 ) -> tuple[list[RankedOffer], str | None]:
     """Ranked fitting offers, or none and the reason (no warehouse yet, nothing fits)."""
     if choose(placements) is None:
@@ -145,7 +148,9 @@ def _offers(
             placements,
             objective=objective,
             display_currency=currency,
-            hours_per_month=hours_per_month,
+            hours_per_month=usage.hours_per_month,
+            session_hours=usage.session_hours,
+            boot_minutes=usage.boot_minutes,
         )
     finally:
         con.close()
@@ -260,6 +265,8 @@ def size(
         Decimal,
         typer.Option("--hours-per-month", min=0, help="Hours a month you run (730 = always on)."),
     ] = Decimal(730),
+    session_hours: SessionOption = None,
+    boot_minutes: BootOption = Decimal(0),
     limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
     currency: CurrencyOption = None,
     db: DbOption = None,
@@ -294,10 +301,14 @@ def size(
         raise typer.BadParameter(str(exc)) from exc
     if hours_per_month <= 0 or hours_per_month > 730:
         raise typer.BadParameter("--hours-per-month must be in (0, 730]")
+    try:
+        usage = UsageProfile(
+            hours_per_month=hours_per_month, session_hours=session_hours, boot_minutes=boot_minutes
+        )
+    except (ValueError, TypeError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
     display = normalise_currency(currency) or load_settings().currency
-    offers, reason = _offers(
-        db, placements, objective=objective, currency=display, hours_per_month=hours_per_month
-    )
+    offers, reason = _offers(db, placements, objective=objective, currency=display, usage=usage)
     report = build_report(
         arch,
         prec,

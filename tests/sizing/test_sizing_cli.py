@@ -148,6 +148,21 @@ def test_size_ranks_only_in_stock_offers_that_fit(market: Path) -> None:
     assert "Best by monthly: acme A100 80GB x1" in data["verdict"]
 
 
+def test_size_bills_sessions_and_boot_by_the_providers_terms(market: Path) -> None:
+    def a100_monthly(*usage: str) -> Decimal:
+        data = size_json(
+            QWEN32_AWQ, market, "--currency", "USD", "--hours-per-month", "100", *usage
+        )
+        [a100] = [o for o in data["offers"] if o["offer_key"] == "a100"]
+        return Decimal(a100["true_monthly"])
+
+    # "acme" has no billing facts on file: metered exactly, and boot time is counted.
+    assert a100_monthly() == Decimal("120")  # 1.20 x 100 h
+    assert a100_monthly("--session-hours", "5") == Decimal("120")
+    # 20 sessions of 5 h, 30 minutes of boot each: 110 h billed.
+    assert a100_monthly("--session-hours", "5", "--boot-minutes", "30") == Decimal("132")
+
+
 def test_size_per_token_objective_reorders(market: Path) -> None:
     data = size_json(QWEN32_AWQ, market, "--currency", "USD", "--objective", "per-token")
     per_token = [Decimal(o["cost_per_million_tokens"]) for o in data["offers"]]
@@ -218,6 +233,10 @@ def test_size_from_config_and_params(tmp_path: Path) -> None:
         (["--model", "qwen2.5-7b", "--precision", "int3"], "unknown precision"),
         (["--model", "qwen2.5-7b", "--gpus", "8"], "attention heads"),
         (["--model", "qwen2.5-7b", "--kv-dtype", "int2"], "KV-cache dtype"),
+        (
+            ["--model", "qwen2.5-7b", "--hours-per-month", "10", "--session-hours", "20"],
+            "session_hours",
+        ),
     ],
 )
 def test_bad_input_is_a_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
