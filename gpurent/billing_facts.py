@@ -105,12 +105,11 @@ class BillingFact:
     def used_in_cost(self) -> str:
         """How the cost engine uses this fact, in words ('' when it is for reading only)."""
         if self.seconds is not None:
-            what = (
-                "rounds each session up to"
-                if self.fact is BillingFactKind.BILLING_GRANULARITY
-                else "bills at least"
-            )
-            return f"{what} {duration_text(self.seconds)}"
+            if self.fact is BillingFactKind.BILLING_GRANULARITY:
+                return f"rounds each session up to {duration_text(self.seconds)}"
+            if self.seconds == 0:
+                return "no minimum: a short session bills its length"
+            return f"bills each session at least {duration_text(self.seconds)}"
         if self.starts is not None:
             return "boot time billed" if self.starts is BillingStart.POWER_ON else "boot time free"
         return "; ".join(_describe_fee(f) for f in self.fees)
@@ -140,8 +139,9 @@ class BillingFactsError(ValueError):
 
 
 def duration_text(seconds: int) -> str:
+    """A number of seconds in the largest whole unit: 3600 -> '1 h', 600 -> '10 min'."""
     if seconds == 0:
-        return "nothing extra (no minimum)"
+        return "0 s"
     for size, name in ((3600, "h"), (60, "min")):
         if seconds % size == 0:
             return f"{seconds // size} {name}"

@@ -13,6 +13,7 @@ from gpurent.billing_facts import (
     BillingFactsError,
     BillingStart,
     BillingTerms,
+    duration_text,
     load_billing_facts,
     parse_billing_facts,
     platform_fees,
@@ -81,6 +82,21 @@ def test_two_typed_answers_to_one_question_are_refused() -> None:
     twice = GOOD + GOOD.split("[[fact]]")[1].join(["[[fact]]", ""])
     with pytest.raises(BillingFactsError, match="two typed billing_granularity for acme"):
         parse_billing_facts(twice)
+
+
+def test_minimum_rental_in_words() -> None:
+    text = GOOD.replace('fact = "billing_granularity"', 'fact = "minimum_rental"', 1)
+    hour = parse_billing_facts(text.replace("seconds = 60", "seconds = 3600", 1))[0]
+    none = parse_billing_facts(text.replace("seconds = 60", "seconds = 0", 1))[0]
+    assert hour.used_in_cost() == "bills each session at least 1 h"
+    assert none.used_in_cost() == "no minimum: a short session bills its length"
+    assert [duration_text(s) for s in (0, 1, 90, 600, 7200)] == [
+        "0 s",
+        "1 s",
+        "90 s",
+        "10 min",
+        "2 h",
+    ]
 
 
 def test_a_provider_without_facts_has_unknown_terms_and_no_fees() -> None:
