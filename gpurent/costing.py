@@ -136,13 +136,6 @@ class UsageProfile:
     """Minutes from power-on to ready, paid each session where billing starts at power-on."""
 
     def __post_init__(self) -> None:
-        if self.session_hours is not None:
-            self._check_number("session_hours", self.session_hours)
-            if not 0 < self.session_hours <= self.hours_per_month:
-                raise ValueError(
-                    f"session_hours must be > 0 and at most hours_per_month "
-                    f"({self.hours_per_month}), got {self.session_hours}"
-                )
         for name in ("hours_per_month", "storage_gb", "egress_gb_per_month", "boot_minutes"):
             object.__setattr__(self, name, self._check_number(name, getattr(self, name)))
         if not 0 < self.hours_per_month <= HOURS_PER_MONTH:
@@ -150,7 +143,13 @@ class UsageProfile:
         if self.gpus < 1:
             raise ValueError(f"gpus must be >= 1, got {self.gpus}")
         if self.session_hours is not None:
-            object.__setattr__(self, "session_hours", Decimal(self.session_hours))
+            session = self._check_number("session_hours", self.session_hours)
+            if not 0 < session <= self.hours_per_month:
+                raise ValueError(
+                    f"session_hours must be > 0 and at most hours_per_month "
+                    f"({self.hours_per_month}), got {session}"
+                )
+            object.__setattr__(self, "session_hours", session)
 
     @staticmethod
     def _check_number(name: str, value: object) -> Decimal:
@@ -531,6 +530,7 @@ def _candidate(
     kind: PriceKind,
     inp: CostInput,
     profile: UsageProfile,
+    metered: _Metered,
     conv: _Converter,
 ) -> _Candidate:
     native, fx_note = conv.to(price, currency, inp.currency)
@@ -543,7 +543,6 @@ def _candidate(
         if kind is PriceKind.COMMITMENT:
             units, how = HOURS_PER_MONTH / unit_hours, "reserved: all 730 h"
         else:
-            metered = _metered_hours(profile, inp.terms)
             units, how = metered.hours / unit_hours, metered.how
     elif unit is BillingUnit.YEAR:
         units, how = HOURS_PER_MONTH / unit_hours, "year pro-rated: 1/12"
@@ -569,7 +568,11 @@ def _plan_allowed(kind: PriceKind, include_member: bool) -> bool:
 
 
 def _candidates(
-    inp: CostInput, profile: UsageProfile, conv: _Converter, include_member: bool
+    inp: CostInput,
+    profile: UsageProfile,
+    metered: _Metered,
+    conv: _Converter,
+    include_member: bool,
 ) -> list[_Candidate]:
     out = [
         _candidate(
@@ -581,6 +584,7 @@ def _candidates(
             inp.price_kind,
             inp,
             profile,
+            metered,
             conv,
         )
     ]
@@ -596,6 +600,7 @@ def _candidates(
                     plan.price_kind,
                     inp,
                     profile,
+                    metered,
                     conv,
                 )
             )
@@ -642,12 +647,14 @@ def true_cost(
         else:
             fee_costs.append(result)
 
-    candidates = _candidates(inp, profile, conv, include_member)
+    # Billed hours depend only on the profile and the terms: worked out once per offer.
+    metered = _metered_hours(profile, inp.terms)
+    candidates = _candidates(inp, profile, metered, conv, include_member)
     best = min(enumerate(candidates), key=lambda pair: (pair[1].cost, pair[0]))[1]
     metered_candidates = any(
         c.unit in _METERED and c.kind is not PriceKind.COMMITMENT for c in candidates
     )
-    unknown_terms = _metered_hours(profile, inp.terms).unknown if metered_candidates else ()
+    unknown_terms = metered.unknown if metered_candidates else ()
 
     addons_hourly: dict[FeeType, Fraction] = {}
     addons_monthly: dict[FeeType, Fraction] = {}

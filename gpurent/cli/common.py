@@ -10,6 +10,7 @@ import typer
 
 from gpurent.cli.output import OutputFormat
 from gpurent.config import load_settings
+from gpurent.costing import UsageProfile
 
 DbOption = Annotated[
     Path | None,
@@ -84,3 +85,25 @@ BootOption = Annotated[
         min=0,
     ),
 ]
+
+
+def usage_profile(
+    hours_per_month: Decimal,
+    storage_gb: Decimal = Decimal(50),
+    egress_gb: Decimal = Decimal(0),
+    gpus: int = 1,
+    session_hours: Decimal | None = None,
+    boot_minutes: Decimal = Decimal(0),
+) -> UsageProfile:
+    """The usage options as a profile; a profile the engine refuses is a usage error."""
+    try:
+        return UsageProfile(
+            hours_per_month=hours_per_month,
+            storage_gb=storage_gb,
+            egress_gb_per_month=egress_gb,
+            gpus=gpus,
+            session_hours=session_hours,
+            boot_minutes=boot_minutes,
+        )
+    except (ValueError, TypeError) as exc:
+        raise typer.BadParameter(str(exc)) from exc

@@ -22,10 +22,10 @@ from gpurent.cli.common import (
     normalise_currency,
     require_db,
     resolve_db,
+    usage_profile,
 )
 from gpurent.cli.output import OutputFormat, render
 from gpurent.config import load_settings
-from gpurent.costing import UsageProfile
 
 # fmt: off
 OFFER_COLUMNS = [
@@ -59,27 +59,6 @@ def human_age(then: datetime | None, now: datetime) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit} ago"
     return f"{seconds}s ago"
-
-
-def _profile(
-    hours_per_month: Decimal,
-    storage_gb: Decimal,
-    egress_gb: Decimal,
-    gpus: int,
-    session_hours: Decimal | None = None,
-    boot_minutes: Decimal = Decimal(0),
-) -> UsageProfile:
-    try:
-        return UsageProfile(
-            hours_per_month=hours_per_month,
-            storage_gb=storage_gb,
-            egress_gb_per_month=egress_gb,
-            gpus=gpus,
-            session_hours=session_hours,
-            boot_minutes=boot_minutes,
-        )
-    except (ValueError, TypeError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
 
 
 UNIT_ABBREV = {
@@ -217,7 +196,9 @@ def register(app: typer.Typer) -> None:
         from warehouse.costed import costed_latest_offers
 
         display = normalise_currency(currency) or load_settings().currency
-        profile = _profile(hours_per_month, storage_gb, egress_gb, 1, session_hours, boot_minutes)
+        profile = usage_profile(
+            hours_per_month, storage_gb, egress_gb, 1, session_hours, boot_minutes
+        )
         with reader(db) as con:
             costed = costed_latest_offers(
                 con,
@@ -260,7 +241,7 @@ def register(app: typer.Typer) -> None:
         from warehouse.costed import costed_latest_offers
 
         display = normalise_currency(currency) or load_settings().currency
-        profile = _profile(
+        profile = usage_profile(
             hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
         )
         with reader(db) as con:
@@ -348,7 +329,7 @@ def register(app: typer.Typer) -> None:
         from warehouse.queries import latest_offers
 
         display = normalise_currency(currency) or load_settings().currency
-        profile = _profile(
+        profile = usage_profile(
             hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
         )
         with reader(db) as con:

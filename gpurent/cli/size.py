@@ -26,6 +26,7 @@ from gpurent.cli.common import (
     SessionOption,
     normalise_currency,
     resolve_db,
+    usage_profile,
 )
 from gpurent.cli.output import OutputFormat, render, to_jsonable
 from gpurent.config import load_settings
@@ -301,12 +302,7 @@ def size(
         raise typer.BadParameter(str(exc)) from exc
     if hours_per_month <= 0 or hours_per_month > 730:
         raise typer.BadParameter("--hours-per-month must be in (0, 730]")
-    try:
-        usage = UsageProfile(
-            hours_per_month=hours_per_month, session_hours=session_hours, boot_minutes=boot_minutes
-        )
-    except (ValueError, TypeError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    usage = usage_profile(hours_per_month, session_hours=session_hours, boot_minutes=boot_minutes)
     display = normalise_currency(currency) or load_settings().currency
     offers, reason = _offers(db, placements, objective=objective, currency=display, usage=usage)
     report = build_report(
