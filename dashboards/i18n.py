@@ -70,10 +70,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "filter_gpu": ("GPU model", "GPU 型号"),
     "filter_provider": ("Provider", "平台"),
     "filter_hours": ("Hours per month", "每月使用小时"),
-    "filter_session": (
-        "Session length, minutes (0 = one stretch)",
-        "单次使用时长（分钟，0 = 连续）",
-    ),
+    "filter_session": ("Session, minutes (0 = nonstop)", "单次时长（分钟，0 = 连续）"),
     "filter_storage": ("Storage (GB)", "存储 (GB)"),
     "filter_gpus": ("GPUs", "GPU 数量"),
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
@@ -156,6 +153,19 @@ LABELS: dict[str, tuple[str, str]] = {
         "无法可靠解析而被隔离（而非猜测）的输入，最新的在前。",
     ),
     "no_providers": ("No provider has run yet.", "还没有任何平台运行过。"),
+    "billing_title": ("Billing facts", "计费规则"),
+    "billing_intro": (
+        "What to check before ordering, each with its source and date. Unknown is not "
+        '"none": a question without a source is shown as unknown.',
+        "下单前要核对的计费规则，每条都有来源和日期。未知不等于“没有”：没有来源的问题显示为未知。",
+    ),
+    "billing_provider": ("Provider", "平台"),
+    "billing_unknown": ("unknown (no source on file)", "未知（无来源）"),
+    "col_fact": ("Question", "问题"),
+    "col_value": ("Answer", "答案"),
+    "col_used": ("Used in the cost", "计入成本的方式"),
+    "col_source": ("Source", "来源"),
+    "col_as_of": ("As of", "日期"),
     "nothing_quarantined": ("Nothing quarantined.", "没有被隔离的输入。"),
     # Size page
     "size_intro": (

@@ -36,7 +36,7 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         placeholder=any_label,
         key="now_provider",
     )
-    row = st.columns(5)
+    row = st.columns(4)
     hours = row[0].number_input(
         t(lang, "filter_hours"), min_value=1, max_value=730, value=730, step=10, key="now_hours"
     )
@@ -55,9 +55,7 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
     gpus = row[3].number_input(
         t(lang, "filter_gpus"), min_value=1, max_value=64, value=1, step=1, key="now_gpus"
     )
-    with row[4]:
-        st.write("")  # aligns the toggle with the inputs beside it
-        sold_out = st.toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
+    sold_out = st.toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
     return data.NowFilters(
         display_currency=ctx.currency,
         min_vram_gb=min_vram,

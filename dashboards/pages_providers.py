@@ -37,6 +37,19 @@ def render(ctx: Ctx) -> None:
     )
     st.dataframe(styled, hide_index=True, width="stretch", key="providers_table")
 
+    st.subheader(t(lang, "billing_title"))
+    st.caption(t(lang, "billing_intro"))
+    chosen = st.selectbox(
+        t(lang, "billing_provider"), frame["provider"].to_list(), key="billing_provider"
+    )
+    if chosen is not None:
+        st.dataframe(
+            tables.billing_facts_table(data.billing_facts(chosen), lang),
+            hide_index=True,
+            width="stretch",
+            key="billing_table",
+        )
+
     st.subheader(t(lang, "quarantine_title"))
     st.caption(t(lang, "quarantine_intro"))
     rows = data.quarantine(ctx.db)

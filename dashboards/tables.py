@@ -151,6 +151,24 @@ def quarantine_table(frame: pl.DataFrame, lang: Lang) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def billing_facts_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
+    """``data.billing_facts`` rows; a question without a source reads "unknown"."""
+    keys = ("col_fact", "col_value", "col_used", "col_source", "col_as_of")
+    out = [
+        {
+            t(lang, "col_fact"): r["fact"],
+            t(lang, "col_value"): r["value"]
+            if r["value"] is not None
+            else t(lang, "billing_unknown"),
+            t(lang, "col_used"): r["used_in_cost"],
+            t(lang, "col_source"): r["source"],
+            t(lang, "col_as_of"): r["as_of"].isoformat() if r["as_of"] else "",
+        }
+        for r in rows
+    ]
+    return pd.DataFrame(out, columns=[t(lang, k) for k in keys])
+
+
 def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
     """Ranked fitting offers (``RankedOffer.as_row()`` dicts), as the sizing page shows them."""
     out = []

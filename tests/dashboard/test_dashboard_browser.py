@@ -146,8 +146,22 @@ def test_providers_page(page: Page, watch, dashboard_url: str) -> None:
     # 3 quarantined over all runs; 1 offer still shown, from the last good run
     # (the reason column is off the grid's screen: the warning above the table shows it)
     assert f"acme: failed — HTTP 500 {HOSTILE}" in main_text(page)
-    quarantined = cells_when(page, lambda rows: len(rows) == 3, index=1)
+    quarantined = cells_when(page, lambda rows: len(rows) == 3, index=2)
     assert {r[2] for r in quarantined} == {f"unknown GPU name {HOSTILE}"}
+    # Billing facts: a provider without any on file shows every question as unknown...
+    first = cells_when(page, lambda rows: len(rows) == 10, index=1)
+    assert {r[1] for r in first} == {"unknown (no source on file)"}
+    # ...and AutoDL's are its answers (the columns right of the answer are off the grid's
+    # screen; the unit tests check them).
+    page.get_by_role("combobox", name="Provider").click()
+    page.get_by_role("option", name="autodl", exact=True).click()
+    autodl = cells_when(page, lambda rows: len(rows) == 11, index=1)  # 7 facts + 4 unknown
+    granularity = next(r for r in autodl if r[0] == "billing_granularity")
+    assert "per second" in granularity[1]
+    assert [r[0] for r in autodl if r[1] == "unknown (no source on file)"] == [
+        "minimum_rental", "egress_fee", "public_ip_fee", "refund_terms",
+    ]  # fmt: skip
+    assert_clean(page, watch)
     screenshot(page, "providers")
 
 

@@ -308,3 +308,20 @@ def test_offer_timeline_frames(demo_db: Path) -> None:
     assert table.iloc[0]["To (UTC)"] == "now" and table.iloc[0]["Status"] == "in stock"
     assert table["Price per GPU-hour"].str.startswith("¥").all()
     charts.timeline_chart(one, Lang.ZH, datetime.now(UTC)).to_dict()  # builds a valid spec
+
+
+def test_billing_facts_rows_and_table() -> None:
+    autodl = data.billing_facts("autodl")
+    by_fact = {r["fact"]: r for r in autodl if r["value"] is not None}
+    assert by_fact["billing_granularity"]["used_in_cost"] == "rounds each session up to 1 s"
+    assert all(r["source"] and r["as_of"] for r in by_fact.values())
+    unknown = [r["fact"] for r in autodl if r["value"] is None]
+    assert "minimum_rental" in unknown and "billing_granularity" not in unknown
+    # 算家云: nothing on file, every question unknown, in both languages.
+    suanjia = data.billing_facts("suanjia")
+    assert len(suanjia) == 10 and all(r["value"] is None for r in suanjia)
+    zh = tables.billing_facts_table(suanjia, Lang.ZH)
+    assert set(zh["答案"]) == {"未知（无来源）"}
+    en = tables.billing_facts_table(autodl, Lang.EN)
+    assert list(en.columns) == ["Question", "Answer", "Used in the cost", "Source", "As of"]
+    assert "2026-10-04" in set(en["As of"])
