@@ -203,16 +203,7 @@ def billing_facts(provider: str) -> list[dict[str, Any]]:
     """The provider's billing facts, then the checklist questions without one (value None)."""
     from gpurent.billing_facts import facts_for, unknown_facts
 
-    known = [
-        {
-            "fact": f.fact.value,
-            "value": f.value,
-            "used_in_cost": f.used_in_cost(),
-            "source": f.source,
-            "as_of": f.as_of,
-        }
-        for f in facts_for(provider)
-    ]
+    known = [f.as_row() for f in facts_for(provider)]
     unknown = [
         {"fact": k.value, "value": None, "used_in_cost": "", "source": "", "as_of": None}
         for k in unknown_facts(provider)

@@ -102,6 +102,16 @@ class BillingFact:
     fees: tuple[AddonFee, ...] = ()
     """Platform-wide fees this fact describes, attached to every offer of the provider."""
 
+    def as_row(self) -> dict[str, object]:
+        """The fact as the CLI and the dashboard show it."""
+        return {
+            "fact": self.fact.value,
+            "value": self.value,
+            "used_in_cost": self.used_in_cost(),
+            "source": self.source,
+            "as_of": self.as_of,
+        }
+
     def used_in_cost(self) -> str:
         """How the cost engine uses this fact, in words ('' when it is for reading only)."""
         if self.seconds is not None:

@@ -139,16 +139,7 @@ def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
         }
         if details:
             row["min_poll_interval_s"] = info.min_poll_interval_s
-            row["billing_facts"] = [
-                {
-                    "fact": f.fact.value,
-                    "value": f.value,
-                    "used_in_cost": f.used_in_cost(),
-                    "source": f.source,
-                    "as_of": f.as_of,
-                }
-                for f in facts_for(name)
-            ]
+            row["billing_facts"] = [f.as_row() for f in facts_for(name)]
             row["unknown_facts"] = [k.value for k in unknown_facts(name)]
         rows.append(row)
     return rows
