@@ -67,7 +67,10 @@ def classify_run(
         return Verdict(RunStatus.AUTH_REQUIRED, f"{detail}: nothing could be read")
 
     if offers == 0:
-        if layout_errors:
+        if layout_errors or report.get("missing_fields"):
+            layout_errors = layout_errors or [
+                "fields gone: " + ", ".join(str(p) for p in report["missing_fields"][:4])
+            ]
             return Verdict(
                 RunStatus.LAYOUT_CHANGED, "layout changed: " + "; ".join(layout_errors[:3])
             )
@@ -88,9 +91,42 @@ def classify_run(
                 f"only {offers} offers against a usual {usual:g}: treating as a layout change",
             )
 
-    if gave_up or layout_errors:
-        parts = [p for p in (errors, "; ".join(layout_errors[:2])) if p]
+    # Rule of truth 9: anything the run could not read makes it partial, with counts.
+    quarantined = int(report.get("quarantined") or 0)
+    parse_errors = int(report.get("parse_errors") or 0)
+    missing = [str(p) for p in report.get("missing_fields") or []]
+    if gave_up or layout_errors or quarantined or parse_errors or missing:
         return Verdict(
-            RunStatus.PARTIAL, f"{offers} offers; some pages failed: " + "; ".join(parts)
+            RunStatus.PARTIAL,
+            _partial_message(
+                offers, quarantined, gave_up, parse_errors, missing, errors, layout_errors
+            ),
         )
     return Verdict(RunStatus.OK, f"{offers} offers")
+
+
+def _partial_message(
+    offers: int,
+    quarantined: int,
+    gave_up: int,
+    parse_errors: int,
+    missing: Sequence[str],
+    errors: str,
+    layout_errors: Sequence[str],
+) -> str:
+    """'12 offers, 1 quarantined, 1 request failed; missing fields: ...; ...' for a partial run."""
+    counts = [f"{offers} offers"]
+    if quarantined:
+        counts.append(f"{quarantined} quarantined")
+    if gave_up:
+        counts.append(f"{gave_up} request(s) failed")
+    if parse_errors:
+        counts.append(f"{parse_errors} page(s) unreadable")
+    parts = [", ".join(counts)]
+    if missing:
+        shown = ", ".join(missing[:4]) + (
+            f" (+{len(missing) - 4} more)" if len(missing) > 4 else ""
+        )
+        parts.append(f"fields gone: {shown}")
+    parts.extend(p for p in (errors, "; ".join(layout_errors[:2])) if p)
+    return "; ".join(parts)

@@ -177,7 +177,9 @@ class OfferRecord(_Record):
     observed_at: datetime
     gpu_vendor: str
     gpu_model: str
-    gpu_vram_gb: int
+    gpu_vram_gb: int | None = Field(ge=1)
+    """Per-card memory; None when the name leaves it open and the offer does not state it
+    (never guessed; such an offer never counts as fitting a VRAM floor)."""
     gpu_form_factor: str | None = None
     gpu_count: int = Field(ge=1)
     raw_gpu_name: str

@@ -216,6 +216,8 @@ class ProviderSpider(scrapy.Spider):
         """Yield a parsed page's records and note how the page went."""
         for note in page.notes:
             self.note(note)
+        for path in page.missing_fields:
+            self.ledger.add_missing_field(f"{where}: {path}")
         if page.layout_error is not None:
             self.note_layout_error(f"{where}: {page.layout_error}")
         else:

@@ -59,6 +59,7 @@ class RunReport:
         # A bug in a callback: the page was not parsed, say so rather than look empty.
         if isinstance(spider, ProviderSpider):
             where = spider.provider_path(getattr(response, "url", "") or "")
+            spider.ledger.parse_errors += 1
             spider.ledger.add_error(f"parse error on {where}: {type(failure.value).__name__}")
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

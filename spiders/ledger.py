@@ -32,6 +32,8 @@ REPORT_FIELDS = (
     "auth_detail",
     "pages_parsed",
     "layout_errors",
+    "missing_fields",
+    "parse_errors",
     "notes",
     "retry_after_waits_s",
 )
@@ -50,6 +52,10 @@ class RunLedger:
     auth_detail: str | None = None
     pages_parsed: int = 0
     layout_errors: list[str] = field(default_factory=list)
+    missing_fields: list[str] = field(default_factory=list)
+    """Declared field paths (spiders.parsers.contract) gone from some item: drift, named."""
+    parse_errors: int = 0
+    """Pages whose callback raised: not parsed at all (a bug or an input nothing foresaw)."""
     notes: list[str] = field(default_factory=list)
     offers: int = 0
     quarantined: int = 0
@@ -63,6 +69,10 @@ class RunLedger:
     def add_layout_error(self, text: str) -> None:
         if text not in self.layout_errors:
             self.layout_errors.append(text)
+
+    def add_missing_field(self, path: str) -> None:
+        if path not in self.missing_fields:
+            self.missing_fields.append(path)
 
     def add_note(self, text: str) -> None:
         if text not in self.notes:
@@ -105,6 +115,8 @@ def build_report(
         "auth_detail": ledger.auth_detail,
         "pages_parsed": ledger.pages_parsed,
         "layout_errors": list(ledger.layout_errors),
+        "missing_fields": list(ledger.missing_fields),
+        "parse_errors": ledger.parse_errors,
         "notes": list(ledger.notes),
         "retry_after_waits_s": list(ledger.retry_after_waits_s),
     }

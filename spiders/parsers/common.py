@@ -41,6 +41,7 @@ MISSING_FIELD = "missing_field"
 INVALID_VALUE = "invalid_value"
 INVALID_RECORD = "invalid_record"
 NOT_AN_OFFER = "not_an_offer"
+PARSE_ERROR = "parse_error"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class PageResult:
     records: list[Record] = field(default_factory=list)
     layout_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    missing_fields: list[str] = field(default_factory=list)
+    """Declared field paths gone from some item of the page (spiders.parsers.contract)."""
 
     @property
     def offers(self) -> list[OfferRecord]:
@@ -294,13 +297,25 @@ def price_plan(
 def guarded(
     ctx: ParseContext, *, offer_key: str | None, raw: Any, build: Callable[[], list[Record]]
 ) -> list[Record]:
-    """Run one offer's builder; a FieldProblem becomes that offer's quarantine line."""
+    """Run one offer's builder; a FieldProblem becomes that offer's quarantine line, and so
+    does any other failure while building it (item isolation: an input no reader foresaw
+    costs that item, never the page)."""
     try:
         return build()
     except FieldProblem as problem:
         return [
             make_quarantine(
                 ctx, reason=problem.reason, field=problem.field, raw=raw, offer_key=offer_key
+            )
+        ]
+    except Exception as exc:  # isolation is the point; the reason names the failure
+        return [
+            make_quarantine(
+                ctx,
+                reason=f"{PARSE_ERROR}: {type(exc).__name__}: {str(exc)[:160]}",
+                field=None,
+                raw=raw,
+                offer_key=offer_key,
             )
         ]
 
