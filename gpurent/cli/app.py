@@ -7,9 +7,12 @@ import contextlib
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 import typer
+
+from gpurent.cli.errors import debug_requested, explain
 
 # Each module exposes register(app).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -74,11 +77,18 @@ def _exit_after_cleanup(code: int) -> None:
 
 
 def main() -> None:
+    debug, argv = debug_requested(sys.argv[1:])
     try:
-        build_app()(args=expand_optional_values(sys.argv[1:]), prog_name="gpurent")
+        build_app()(args=expand_optional_values(argv), prog_name="gpurent", standalone_mode=True)
     except SystemExit as done:
         code = done.code
         if isinstance(code, str):
             print(code, file=sys.stderr)
         _exit_after_cleanup(code if isinstance(code, int) else (0 if code is None else 1))
+    except BaseException as exc:  # the front door: one line, the traceback only on request
+        if debug:
+            traceback.print_exception(exc)
+        message, code = explain(exc)
+        print(f"gpurent: {message}", file=sys.stderr)
+        _exit_after_cleanup(code)
     _exit_after_cleanup(0)

@@ -1,0 +1,87 @@
+"""One line for every error a user can meet, instead of a traceback (`--debug` shows it).
+
+The command line is a front door: a bad `--db`, a locked file or a failed migration is the
+user's situation to fix, said in one line with what to do and a documented exit code. Only a
+bug is worth a traceback, and then only on request (`--debug` or GPURENT_DEBUG=1).
+
+Exit codes: 2 for something the user can fix (a bad path, a file that is not a warehouse, a
+locked warehouse), 1 for an unexpected error, 130 for Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+USER_ERROR = 2
+UNEXPECTED = 1
+INTERRUPTED = 130
+
+DEBUG_FLAG = "--debug"
+
+
+def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
+    """(debug on?, argv without the flag): `--debug` may stand anywhere on the line."""
+    wanted = DEBUG_FLAG in argv or os.environ.get("GPURENT_DEBUG", "") not in ("", "0")
+    return wanted, [arg for arg in argv if arg != DEBUG_FLAG]
+
+
+def explain(exc: BaseException) -> tuple[str, int]:
+    """The one-line message and exit code for an error that reached the top."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", INTERRUPTED
+    message = " ".join(str(exc).split())
+    # Imported lazily: the warehouse (and DuckDB) load only for commands that use them.
+    warehouse_errors = sys.modules.get("warehouse.errors")
+    if warehouse_errors is not None and isinstance(exc, warehouse_errors.WarehouseError):
+        hint = "" if "crawl" in message else _hint(exc)
+        return f"{message}{hint}", USER_ERROR
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(exc, duckdb.Error):
+        return _database_message(message), USER_ERROR
+    if isinstance(exc, PermissionError | IsADirectoryError | NotADirectoryError):
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        return f"cannot use that path{where}: {exc.strerror or message}", USER_ERROR
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return f"{exc.strerror or message}: {exc.filename or ''}".rstrip(": "), USER_ERROR
+    return (
+        f"unexpected error: {type(exc).__name__}: {message} (run again with --debug for details)",
+        UNEXPECTED,
+    )
+
+
+def _hint(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if name == "WarehouseMissing":
+        return ": run `gpurent crawl --replay` (offline demo) or `gpurent crawl`, or point --db / GPURENT_DB at a warehouse"
+    if name == "WarehouseLocked":
+        return ": a crawl or load is writing; try again when it is done"
+    return ""
+
+
+def _database_message(message: str) -> str:
+    lowered = message.lower()
+    path = _quoted_path(message)
+    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered:
+        return (
+            f"{path or 'that file'} is not a gpurent warehouse (not a DuckDB file): point --db at "
+            "the warehouse file, or give a new path and run `gpurent crawl --replay`"
+        )
+    if "read-only" in lowered or "readonly" in lowered or "permission" in lowered:
+        return f"cannot write the warehouse {path or ''}: the location is read-only; choose a writable --db".replace(
+            "  ", " "
+        )
+    if "lock" in lowered:
+        return f"the warehouse {path or ''} is held by another process: try again when the crawl or load is done".replace(
+            "  ", " "
+        )
+    return f"database error: {message}"
+
+
+def _quoted_path(message: str) -> str | None:
+    start = message.find('"')
+    end = message.find('"', start + 1) if start >= 0 else -1
+    if start >= 0 and end > start:
+        return str(Path(message[start + 1 : end]))
+    return None

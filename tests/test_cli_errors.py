@@ -1,0 +1,91 @@
+"""Errors a user meets end in one line and a documented exit code, never a traceback.
+
+The console script is run as a process (`python -m gpurent`), as a user runs it: the
+one-line handler lives in its `main()`, outside what an in-process test runner calls.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpurent.cli.errors import INTERRUPTED, UNEXPECTED, USER_ERROR, debug_requested, explain
+
+READ_COMMANDS = (
+    ("offers",),
+    ("cheapest", "--min-vram", "24"),
+    ("providers",),
+    ("quarantine",),
+    ("index", "show"),
+)
+
+
+def bad_databases(tmp: Path) -> dict[str, Path]:
+    text = tmp / "notes.duckdb"
+    text.write_text("not a database", encoding="utf-8")
+    folder = tmp / "folder.duckdb"
+    folder.mkdir()
+    empty = tmp / "empty.duckdb"
+    empty.write_bytes(b"")
+    return {"text file": text, "directory": folder, "empty file": empty}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpurent", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "command", READ_COMMANDS, ids=lambda c: c[0] + (c[1] if len(c) > 1 and c[0] == "index" else "")
+)
+def test_read_commands_say_one_line_on_a_bad_database(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    for kind, path in bad_databases(tmp_path).items():
+        proc = run(*command, "--db", str(path))
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert proc.returncode == USER_ERROR, (kind, proc.returncode, proc.stderr[-800:])
+        assert "Traceback" not in proc.stderr and 'File "' not in proc.stderr, (kind, proc.stderr)
+        assert len(lines) == 1, (kind, lines)
+        assert str(path.name) in lines[0] or "warehouse" in lines[0], (kind, lines[0])
+        assert proc.stdout.strip() == "", (kind, proc.stdout)
+
+
+def test_a_text_file_is_left_as_it_was(tmp_path: Path) -> None:
+    path = bad_databases(tmp_path)["text file"]
+    run("offers", "--db", str(path))
+    assert path.read_text(encoding="utf-8") == "not a database"
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    path = bad_databases(tmp_path)["text file"]
+    proc = run("offers", "--db", str(path), "--debug")
+    assert proc.returncode == USER_ERROR
+    assert "Traceback" in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("gpurent: ")
+
+
+def test_debug_flag_is_taken_out_anywhere_and_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("GPURENT_DEBUG", raising=False)
+    assert debug_requested(["offers", "--debug", "--db", "x"]) == (True, ["offers", "--db", "x"])
+    assert debug_requested(["offers"]) == (False, ["offers"])
+    monkeypatch.setenv("GPURENT_DEBUG", "1")
+    assert debug_requested(["offers"])[0] is True
+
+
+def test_explain_maps_errors_to_codes() -> None:
+    assert explain(KeyboardInterrupt()) == ("interrupted", INTERRUPTED)
+    message, code = explain(RuntimeError("boom\nsecond line"))
+    assert code == UNEXPECTED and "\n" not in message and "--debug" in message
+    message, code = explain(PermissionError(13, "Permission denied", "/ro/x.duckdb"))
+    assert code == USER_ERROR and "/ro/x.duckdb" in message
