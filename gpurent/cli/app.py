@@ -6,13 +6,15 @@ import atexit
 import contextlib
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
 
 import typer
 
-from gpurent.cli.errors import debug_requested, explain
+from gpurent.cli.children import stop_descendants
+from gpurent.cli.errors import Interrupted, debug_requested, explain, raise_interrupted
 
 # Each module exposes register(app).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -78,6 +80,7 @@ def _exit_after_cleanup(code: int) -> None:
 
 def main() -> None:
     debug, argv = debug_requested(sys.argv[1:])
+    signal.signal(signal.SIGINT, raise_interrupted)
     try:
         build_app()(args=expand_optional_values(argv), prog_name="gpurent", standalone_mode=True)
     except SystemExit as done:
@@ -88,6 +91,8 @@ def main() -> None:
     except BaseException as exc:  # the front door: one line, the traceback only on request
         if debug:
             traceback.print_exception(exc)
+        if isinstance(exc, KeyboardInterrupt | Interrupted):
+            stop_descendants()  # the temporary Prefect server, crawlers, the replay server
         message, code = explain(exc)
         print(f"gpurent: {message}", file=sys.stderr)
         _exit_after_cleanup(code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import signal
 import threading
 from pathlib import Path
 from typing import Annotated, Any
@@ -56,6 +57,11 @@ def run_crawl_flow(
     result: dict[str, Any] = {}
 
     def target() -> None:
+        # Ctrl-C is the main thread's to handle (it ends every process the crawl started,
+        # see gpurent.cli.children). A blocked signal mask is inherited by the threads and
+        # processes this thread starts, so the temporary Prefect server and the crawlers
+        # never see the terminal's SIGINT half-way through their start-up.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             result["rows"] = nightly_crawl(
                 db_path=db,

@@ -21,6 +21,15 @@ INTERRUPTED = 130
 DEBUG_FLAG = "--debug"
 
 
+class Interrupted(BaseException):
+    """Ctrl-C. Not a KeyboardInterrupt: Click turns that into "Aborted!" and exit 1."""
+
+
+def raise_interrupted(signum: int, frame: object) -> None:
+    """SIGINT handler: unwind to the console script's `main()` (exit 130)."""
+    raise Interrupted
+
+
 def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
     """(debug on?, argv without the flag): `--debug` may stand anywhere on the line."""
     wanted = DEBUG_FLAG in argv or os.environ.get("GPURENT_DEBUG", "") not in ("", "0")
@@ -29,7 +38,7 @@ def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
 
 def explain(exc: BaseException) -> tuple[str, int]:
     """The one-line message and exit code for an error that reached the top."""
-    if isinstance(exc, KeyboardInterrupt):
+    if isinstance(exc, KeyboardInterrupt | Interrupted):
         return "interrupted", INTERRUPTED
     message = " ".join(str(exc).split())
     # Imported lazily: the warehouse (and DuckDB) load only for commands that use them.
