@@ -126,6 +126,11 @@ class FxTable:
         """The stored rates, as given (for the warehouse to persist)."""
         return self._rates
 
+    @property
+    def currencies(self) -> frozenset[str]:
+        """Every currency some rate connects (a display currency must be one of them)."""
+        return frozenset(code for item in self._rates for code in (item.base, item.quote))
+
     def with_rates(self, rates: Iterable[FxRate]) -> FxTable:
         """A new table with ``rates`` added after the current ones (they win date ties)."""
         return FxTable((*self._rates, *rates))

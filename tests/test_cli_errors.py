@@ -89,3 +89,33 @@ def test_explain_maps_errors_to_codes() -> None:
     assert code == UNEXPECTED and "\n" not in message and "--debug" in message
     message, code = explain(PermissionError(13, "Permission denied", "/ro/x.duckdb"))
     assert code == USER_ERROR and "/ro/x.duckdb" in message
+
+
+INVALID_OPTIONS = (
+    ("offers", "--currency", "XYZ"),
+    ("cheapest", "--min-vram", "24", "--currency", "XYZ"),
+    ("watch", "add", "--notify", "json://127.0.0.1:9/x", "--gpu", "RTX 4090", "--currency", "XYZ"),
+    ("offers", "--no-such-option"),
+    ("cheapest",),
+    ("cheapest", "--min-vram", "24", "--gpus", "0"),
+)
+
+
+@pytest.mark.parametrize("command", INVALID_OPTIONS, ids=" ".join)
+def test_invalid_options_are_refused_in_one_line(command: tuple[str, ...], tmp_path: Path) -> None:
+    proc = run(*command, "--db", str(tmp_path / "never-created.duckdb"))
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == USER_ERROR, (proc.returncode, proc.stderr[-800:])
+    assert len(lines) == 1 and lines[0].startswith("gpurent: "), lines
+    assert "--help" in lines[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "never-created.duckdb").exists()
+
+
+def test_unknown_currency_names_the_known_ones(tmp_path: Path) -> None:
+    proc = run("offers", "--currency", "xyz", "--db", str(tmp_path / "w.duckdb"))
+    assert "XYZ" in proc.stderr and "CNY" in proc.stderr and "GPURENT_FX" in proc.stderr
+
+
+def test_no_arguments_shows_the_help() -> None:
+    proc = run()
+    assert proc.returncode == 0 and "Usage: gpurent" in proc.stdout + proc.stderr

@@ -13,8 +13,17 @@ from collections.abc import Sequence
 
 import typer
 
+# Typer carries its own copy of Click: its exceptions are the ones raised here.
+from typer import _click as click
+
 from gpurent.cli.children import stop_descendants
-from gpurent.cli.errors import Interrupted, debug_requested, explain, raise_interrupted
+from gpurent.cli.errors import (
+    Interrupted,
+    debug_requested,
+    explain,
+    raise_interrupted,
+    usage_line,
+)
 
 # Each module exposes register(app).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -82,12 +91,21 @@ def main() -> None:
     debug, argv = debug_requested(sys.argv[1:])
     signal.signal(signal.SIGINT, raise_interrupted)
     try:
-        build_app()(args=expand_optional_values(argv), prog_name="gpurent", standalone_mode=True)
+        # Not standalone: usage errors come back here, to be said in one line.
+        result = build_app()(
+            args=expand_optional_values(argv), prog_name="gpurent", standalone_mode=False
+        )
     except SystemExit as done:
         code = done.code
         if isinstance(code, str):
             print(code, file=sys.stderr)
         _exit_after_cleanup(code if isinstance(code, int) else (0 if code is None else 1))
+    except click.exceptions.NoArgsIsHelpError as asked:
+        asked.show()  # `gpurent` or `gpurent watch` alone: the help, as before
+        _exit_after_cleanup(0)
+    except click.ClickException as refused:
+        print(f"gpurent: {usage_line(refused)}", file=sys.stderr)
+        _exit_after_cleanup(refused.exit_code)
     except BaseException as exc:  # the front door: one line, the traceback only on request
         if debug:
             traceback.print_exception(exc)
@@ -96,4 +114,5 @@ def main() -> None:
         message, code = explain(exc)
         print(f"gpurent: {message}", file=sys.stderr)
         _exit_after_cleanup(code)
-    _exit_after_cleanup(0)
+    # A command's own typer.Exit(code) comes back as that code; anything else ran through.
+    _exit_after_cleanup(result if isinstance(result, int) and not isinstance(result, bool) else 0)

@@ -62,6 +62,18 @@ def normalise_currency(value: str | None) -> str | None:
     code = value.strip().upper()
     if len(code) != 3 or not code.isalpha():
         raise typer.BadParameter(f"{value!r} is not an ISO 4217 currency code (try CNY or USD)")
+    from gpurent.fx import FX_ENV_VAR, FxError, load_fx_table
+
+    try:
+        known = load_fx_table().currencies
+    except FxError as exc:
+        raise typer.BadParameter(f"{FX_ENV_VAR} is not readable: {exc}") from exc
+    if code not in known:
+        # A currency no rate reaches would convert nothing (and a watch in it never fire).
+        raise typer.BadParameter(
+            f"no exchange rate for {code}: known {', '.join(sorted(known))}; "
+            f"add one with {FX_ENV_VAR}={code}/CNY=<rate>"
+        )
     return code
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 USER_ERROR = 2
 UNEXPECTED = 1
@@ -58,6 +59,13 @@ def explain(exc: BaseException) -> tuple[str, int]:
         f"unexpected error: {type(exc).__name__}: {message} (run again with --debug for details)",
         UNEXPECTED,
     )
+
+
+def usage_line(exc: Any) -> str:
+    """A Click usage error as one line: what was wrong, and where the help is."""
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    return f"{message} (see `{ctx.command_path} --help`)" if ctx is not None else message
 
 
 def _hint(exc: BaseException) -> str:
