@@ -116,10 +116,62 @@ def test_fp8_only_from_hopper_ada_blackwell_cdna3() -> None:
     assert not sku("V100", 32, "SXM").fp8
 
 
+MODDED = {
+    "RTX 4090 48GB",
+    "RTX 4090D 48GB",
+    "RTX 4080 32GB",
+    "RTX 4080 SUPER 32GB",
+    "RTX 3080 20GB",
+    "RTX 2080 Ti 22GB",
+}
+
+
 def test_modded_boards_are_flagged() -> None:
     assert sku("RTX 4090", 48).modded and not sku("RTX 4090", 24).modded
     assert sku("RTX 2080 Ti", 22).modded and not sku("RTX 2080 Ti", 11).modded
-    assert {s.label for s in CATALOG.all() if s.modded} == {"RTX 4090 48GB", "RTX 2080 Ti 22GB"}
+    assert sku("RTX 4090D", 48).modded and not sku("RTX 4090D", 24).modded
+    assert sku("RTX 3080", 20).modded and not sku("RTX 3080", 10).modded
+    assert {s.label for s in CATALOG.all() if s.modded} == MODDED
+
+
+def test_every_modded_board_is_sourced_and_outgrows_the_vendor_card() -> None:
+    for board in (s for s in CATALOG.all() if s.modded):
+        vendor_made = [v for v in CATALOG.variants(board.model) if not v.modded]
+        assert vendor_made and board.vram_gb > max(v.vram_gb for v in vendor_made)
+        assert board.segment == "consumer" and board.notes
+        # A public page about the modded card, with what kind of source it is in brackets.
+        assert any(src.startswith("https://") and "(" in src for src in board.source), board.label
+
+
+def test_vram_variants_that_make_bare_names_ambiguous() -> None:
+    assert {s.vram_gb for s in CATALOG.variants("H20")} == {96, 141}
+    assert {s.vram_gb for s in CATALOG.variants("RTX 3060")} == {8, 12}
+    assert {s.vram_gb for s in CATALOG.variants("RTX 2060")} == {6, 12}
+    assert sku("RTX 3060", 8).mem_bandwidth_gbps == Decimal("240")
+    assert sku("RTX 2060", 12).tdp_w == 185
+    # NVIDIA publishes no datasheet for the 141 GB H20: its figures stay empty, not copied.
+    h20 = sku("H20", 141, "SXM")
+    assert h20.mem_bandwidth_gbps is None and h20.bf16_dense_tflops is None
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([_row(modded="true")], "needs more VRAM"),  # no vendor-made sibling
+        ([_row(), _row(vram_gb="24", form_factor="PCIe", modded="true")], "needs more VRAM"),
+        ([_row(), _row(vram_gb="16", modded="true")], "needs more VRAM"),
+    ],
+)
+def test_parse_rejects_modded_rows_that_do_not_outgrow_the_vendor_card(
+    rows: list[str], message: str
+) -> None:
+    with pytest.raises(CatalogError, match=message):
+        parse_catalog(HEADER + "\n" + "\n".join(rows) + "\n")
+
+
+def test_modded_row_above_the_vendor_card_parses() -> None:
+    catalog = parse_catalog(f"{HEADER}\n{_row()}\n{_row(vram_gb='48', modded='true')}\n")
+    assert [s.modded for s in catalog.variants("X1")] == [False, True]
 
 
 def test_required_models_present() -> None:
@@ -130,7 +182,8 @@ def test_required_models_present() -> None:
         "RTX 4500 Ada", "RTX 5000 Ada", "RTX 6000 Ada", "RTX PRO 6000", "RTX 2080 Ti",
         "RTX 3060", "RTX 3070", "RTX 3080", "RTX 3080 Ti", "RTX 3090", "RTX 3090 Ti",
         "RTX 4060 Ti", "RTX 4070", "RTX 4080", "RTX 4090", "RTX 4090D", "RTX 5060 Ti",
-        "RTX 5070", "RTX 5080", "RTX 5090", "TITAN RTX", "MI100", "MI210", "MI250",
+        "RTX 5070", "RTX 5080", "RTX 5090", "RTX 5090D", "RTX 2060", "RTX 4080 SUPER",
+        "RTX PRO 6000", "B300", "GH200", "TITAN RTX", "MI100", "MI210", "MI250",
         "MI250X", "MI300X", "MI325X", "MI355X", "Ascend 910B1", "Ascend 910B2",
         "Ascend 910B3", "Ascend 910B4", "MTT S4000",
         # Pascal/Turing GeForce cards that Vast.ai, RunPod and TensorDock hosts rent out

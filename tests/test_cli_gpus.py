@@ -66,6 +66,16 @@ def test_table_for_people() -> None:
     assert "RTX 4090 (modded)" in modded.stdout
 
 
+def test_every_modded_board_is_flagged_in_table_and_json() -> None:
+    table = runner.invoke(_app(), ["gpus", "--min-vram", "20"], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    for model in ("RTX 4090", "RTX 4090D", "RTX 4080", "RTX 4080 SUPER", "RTX 3080", "RTX 2080 Ti"):
+        assert f"{model} (modded)" in table.stdout
+    rows = json.loads(runner.invoke(_app(), ["gpus", "-f", "json"]).stdout)
+    modded = {(r["model"], r["vram_gb"]) for r in rows if r["modded"]}
+    assert ("RTX 4080 SUPER", 32) in modded and ("RTX 4080 SUPER", 16) not in modded
+
+
 def test_empty_selection_and_unknown_vendor() -> None:
     empty = runner.invoke(_app(), ["gpus", "--min-vram", "1000", "-f", "json"])
     assert empty.exit_code == 0 and json.loads(empty.stdout) == []

@@ -1,6 +1,8 @@
 """GPU-name resolution, driven by tests/corpus/gpu_names.csv (real spellings, with their origin).
 
-Corpus columns: input, vendor, model, vram_gb, form_factor, vram_hint_gb, note.
+Corpus columns: input, vendor, model, vram_gb, form_factor, modded, vram_hint_gb, note.
+``modded`` is ``true`` when the identity is a modded board (RTX 4090 48 GB). An empty
+``vram_gb`` means the name leaves the VRAM open (it must come back None, not guessed).
 For rows that must not resolve, ``vendor`` is ``error`` and ``model`` holds a fragment the
 reason must contain. ``vram_hint_gb`` is a number of GB (``vram_gb=``), ``<n>MB`` (MiB,
 ``vram_mb=``) or ``<n>B`` (bytes, converted to MiB here as a caller would).
@@ -60,6 +62,7 @@ def _expected(row: dict[str, str]) -> GpuIdentity:
         model=row["model"],
         vram_gb=int(row["vram_gb"]) if row["vram_gb"] else None,
         form_factor=row["form_factor"] or None,
+        modded=row["modded"] == "true",
     )
 
 
@@ -202,8 +205,66 @@ def test_ambiguous_vram_gives_none_and_a_hint_settles_it() -> None:
 
 def test_modded_board_needs_a_vram_figure() -> None:
     assert resolve_gpu("RTX 4090") == GpuIdentity("NVIDIA", "RTX 4090", 24, None)
-    assert resolve_gpu("RTX 4090 48G").vram_gb == 48
-    assert resolve_gpu("RTX 4090", vram_mb=49140).vram_gb == 48
+    assert resolve_gpu("RTX 4090 48G") == GpuIdentity("NVIDIA", "RTX 4090", 48, None, True)
+    assert resolve_gpu("RTX 4090", vram_mb=49140).modded
+    assert resolve_gpu("RTX 3080", vram_gb=20) == GpuIdentity("NVIDIA", "RTX 3080", 20, None, True)
+    # Without a figure the modded SKU is not among the sizes left open: 10 or 12, not 20.
+    assert resolve_gpu("RTX 3080") == GpuIdentity("NVIDIA", "RTX 3080", None, None, False)
+
+
+def test_every_modded_sku_resolves_from_its_size_and_says_so() -> None:
+    modded = [sku for sku in get_catalog().all() if sku.modded]
+    assert {(s.model, s.vram_gb) for s in modded} >= {
+        ("RTX 4090", 48),
+        ("RTX 4090D", 48),
+        ("RTX 4080", 32),
+        ("RTX 4080 SUPER", 32),
+        ("RTX 3080", 20),
+        ("RTX 2080 Ti", 22),
+    }
+    for sku in modded:
+        for name in (f"{sku.model} {sku.vram_gb}G", f"{sku.model} {sku.vram_gb}GB"):
+            identity = resolve_gpu(name)
+            assert (identity.model, identity.vram_gb, identity.modded) == (
+                sku.model,
+                sku.vram_gb,
+                True,
+            )
+        assert not resolve_gpu(sku.model).modded
+
+
+def test_models_with_several_sizes_leave_vram_open_without_a_figure() -> None:
+    catalog = get_catalog()
+    for model in catalog.models():
+        sizes = {s.vram_gb for s in catalog.variants(model) if not s.modded}
+        identity = resolve_gpu(model)
+        if len(sizes) > 1:
+            assert identity.vram_gb is None, model
+        else:
+            assert identity.vram_gb == sizes.pop(), model
+    for name in ("H20", "RTX 3060", "RTX 2060", "A100", "V100", "GH200", "RTX PRO 5000"):
+        assert resolve_gpu(name).vram_gb is None, name
+
+
+def test_a_family_sharing_one_vram_resolves_with_the_form_factor_open() -> None:
+    catalog = get_catalog()
+    for model in catalog.models():
+        by_size: dict[int, set[str | None]] = {}
+        for sku in catalog.variants(model):
+            by_size.setdefault(sku.vram_gb, set()).add(sku.form_factor)
+        for size, forms in by_size.items():
+            identity = resolve_gpu(f"{model} {size}GB")
+            assert (identity.model, identity.vram_gb) == (model, size)
+            assert identity.form_factor == (forms.pop() if len(forms) == 1 else None)
+
+
+def test_distinct_models_sharing_one_vram_stay_ambiguous() -> None:
+    for name in ("RTX 4000 20GB", "910B 64GB"):
+        with pytest.raises(UnresolvedGpuName, match="distinct cards with that VRAM"):
+            resolve_gpu(name)
+    with pytest.raises(UnresolvedGpuName, match="distinct cards"):
+        resolve_gpu("RTX 4000", vram_gb=20)
+    assert resolve_gpu("910B 32GB").model == "Ascend 910B4"
 
 
 # --- counts ---------------------------------------------------------------------------
@@ -267,7 +328,9 @@ def test_identity_as_json() -> None:
         "model": "A100",
         "vram_gb": 80,
         "form_factor": "SXM",
+        "modded": False,
     }
+    assert identity_as_json("4090 48G", resolve_gpu("4090 48G"))["modded"] is True
     assert identity_as_json("RTX 4090", resolve_gpu("RTX 4090"))["form_factor"] is None
     assert identity_as_json("A100", resolve_gpu("A100"))["vram_gb"] is None
     outcome = resolve_gpu_or_error("vGPU-32GB")
@@ -319,6 +382,46 @@ def _outcome(raw: str, hint: str) -> GpuIdentity | str:
 def test_resolution_ignores_case_whitespace_and_width(case: tuple[dict[str, str], str]) -> None:
     row, variant = case
     assert _outcome(variant, row["vram_hint_gb"]) == _outcome(row["input"], row["vram_hint_gb"])
+
+
+PLAN_WORDS = [
+    "spot", "(Spot)", "[spot instance]", "on-demand", "(On-Demand)", "ondemand",
+    "preemptible", "interruptible", "reserved", "secure", "community cloud",
+    "竞价", "抢占式", "(抢占)", "按量", "按量付费", "按需", "包月",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row=st.sampled_from([row for row in ROWS if row["input"].strip()]),
+    word=st.sampled_from(PLAN_WORDS),
+    sep=st.sampled_from([" ", "-", "_", " - "]),
+)
+def test_pricing_plan_words_are_never_part_of_the_model(
+    row: dict[str, str], word: str, sep: str
+) -> None:
+    hint = row["vram_hint_gb"]
+    assert _outcome(f"{row['input']}{sep}{word}", hint) == _outcome(row["input"], hint)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sku=st.sampled_from([s for s in get_catalog().all() if s.form_factor == "PCIe"]),
+    pcie=st.sampled_from(["PCIe", "PCIE", "pcie", "PCIe 4.0", "PCIe4", "PCIe Gen4", "PCI-E"]),
+    unit=st.sampled_from(["GB", "G", "GiB", " GB"]),
+    first=st.booleans(),
+)
+def test_pcie_and_a_memory_size_in_either_order(
+    sku: Any, pcie: str, unit: str, first: bool
+) -> None:
+    size = f"{sku.vram_gb}{unit}"
+    name = f"{sku.model} {pcie} {size}" if first else f"{sku.model} {size} {pcie}"
+    identity = resolve_gpu(name)
+    assert (identity.model, identity.vram_gb, identity.form_factor) == (
+        sku.model,
+        sku.vram_gb,
+        "PCIe",
+    )
 
 
 @settings(max_examples=300, deadline=None)

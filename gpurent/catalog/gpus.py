@@ -10,8 +10,12 @@ A SKU is (vendor, model, vram_gb, form_factor). Naming convention for ``model``:
   "A100" has four SKUs (40/80 GB x PCIe/SXM);
 * "Quadro" stays for Pascal/Turing Quadro cards, because NVIDIA reused "RTX 6000",
   "RTX 5000" and "RTX 4000" for Ada cards ("RTX 6000 Ada"); a bare "RTX 6000" is ambiguous;
-* modded boards sold by Chinese hosts (RTX 4090 48 GB, RTX 2080 Ti 22 GB) are SKUs of the
-  same model with another VRAM size and ``modded`` set.
+* modded boards sold by Chinese hosts (RTX 4090 / 4090D 48 GB, RTX 4080 / 4080 SUPER 32 GB,
+  RTX 3080 20 GB, RTX 2080 Ti 22 GB) are SKUs of the same model with another VRAM size and
+  ``modded`` set: (model, vram_gb) names the modded board, so an offer needs no flag of its
+  own. A modded SKU must have more memory than every vendor-made SKU of its model (it is
+  the vendor's card with memory added), and its source says what kind of page documents
+  it being sold or rented (trade press, retailer, reseller).
 
 Spec figures are what the vendor publishes; an empty cell means "not known to us", never 0.
 TFLOPS are dense (NVIDIA datasheets quote sparse figures with a footnote: we halve them),
@@ -115,6 +119,8 @@ class Catalog:
                 raise CatalogError(f"duplicate SKU {sku.label}")
             seen.add(folded)
             by_model.setdefault(sku.model.casefold(), []).append(sku)
+        for group in by_model.values():
+            _check_modded(group)
         self._skus = ordered
         self._by_model = {
             name: tuple(sorted(group, key=_variant_order)) for name, group in by_model.items()
@@ -160,6 +166,18 @@ def sku_as_dict(sku: GpuSku) -> dict[str, object]:
         column: list(value) if isinstance(value, tuple) else value
         for column, value in ((c, getattr(sku, c)) for c in CSV_COLUMNS)
     }
+
+
+def _check_modded(group: list[GpuSku]) -> None:
+    # A modded board is told apart from the vendor's card by its memory alone, so it must have
+    # a vendor-made sibling and more memory than any of them: otherwise (model, vram) could
+    # name a vendor card and a modded one at once.
+    vendor_made = [sku.vram_gb for sku in group if not sku.modded]
+    for sku in group:
+        if sku.modded and (not vendor_made or sku.vram_gb <= max(vendor_made)):
+            raise CatalogError(
+                f"modded SKU {sku.label} needs more VRAM than every vendor-made {sku.model}"
+            )
 
 
 def _variant_order(sku: GpuSku) -> tuple[int, str]:

@@ -12,12 +12,29 @@ Decisions worth knowing:
 * Virtual slices ("vGPU-32GB", MIG profiles "3g.40gb", GRID profiles) name no physical
   card: unresolved.
 * Kepler/Maxwell cards (K80, M4000, ...) are outside the catalog, which starts at Pascal.
-* When the model has several VRAM sizes and nothing says which, ``vram_gb`` is None (the
-  caller quarantines "ambiguous VRAM"). Modded boards (RTX 4090 48 GB, RTX 2080 Ti 22 GB)
-  count only when a VRAM figure points at them: hosts always advertise the extra memory,
-  so a bare "RTX 4090" is the 24 GB card. Likewise ``form_factor`` is None when the variants
-  left differ in it (or when the card has none, like a GeForce card).
+* A *family* is one catalog model: every SKU with the same ``model`` name (the H100 family
+  is H100 80 GB PCIe, 80 GB SXM and 94 GB NVL). Its variants differ only in VRAM and form
+  factor, never in what the card is. A name resolves to a family, not to one SKU: the
+  identity is (model, vram_gb, form_factor) with None for what the name and the hints leave
+  open. So "H100 80GB" is the H100 with 80 GB and form factor None (PCIe or SXM), and a bare
+  "H100" has VRAM None too. Two catalog models are never one family, even on one chip with
+  one VRAM (RTX 4000 Ada and RTX 4000 SFF Ada at 20 GB, Ascend 910B1/B2/B3 at 64 GB, H100
+  and H800): their specs differ, so a name that could be either stays ambiguous.
+* When the model has several VRAM sizes and nothing says which (H20 96/141 GB, RTX 3060
+  8/12 GB, A100 40/80 GB), ``vram_gb`` is None: the offer is kept with its VRAM unknown,
+  never given the commonest size. Callers must not count an unknown VRAM as fitting.
+* Modded boards (RTX 4090 / 4090D 48 GB, RTX 4080 / 4080 SUPER 32 GB, RTX 3080 20 GB, RTX
+  2080 Ti 22 GB) count only when a VRAM figure points at them: hosts always advertise the
+  extra memory, so a bare "RTX 4090" is the vendor's 24 GB card and "RTX 4090 48G" is the
+  modded one, with ``modded`` set on the identity. Likewise ``form_factor`` is None when the
+  variants left differ in it (or when the card has none, like a GeForce card).
 * A "PCIe" in the name of a consumer card is ignored: every GeForce card is a PCIe card.
+  A PCIe generation is read only when it cannot be the memory size: "V100 PCIe 32GB" is
+  32 GB, not PCIe 3 and 2 GB.
+* Pricing-plan words are not part of the card: "spot", "on-demand", "preemptible",
+  "interruptible", "reserved", RunPod's "secure"/"community" and the Chinese 竞价, 抢占式,
+  按量, 按需, 包月 are stripped before matching ("H100 (Spot)" is an H100). Which plan an
+  offer is on is the parser's business, not the name's.
 """
 
 from __future__ import annotations
@@ -53,6 +70,8 @@ class GpuIdentity:
     model: str
     vram_gb: int | None
     form_factor: str | None
+    modded: bool = False
+    """True when (model, vram_gb) is a third-party board with memory added (catalog ``modded``)."""
 
 
 class UnresolvedGpuName(ValueError):
@@ -107,9 +126,26 @@ _FORM_FACTOR_TOKENS: Mapping[str, str] = {
 _MEMORY_TYPE_RE = re.compile(r"^(hbm2e?|hbm3e?|gddr5x?|gddr6x?|gddr7)$")
 _RACK_RE = re.compile(r"^nvl\d+$")  # "GB200 NVL72" names a rack, the GPU is the GB200
 _GLUED_FORM_RE = re.compile(r"^(.*\d.*?)(sxm[2-6]?|pcie|nvl)$")  # "a100sxm4", "h100nvl"
-_PCIE_RE = re.compile(r"pci[\s-]?e(?:xpress)?\s*(?:gen\s*)?(?:\d(?:\.\d)?)?(?:\s*x\s*\d{1,2}\b)?")
+# The generation digit is taken only when no further digit or memory unit follows it, so
+# "pcie 32gb" keeps its 32 GB and "pcie 8g" its 8 GB ("pcie 4.0", "pcie4", "pcie gen5" read).
+_PCIE_RE = re.compile(
+    r"pci[\s-]?e(?:xpress)?\s*(?:gen\s*)?"
+    r"(?:\d(?:\.\d)?(?![\d.])(?!\s*(?:gib|gb|g|mib|mb)(?![a-z0-9])))?"
+    r"(?:\s*x\s*\d{1,2}\b)?"
+)
+# Pricing-plan words with any brackets around them: "RTX 4090 spot", "H100 (Spot)",
+# "A100 抢占式", "4090 按量". Chinese words would vanish as separators anyway; naming them
+# keeps the rule in one place.
+_PLAN_RE = re.compile(
+    r"[(\[]?\s*(?<![a-z0-9])(?:spot(?:\s+instances?)?|on[\s_-]?demand|pre-?emptible"
+    r"|interruptible|reserved|secure(?:\s+cloud)?|community(?:\s+cloud)?)(?![a-z0-9])\s*[)\]]?"
+    r"|[(\[]?\s*(?:竞价|抢占式?|按量(?:付费|计费)?|按需|包[年月周天日])(?:实例)?\s*[)\]]?"
+)
 _VRAM_RE = re.compile(r"(?<![a-z0-9.])(\d{1,4}(?:\.\d+)?)\s*(gib|gb|g|mib|mb)(?![a-z0-9])")
-_VIRTUAL_RE = re.compile(r"\bv-?gpu|\bmig\b|\b\d+g\.\d+gb\b|\bgrid\b")
+# Bounded by "not a letter or digit" rather than \b, so "1g.10gb_spot" is still a MIG profile.
+_VIRTUAL_RE = re.compile(
+    r"(?<![a-z0-9])(?:v-?gpu|mig(?![a-z0-9])|\d+g\.\d+gb(?![a-z0-9])|grid(?![a-z0-9]))"
+)
 _COUNT_PREFIX_RE = re.compile(r"^(\d{1,3})\s*(?:[x×*]|卡)[\s_\-]*(?=\S)", re.IGNORECASE)
 # "A6000x2", "RTX 4090 ×2", "RTX 4090 8卡"; the 卡 form needs a space so "4090卡" stays whole.
 # The "x" of GTX, RTX and RX is no count: "GTX 980" is not 980 "GT" cards, "RX 580" not 580 "R".
@@ -128,6 +164,11 @@ def normalise_text(raw: str) -> str:
     for word, replacement in _CJK_WORDS:
         text = text.replace(word, replacement)
     return " ".join(text.lower().split())
+
+
+def _strip_plan_words(text: str) -> str:
+    # The separator left behind ("A6000x2-spot" -> "A6000x2-") would hide a count suffix.
+    return " ".join(_PLAN_RE.sub(" ", text).split()).strip(" -_")
 
 
 def split_gpu_count(raw: str) -> tuple[int | None, str]:
@@ -174,9 +215,12 @@ def _key_of(spelling: str) -> str:
 
 def _spellings(sku: GpuSku) -> list[str]:
     spellings = [sku.model, *sku.aliases]
-    bare = _GEFORCE_NUMBER_RE.match(sku.model)
-    if bare and sku.segment == "consumer":
-        spellings.append(bare.group(1))  # "4090 24G", Compshare's GpuType "4090"
+    if sku.segment == "consumer":
+        # "4090 24G", Compshare's GpuType "4090", and the same for aliases: "4080S 32G".
+        for spelling in list(spellings):
+            bare = _GEFORCE_NUMBER_RE.match(spelling)
+            if bare:
+                spellings.append(bare.group(1))
     return spellings
 
 
@@ -365,6 +409,22 @@ def _narrow(
     return _narrow_by_vram(raw, candidates, name_vram, hints)
 
 
+def _ambiguous(raw: str, candidates: list[GpuSku], *, vram_known: bool) -> UnresolvedGpuName:
+    """The error for a name left on several catalog models, saying what would settle it."""
+    models = sorted({sku.model for sku in candidates})
+    options = "; ".join(f"{m} ({_sizes(s for s in candidates if s.model == m)})" for m in models)
+    sizes_per_model = [{s.vram_gb for s in candidates if s.model == m} for m in models]
+    disjoint = sum(map(len, sizes_per_model)) == len(set().union(*sizes_per_model))
+    settle = ""
+    if disjoint and not vram_known:
+        settle = "; a VRAM size would settle it"
+    elif vram_known:
+        # Different models are never one family (see the module docstring): sharing a VRAM
+        # does not merge them, so only a fuller name can say which card it is.
+        settle = "; distinct cards with that VRAM: only a fuller name settles it"
+    return UnresolvedGpuName(raw, f"ambiguous name: could be {options}{settle}")
+
+
 def resolve_gpu(
     raw: str,
     *,
@@ -387,6 +447,7 @@ def resolve_gpu(
             raw, "virtual GPU slice (vGPU/MIG/GRID profile): no physical card model"
         )
     hints = _hint_gb(raw, vram_gb, vram_mb)
+    text = _strip_plan_words(text)
     _, text = split_gpu_count(text)
     text = _PCIE_RE.sub(" pcie ", text)
     name_vram, text = _extract_vram(raw, text)
@@ -395,15 +456,8 @@ def resolve_gpu(
     if not parsed.models:
         raise UnresolvedGpuName(raw, _why_unknown(raw, text, tokens, parsed.key, cat))
     candidates = _narrow(raw, parsed, cat, name_vram, hints)
-    models = {sku.model for sku in candidates}
-    if len(models) > 1:
-        options = "; ".join(
-            f"{m} ({_sizes(s for s in candidates if s.model == m)})" for m in sorted(models)
-        )
-        sizes_per_model = [{s.vram_gb for s in candidates if s.model == m} for m in models]
-        disjoint = sum(map(len, sizes_per_model)) == len(set().union(*sizes_per_model))
-        settle = "; a VRAM size would settle it" if disjoint and not (name_vram or hints) else ""
-        raise UnresolvedGpuName(raw, f"ambiguous name: could be {options}{settle}")
+    if len({sku.model for sku in candidates}) > 1:
+        raise _ambiguous(raw, candidates, vram_known=bool(name_vram or hints))
     vrams = {sku.vram_gb for sku in candidates}
     forms = {sku.form_factor for sku in candidates}
     return GpuIdentity(
@@ -411,6 +465,8 @@ def resolve_gpu(
         model=candidates[0].model,
         vram_gb=vrams.pop() if len(vrams) == 1 else None,
         form_factor=forms.pop() if len(forms) == 1 else None,
+        # Only a VRAM figure selects a modded SKU, so all candidates are modded or none is.
+        modded=all(sku.modded for sku in candidates),
     )
 
 
@@ -432,8 +488,8 @@ def identity_as_json(
 ) -> dict[str, object]:
     """The JSON shape of one resolution, as ``gpurent normalize`` prints it.
 
-    ``{"input", "vendor", "model", "vram_gb", "form_factor"}`` with nulls for what the name
-    leaves open, or ``{"input", "error"}`` with the human-readable reason.
+    ``{"input", "vendor", "model", "vram_gb", "form_factor", "modded"}`` with nulls for what
+    the name leaves open, or ``{"input", "error"}`` with the human-readable reason.
     """
     if isinstance(identity_or_error, UnresolvedGpuName):
         return {"input": raw, "error": identity_or_error.reason}
@@ -443,4 +499,5 @@ def identity_as_json(
         "model": identity_or_error.model,
         "vram_gb": identity_or_error.vram_gb,
         "form_factor": identity_or_error.form_factor,
+        "modded": identity_or_error.modded,
     }

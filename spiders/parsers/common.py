@@ -113,10 +113,18 @@ def to_decimal(value: Any, field: str, *, code: str = INVALID_VALUE) -> Decimal:
     return number
 
 
+PRICE_CEILING = Decimal(10) ** 8
+"""No rental, fee or plan costs a hundred million currency units per billing unit: a number at
+or above it is a bad cell (`1e400`, `10**30`), refused on its item, never stored (the
+warehouse's money columns hold at most 8 to 10 integer digits)."""
+
+
 def to_price(value: Any, field: str) -> Decimal:
     number = to_decimal(value, field, code=PRICE_UNPARSED)
     if number < 0:
         raise FieldProblem(PRICE_UNPARSED, field, f"{field} is negative: {_show(value)}")
+    if number >= PRICE_CEILING:
+        raise FieldProblem(PRICE_UNPARSED, field, f"{field} is out of range: {_show(value)}")
     return number
 
 
@@ -161,17 +169,20 @@ def identify_gpu(
     vram_gb: int | None = None,
     vram_mb: int | None = None,
 ) -> GpuIdentity:
-    """The catalog identity of a provider's GPU name; VRAM must end up known."""
+    """The catalog identity of a provider's GPU name, or a GPU_UNRESOLVED problem.
+
+    A name that pins a catalog model but not its memory size ("RTX 3060": 8 or 12 GB) comes
+    back with ``vram_gb`` None: the offer is kept with its VRAM unknown rather than given a
+    guessed size or quarantined. No model at all, several models, or a VRAM figure that fits
+    no variant is still a quarantine with the resolver's reason.
+    """
     if not isinstance(raw_name, str) or not raw_name.strip():
         raise FieldProblem(MISSING_FIELD, field, f"{field} is missing")
     try:
-        identity = resolve_gpu(raw_name, vram_gb=vram_gb, vram_mb=vram_mb)
+        return resolve_gpu(raw_name, vram_gb=vram_gb, vram_mb=vram_mb)
     except UnresolvedGpuName as exc:
         reason = getattr(exc, "reason", None) or str(exc)
         raise FieldProblem(GPU_UNRESOLVED, field, f"{raw_name!r}: {reason}") from None
-    if identity.vram_gb is None:
-        raise FieldProblem(GPU_UNRESOLVED, field, f"{raw_name!r}: VRAM unknown")
-    return identity
 
 
 def counted_stock(
