@@ -12,6 +12,12 @@ fixture, shared/data/provider-samples/matpool/):
   the sister endpoint `/machine_pools`) in millicent (1 CNY = 100,000 millicent: `MATPOOL_PRICE_SCALE`, an inferred scale);
   `hardware.discountPriceMillicent`: the discounted price, kept as a `member` plan.
 
+Contract (`MACHINE_CONTRACT`): every machine carries its identity (`agentId`, `resourceID`,
+`hardware.gpu.gpuName`), its price (`hardware.priceMillicent`, and `unit.total`, which says
+how many cards that price buys) and its stock (`gpu.available`, `gpu.total`). A key gone is
+drift: that machine is quarantined, never read as "no count" (unknown) or one card a unit;
+gone from every machine it is the page's layout error.
+
 Billing terms (SECONDARY, third-party transcription 2026-10, PROVIDERS.md A3): the boot phase
 is not billed (nothing to add to the price), and 5 GB of network disk are free. The rate
 beyond 5 GB is not in our sources, so that fee row carries amount 0 and is optional: the
@@ -31,29 +37,36 @@ from gpurent.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
+    PRICE_UNPARSED,
     FieldProblem,
     ParseContext,
     Record,
     counted_stock,
     field_quarantine,
     gpu_offer,
-    guarded,
     identify_gpu,
     minor_units,
-    not_an_object,
     not_negative,
     optional_int,
     price_plan,
-    renamed_fields,
     require,
     set_aside,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
 
 CURRENCY = "CNY"
 ENDPOINT_URL = "https://matpool.com/api/machines"
-# Keys every machine carries (the free counts included: without them all stock is unknown).
-CORE_KEYS = ("agentId", "hardware", "gpu")
+# What every machine carries (the free counts included: without them all stock is unknown).
+MACHINE_CONTRACT = Contract(
+    "machine",
+    identity=("agentId", "resourceID", "hardware.gpu.gpuName"),
+    price=("hardware.priceMillicent", "unit.total"),
+    stock=("gpu.available", "gpu.total"),
+)
+CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
+# No unit rents for this much an hour (CNY): a larger number is a broken value, not a price.
+MAX_PRICE = Decimal(1_000_000)
 # Business codes seen on Matpool's API for a refused token. 176 "check jwt token failed"
 # was observed (HTTP 200) on the same web API under its matgo.cn domain
 # (quziang/matpool-gpu references/web-api.md); other auth codes are not known.
@@ -94,12 +107,14 @@ def parse_machines(data: Any, ctx: ParseContext) -> MachinesPage:
         page.notes.append("machines without a usable pagination.numPages: read one page only")
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
-    page.layout_error = renamed_fields(machines, CORE_KEYS, "machine")
+    apply_check(page, check_items(machines, MACHINE_CONTRACT))
     return page
 
 
-def offer_key(machine: dict[str, Any]) -> str | None:
+def offer_key(machine: Any) -> str | None:
     """`<agentId>/<resourceID>` (or the agentId alone when there is no resourceID)."""
+    if not isinstance(machine, dict):
+        return None
     agent = machine.get("agentId")
     if isinstance(agent, bool) or not isinstance(agent, int | str) or not str(agent).strip():
         return None
@@ -110,10 +125,13 @@ def offer_key(machine: dict[str, Any]) -> str | None:
 
 
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(machine, dict):
-        return not_an_object(ctx, machine)
-    key = offer_key(machine)
-    return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build(machine, key, ctx))
+    return contracted(
+        ctx,
+        machine,
+        MACHINE_CONTRACT,
+        offer_key=offer_key,
+        build=lambda: _build(machine, offer_key(machine), ctx),
+    )
 
 
 def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -158,20 +176,30 @@ def _millicent(hardware: dict[str, Any], key: str) -> Decimal:
     value = hardware.get(key)
     if value is None:
         raise FieldProblem(MISSING_FIELD, key, f"{key} is missing")
-    return not_negative(minor_units(value, MATPOOL_PRICE_SCALE, key), key, value)
+    try:
+        amount = minor_units(value, MATPOOL_PRICE_SCALE, key)
+    except (ArithmeticError, TypeError):  # 1e400 (too large to scale), {} or [] (no number)
+        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is no price: {value}") from None
+    if amount > MAX_PRICE:
+        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is no hourly price: {value}")
+    return not_negative(amount, key, value)
 
 
 def _cards_per_unit(machine: dict[str, Any]) -> int:
     """Cards in one allocation unit: gpu.total / unit.total (the console's `unitStep`).
 
-    1 when the unit counts are absent; a ratio that is not a whole number of cards
-    quarantines the offer (its price could not be read per card).
+    1 when the card count is not there to divide (the stock is then unknown anyway); a unit
+    count that is not one, or a ratio that is not a whole number of cards, quarantines the
+    offer (what one price buys could not be read).
     """
     gpu, unit = machine.get("gpu"), machine.get("unit")
-    if not isinstance(gpu, dict) or not isinstance(unit, dict):
-        return 1
-    cards, units = optional_int(gpu, "total"), optional_int(unit, "total")
-    if cards is None or not units:
+    if not isinstance(unit, dict):
+        raise FieldProblem(INVALID_VALUE, "unit", f"unit is not an object: {unit!r:.40}")
+    units = optional_int(unit, "total")
+    if units is None or units < 1:
+        raise FieldProblem(INVALID_VALUE, "unit", f"unit.total is no unit count: {units}")
+    cards = optional_int(gpu, "total") if isinstance(gpu, dict) else None
+    if cards is None:
         return 1
     if cards <= 0 or units < 0 or cards % units:
         raise FieldProblem(
@@ -209,13 +237,18 @@ def _availability(
     cards than one unit takes is `low`. Bad counts are `unknown`, their field quarantined."""
     gpu = machine.get("gpu")
     if not isinstance(gpu, dict):
-        return UNKNOWN, None
+        return UNKNOWN, FieldProblem(INVALID_VALUE, "gpu", f"gpu is not an object: {gpu!r:.40}")
     availability, problem = counted_stock(
         "gpu",
-        lambda: availability_from_counts(
-            optional_int(gpu, "available"), optional_int(gpu, "total"), need=need
-        ),
+        lambda: availability_from_counts(_free(gpu), optional_int(gpu, "total"), need=need),
     )
     if problem is not None:  # the counts sit in `gpu`: its line shows that object
         problem = FieldProblem(problem.code, "gpu", problem.detail)
     return availability, problem
+
+
+def _free(gpu: dict[str, Any]) -> int:
+    free = optional_int(gpu, "available")
+    if free is None:  # present (the contract holds) but null: no count to read
+        raise FieldProblem(INVALID_VALUE, "gpu", "gpu.available is null")
+    return free

@@ -25,7 +25,10 @@ Meanings:
   `parse_availability`. RunPod answers null when nothing is free; gpuhunt skips those. Our
   decision: null for a type the catalog lists in that cloud is `sold_out` (RunPod's way of
   saying so); null for a type not offered in that cloud is no offer at all; null for a type
-  the catalog does not know, or no `lowestPrice` object, is `unknown` (rule of truth 1).
+  the catalog does not know, or a null `lowestPrice`, is `unknown` (rule of truth 1). A
+  `stockStatus` key that is gone is drift, never null: the contract quarantines that type
+  (`PRICES_CONTRACTS`). A word we cannot read, or a value that is not text, is `unknown`
+  with the value set aside on its own quarantine line.
 * region: `lowestPrice.countryCode`, where the cheapest card of the query sits.
 * add-ons (SECONDARY, a third-party transcription of RunPod's pricing page): pod volume and
   container disk $0.10/GB/month while running, volume disk $0.20/GB/month while stopped.
@@ -33,6 +36,7 @@ Meanings:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -46,31 +50,55 @@ from gpurent.normalize.availability import (
     parse_availability,
 )
 from spiders.parsers.common import (
+    INVALID_VALUE,
     MISSING_FIELD,
+    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
     gpu_offer,
-    guarded,
     identify_gpu,
     kept_price,
-    not_an_object,
     price_plan,
-    renamed_fields,
     require,
+    set_aside,
+    to_decimal,
     to_price,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import answer_keys
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://api.runpod.io/graphql"
 CLOUDS = ("secure", "community")
-# Keys every priced GPU type carries; all missing means a renamed field, not one odd type.
-CORE_KEYS = ("id", "displayName", "memoryInGb", "lowestPrice")
-CATALOG_KEYS = ("id", "displayName", "secureCloud", "communityCloud")
 # The cloud's own list price per GPU-hour.
 LIST_PRICE_FIELD = {"secure": "securePrice", "community": "communityPrice"}
+
+# What the catalog must say of each type: which clouds list it (a null stock means sold out
+# only where the type is listed, so a lost flag must not read as "listed").
+CATALOG_CONTRACT = Contract(
+    "GPU type in the catalog", identity=("id",), stock=("secureCloud", "communityCloud")
+)
+
+
+def _prices_contract(cloud: str) -> Contract:
+    # The list price may be absent or 0 when the cheapest on-demand card prices the type;
+    # a null `lowestPrice` is RunPod saying "nothing to quote", so its children hold then.
+    return Contract(
+        "GPU type",
+        identity=("id", "displayName", "memoryInGb"),
+        price=(f"{LIST_PRICE_FIELD[cloud]}|lowestPrice.uninterruptablePrice",),
+        stock=("lowestPrice.stockStatus",),
+    )
+
+
+PRICES_CONTRACTS: dict[str, Contract] = {cloud: _prices_contract(cloud) for cloud in CLOUDS}
+CONTRACTS: tuple[Contract, ...] = (CATALOG_CONTRACT, *PRICES_CONTRACTS.values())
+# No GPU-hour costs this much: a larger number is a broken value (1e400), not a price.
+MAX_PRICE = Decimal(100_000)
+# Larger than any card sold: a bigger "size" is a wrong value, not a hint.
+MAX_VRAM_GB = 4096
 COMMITMENT_FIELDS = ("oneMonthPrice", "threeMonthPrice", "sixMonthPrice")
 # Words in a GraphQL error that mean the key was refused.
 _AUTH_WORDS = ("unauthorized", "unauthenticated", "api key", "forbidden")
@@ -144,6 +172,10 @@ def read_envelope(answer: Any) -> GraphqlAnswer:
         text = f"{message} {code}".lower()
         rejected = any(word in text for word in _AUTH_WORDS)
     data = answer.get("data")
+    if data is not None and not isinstance(data, dict) and message is None:
+        # Neither data nor an error to report: the answer's shape changed.
+        kind = type(data).__name__
+        return GraphqlAnswer(None, layout_error=f"GraphQL 'data' is a {kind}, not an object")
     return GraphqlAnswer(data if isinstance(data, dict) else None, message, rejected)
 
 
@@ -160,6 +192,8 @@ class CatalogEntry:
 class Catalog:
     types: dict[str, CatalogEntry] = field(default_factory=dict)
     layout_error: str | None = None
+    missing_fields: list[str] = field(default_factory=list)
+    """`CATALOG_CONTRACT` paths gone from some type (those types are left out)."""
 
     def listed(self, type_id: str, cloud: str) -> bool | None:
         entry = self.types.get(type_id)
@@ -173,15 +207,27 @@ def parse_catalog(data: dict[str, Any] | None) -> Catalog:
         return Catalog(layout_error="no 'data.gpuTypes' list in the GpuTypes answer")
     catalog = Catalog()
     for item in types:
-        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
-            catalog.types[item["id"]] = CatalogEntry(
-                listed={
-                    "secure": _flag(item.get("secureCloud")),
-                    "community": _flag(item.get("communityCloud")),
-                }
-            )
-    catalog.layout_error = renamed_fields(types, CATALOG_KEYS, "GPU type in the catalog")
+        entry = _catalog_entry(item)
+        if entry is not None:
+            catalog.types[item["id"]] = entry
+    check = check_items(types, CATALOG_CONTRACT)
+    catalog.layout_error, catalog.missing_fields = check.layout_error, check.missing_fields
     return catalog
+
+
+def _catalog_entry(item: Any) -> CatalogEntry | None:
+    """A type whose contract holds; one that lost a cloud flag stays out of the catalog, so
+    its null stock reads as unknown rather than as sold out."""
+    if not isinstance(item, Mapping) or CATALOG_CONTRACT.gone(item):
+        return None
+    if not isinstance(item.get("id"), str) or not item["id"]:
+        return None
+    return CatalogEntry(
+        listed={
+            "secure": _flag(item.get("secureCloud")),
+            "community": _flag(item.get("communityCloud")),
+        }
+    )
 
 
 # -- step 2: prices and stock per cloud -------------------------------------------
@@ -197,27 +243,27 @@ def parse_prices(
     page = PageResult()
     for item in types:
         page.records.extend(gpu_type_records(item, cloud, catalog, ctx))
-    page.layout_error = renamed_fields(types, CORE_KEYS, "GPU type")
+    apply_check(page, check_items(types, PRICES_CONTRACTS[cloud]))
     return page
 
 
-def offer_key(item: dict[str, Any], cloud: str) -> str | None:
+def offer_key(item: Mapping[str, Any], cloud: str) -> str | None:
     type_id = item.get("id")
     return f"{type_id}/{cloud}" if isinstance(type_id, str) and type_id else None
 
 
 def gpu_type_records(item: Any, cloud: str, catalog: Catalog, ctx: ParseContext) -> list[Record]:
-    if not isinstance(item, dict):
-        return not_an_object(ctx, item)
-    key = offer_key(item, cloud)
-    return guarded(
-        ctx, offer_key=key, raw=item, build=lambda: _build(item, key, cloud, catalog, ctx)
+    return contracted(
+        ctx,
+        item,
+        PRICES_CONTRACTS[cloud],
+        offer_key=lambda i: offer_key(i, cloud),
+        build=lambda: _build(item, cloud, catalog, ctx),
     )
 
 
-def _build(
-    item: dict[str, Any], key: str | None, cloud: str, catalog: Catalog, ctx: ParseContext
-) -> list[Record]:
+def _build(item: dict[str, Any], cloud: str, catalog: Catalog, ctx: ParseContext) -> list[Record]:
+    key = offer_key(item, cloud)
     if key is None:
         raise FieldProblem(MISSING_FIELD, "id", "id is missing")
     lowest = item.get("lowestPrice")
@@ -225,11 +271,11 @@ def _build(
     stock = lowest.get("stockStatus") if isinstance(lowest, dict) else None
     if stock is None and listed is False:
         return []  # not offered in this cloud: no offer, and nothing wrong with the input
-    availability = _availability(lowest, listed)
     raw_name = require(item, "displayName")
     identity = identify_gpu(raw_name, field="displayName", vram_gb=_vram(item))
     price = _price(item, lowest, cloud)
-    side: list[Record] = []
+    availability, problem = _availability(lowest, listed)
+    side: list[Record] = set_aside(ctx, problem, offer_key=key, item=_stock_view(lowest))
     plans = (*_spot_plan(lowest, key, ctx, side), *_commitment_plans(item, cloud, key, ctx, side))
     country = lowest.get("countryCode") if isinstance(lowest, dict) else None
     record = gpu_offer(
@@ -251,14 +297,31 @@ def _build(
     return [record, *side]
 
 
-def _availability(lowest: Any, listed: bool | None) -> Availability:
+def _availability(lowest: Any, listed: bool | None) -> tuple[Availability, FieldProblem | None]:
+    """The type's stock, and the problem to set aside when its stock value is unreadable."""
+    if lowest is None:
+        return UNKNOWN, None  # nothing quoted for the type: unknown (rule of truth 1)
     if not isinstance(lowest, dict):
-        return UNKNOWN
+        return UNKNOWN, _unreadable("lowestPrice", lowest, "not an object")
     stock = lowest.get("stockStatus")
     if stock is None:
         # RunPod's null stock: sold out where the catalog lists the type, else unknown.
-        return availability_from_flag(False) if listed else UNKNOWN
-    return parse_availability(stock if isinstance(stock, str) else None)
+        return (availability_from_flag(False) if listed else UNKNOWN), None
+    if not isinstance(stock, str):
+        return UNKNOWN, _unreadable("stockStatus", stock, "not a stock word")
+    availability = parse_availability(stock)
+    if availability == UNKNOWN:
+        return UNKNOWN, _unreadable("stockStatus", stock, "not a stock word RunPod uses")
+    return availability, None
+
+
+def _unreadable(name: str, value: Any, why: str) -> FieldProblem:
+    return FieldProblem(INVALID_VALUE, name, f"{name} {why}: {str(value)[:40]!r}")
+
+
+def _stock_view(lowest: Any) -> dict[str, Any]:
+    # What a set-aside stock line shows: the stock value itself, or the odd lowestPrice.
+    return lowest if isinstance(lowest, dict) else {"lowestPrice": str(lowest)[:80]}
 
 
 def _price(item: dict[str, Any], lowest: Any, cloud: str) -> Decimal:
@@ -269,10 +332,16 @@ def _price(item: dict[str, Any], lowest: Any, cloud: str) -> Decimal:
     for where, value in candidates:
         if value is None:
             continue
-        price = to_price(value, where)
+        price = _plausible(to_price(value, where), where, value)
         if price > 0:  # RunPod answers 0 for a cloud without the type
             return price
     raise FieldProblem(MISSING_FIELD, name, f"no {name} or uninterruptablePrice above 0")
+
+
+def _plausible(price: Decimal, where: str, written: Any) -> Decimal:
+    if price > MAX_PRICE:
+        raise FieldProblem(PRICE_UNPARSED, where, f"{where} is no hourly price: {written}")
+    return price
 
 
 def _spot_plan(
@@ -302,11 +371,16 @@ def _plan(price: Decimal, kind: PriceKind) -> PricePlan:
 
 
 def _vram(item: dict[str, Any]) -> int | None:
+    """`memoryInGb` as a VRAM hint (None when null); a value that is no size quarantines the
+    type, since the hint decides which variant of a name the card is."""
     value = item.get("memoryInGb")
-    if isinstance(value, bool) or not isinstance(value, int | Decimal) or value <= 0:
+    if value is None:
         return None
+    size = to_decimal(value, "memoryInGb")
+    if size <= 0 or size > MAX_VRAM_GB:
+        raise FieldProblem(INVALID_VALUE, "memoryInGb", f"memoryInGb is no card size: {value}")
     # A hint only (the catalog snaps it to a nominal size): whole GB are enough.
-    return int(Decimal(value).to_integral_value())
+    return int(size.to_integral_value())
 
 
 def _flag(value: Any) -> bool | None:

@@ -19,6 +19,11 @@ in Feb 2026): 1 vCPU, RAM in whole pairs of GB so at least 2 GB, and a disk of a
 
 A card free on a node whose free vCPUs, RAM or disk cannot hold that smallest VM cannot be
 rented: counted as 0 free (sold out) rather than in stock.
+
+Contracts (`CONTRACTS`): a host node carries `specs.gpu` and the free `amount` of each part
+(read to tell whether a card can be rented at all); each GPU entry carries `vram`, `price`
+and `amount`. A key gone is drift: the node (one line) or the card is quarantined, never read
+as "no count"; gone from every node or card it is the page's layout error.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ from decimal import Decimal
 from typing import Any
 
 from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from gpurent.normalize.availability import Availability, availability_from_counts
 from spiders.parsers.common import (
+    INVALID_VALUE,
     MISSING_FIELD,
+    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
@@ -45,6 +52,13 @@ from spiders.parsers.common import (
     to_decimal,
     to_price,
 )
+from spiders.parsers.contract import (
+    Contract,
+    apply_check,
+    check_items,
+    contracted,
+    drift_quarantine,
+)
 from spiders.parsers.envelope import answer_keys
 from spiders.parsers.fees import per_gb_fee, vm_part_fee
 
@@ -55,6 +69,14 @@ MIN_RAM_GB = Decimal(2)
 MIN_DISK_GB = Decimal(30)
 # Parts every host node's specs carry.
 SPEC_PARTS = ("cpu", "gpu", "ram", "storage")
+NODE_CONTRACT = Contract(
+    "host node",
+    stock=("specs.gpu", "specs.cpu.amount", "specs.ram.amount", "specs.storage.amount"),
+)
+GPU_CONTRACT = Contract("GPU entry", identity=("vram",), price=("price",), stock=("amount",))
+CONTRACTS: tuple[Contract, ...] = (NODE_CONTRACT, GPU_CONTRACT)
+# No GPU-hour costs this much: a larger number is a broken value (1e400), not a price.
+MAX_PRICE = Decimal(100_000)
 
 
 def parse_hostnodes(data: Any, ctx: ParseContext) -> PageResult:
@@ -65,14 +87,27 @@ def parse_hostnodes(data: Any, ctx: ParseContext) -> PageResult:
     page = PageResult()
     for node_id, node in nodes.items():
         page.records.extend(hostnode_records(str(node_id), node, ctx))
-    specs = [n.get("specs") for n in nodes.values() if isinstance(n, dict)]
-    if nodes and not any(isinstance(s, dict) and "gpu" in s for s in specs):
-        page.layout_error = "no host node carries specs.gpu"
+    apply_check(page, check_items(nodes.values(), NODE_CONTRACT))
+    apply_check(page, check_items(_gpu_entries(nodes.values()), GPU_CONTRACT))
     return page
+
+
+def _gpu_entries(nodes: Any) -> list[Any]:
+    """Every card entry of the nodes whose own contract holds (the others are one line)."""
+    entries: list[Any] = []
+    for node in nodes:
+        if isinstance(node, dict) and not NODE_CONTRACT.gone(node):
+            specs = node.get("specs")
+            gpus = specs.get("gpu") if isinstance(specs, dict) else None
+            entries.extend(gpus.values() if isinstance(gpus, dict) else ())
+    return entries
 
 
 def hostnode_records(node_id: str, node: Any, ctx: ParseContext) -> list[Record]:
     """One offer per GPU slug of the node; a node without usable specs is one quarantine line."""
+    gone = NODE_CONTRACT.gone(node) if isinstance(node, dict) else []
+    if gone:
+        return [drift_quarantine(ctx, node, gone, offer_key=node_id)]
     specs = node.get("specs") if isinstance(node, dict) else None
     if not isinstance(specs, dict) or not isinstance(specs.get("gpu"), dict):
         return [
@@ -91,7 +126,10 @@ def hostnode_records(node_id: str, node: Any, ctx: ParseContext) -> list[Record]
             "specs": {**specs, "gpu": {slug: gpu}},
         }
         build = _builder(str(slug), gpu, key, raw, node, ctx)
-        records.extend(guarded(ctx, offer_key=key, raw=raw, build=build))
+        if isinstance(gpu, dict):
+            records.extend(contracted(ctx, gpu, GPU_CONTRACT, offer_key=key, build=build))
+        else:
+            records.extend(guarded(ctx, offer_key=key, raw=raw, build=build))
     return records
 
 
@@ -115,6 +153,8 @@ def _build(
     vram = optional_int(gpu, "vram")
     identity = identify_gpu(slug, field=f"specs.gpu.{slug}", vram_gb=vram)
     price = to_price(gpu.get("price"), f"specs.gpu.{slug}.price")
+    if price > MAX_PRICE:
+        raise FieldProblem(PRICE_UNPARSED, f"specs.gpu.{slug}.price", f"no hourly price: {price}")
     fees = _fees(specs)
     availability, problem = counted_stock("amount", lambda: _availability(gpu, specs))
     return [
@@ -176,11 +216,11 @@ def _part_price(specs: dict[str, Any], name: str) -> Decimal:
 
 
 def _availability(gpu: dict[str, Any], specs: dict[str, Any]) -> Availability:
-    """Free cards from `amount`; missing is `unknown` (rule of truth 1); a bad count is
-    `unknown` too, with its field quarantined beside the offer (`counted_stock`)."""
+    """Free cards from `amount`; a null or bad count is `unknown` (rule of truth 1), with
+    its field quarantined beside the offer (`counted_stock`)."""
     free = optional_int(gpu, "amount")
-    if free is None:
-        return UNKNOWN
+    if free is None:  # present (the contract holds) but null: no count to read
+        raise FieldProblem(INVALID_VALUE, "amount", "amount is null")
     if free > 0 and not _room_for_smallest_vm(specs):
         free = 0
     return availability_from_counts(free)

@@ -98,6 +98,8 @@ class RunpodSpider(ApiSpider):
 
     def read_catalog(self, data: dict[str, Any], where: str) -> Iterator[Any]:
         catalog = parse_catalog(data)
+        for path in catalog.missing_fields:
+            self.ledger.add_missing_field(f"{where}: {path}")
         if catalog.layout_error is not None:
             self.note_layout_error(f"{where}: {catalog.layout_error}")
         if not catalog.types:

@@ -53,7 +53,8 @@ def parse(case: Case) -> PageResult:
     args = case_args(case)
     answer = read_envelope(load_json(case.input_bytes()))
     if "cloud" not in args:
-        return PageResult(layout_error=parse_catalog(answer.data).layout_error)
+        catalog = parse_catalog(answer.data)
+        return PageResult(layout_error=catalog.layout_error, missing_fields=catalog.missing_fields)
     catalog = Catalog() if "catalog" in args and args["catalog"] is None else recorded_catalog()
     return parse_prices(answer.data, args["cloud"], catalog, CTX)
 
@@ -133,12 +134,48 @@ def test_pascal_geforce_resolves_and_nothing_is_quarantined() -> None:
     assert (pro.price, pro.status) == (Decimal("1.69"), StockStatus.IN_STOCK)
 
 
-def test_real_fragment_without_stock_or_list_price() -> None:
-    offers = offers_of("shared_lowest_price_fragment")
-    rtx = offers["NVIDIA GeForce RTX 3080/community"]
-    assert rtx.status is StockStatus.UNKNOWN  # no stockStatus in the fragment
-    assert rtx.price == Decimal("0.21")  # uninterruptablePrice, no communityPrice
-    assert [(p.price_kind, p.price) for p in rtx.plans] == [(PriceKind.SPOT, Decimal("0.125"))]
+def test_real_fragment_without_stock_is_a_layout_change() -> None:
+    """The real fragment answers a query that did not ask for `stockStatus`; from our query
+    that key gone is drift: never unknown-but-ok, never sold out. The list price may be
+    absent: `uninterruptablePrice` is its declared alternative, so only the stock is named."""
+    page = parse(next(c for c in cases("runpod") if c.name == "shared_lowest_price_fragment"))
+    assert page.offers == [] and page.missing_fields == ["lowestPrice.stockStatus"]
+    assert page.layout_error is not None and "lowestPrice.stockStatus (stock)" in page.layout_error
+    (line,) = page.records
+    assert line.offer_key == "NVIDIA GeForce RTX 3080/community"
+    assert line.reason == "missing_field: key gone: lowestPrice.stockStatus"
+
+
+def test_stock_key_gone_from_one_type_costs_that_type_only() -> None:
+    before = offers_of("recorded_prices_secure")
+    page = parse(next(c for c in cases("runpod") if c.name == "stock_renamed_in_one"))
+    after = {o.offer_key: o for o in page.offers}
+    assert set(before) - set(after) == {"NVIDIA GeForce RTX 4090/secure"}
+    assert all(after[k].status is before[k].status for k in after)
+    assert page.layout_error is None and page.missing_fields == ["lowestPrice.stockStatus"]
+
+
+def test_unreadable_stock_word_is_unknown_and_set_aside() -> None:
+    data = {"gpuTypes": [{"id": "NVIDIA L4", "displayName": "L4", "memoryInGb": 24,
+                          "securePrice": "0.49", "lowestPrice": {"stockStatus": stock}}
+                         for stock in ("Moderate", {})]}  # fmt: skip
+    records = parse_prices(data, "secure", recorded_catalog(), CTX)
+    statuses = [r.status for r in records.offers]
+    assert statuses == [StockStatus.UNKNOWN, StockStatus.UNKNOWN]
+    reasons = [r.reason for r in records.records if not isinstance(r, OfferRecord)]
+    assert len(reasons) == 2 and all(r.startswith("invalid_value: stockStatus") for r in reasons)
+
+
+def test_catalog_type_without_its_cloud_flag_is_left_out() -> None:
+    """A type whose `secureCloud` is gone is not "listed": its null stock stays unknown."""
+    types = [
+        {"id": "NVIDIA L4", "secureCloud": True, "communityCloud": True},
+        {"id": "NVIDIA B200", "communityCloud": False},
+    ]
+    catalog = parse_catalog({"gpuTypes": types})
+    assert set(catalog.types) == {"NVIDIA L4"} and catalog.missing_fields == ["secureCloud"]
+    assert catalog.layout_error is None
+    assert parse_catalog({"gpuTypes": types[1:]}).layout_error is not None
 
 
 def test_graphql_errors() -> None:

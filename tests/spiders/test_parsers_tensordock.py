@@ -17,7 +17,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeBasis, FeeType, OfferRecord, PriceBasis, StockStatus
+from gpurent.model import FeeBasis, FeeType, OfferRecord, PriceBasis, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.tensordock import (
     MIN_RAM_GB,
@@ -91,5 +91,8 @@ def test_cards_on_a_node_without_room_for_a_vm_are_sold_out() -> None:
     assert (rtx3090.status, rtx3090.available_count) == (StockStatus.SOLD_OUT, 0)  # cpu 0
     a6000 = recorded["3f1c0d2e-8a47-4b1e-9c55-6d0e2a9b7f10/rtxa6000-pcie-48gb"]
     assert a6000.status is StockStatus.SOLD_OUT  # amount 0
-    # No amount at all is unknown, never sold out (rule of truth 1).
-    assert offers("bad_specs")["node-a/l40-pcie-48gb"].status is StockStatus.UNKNOWN
+    # No amount key at all is drift: that card is quarantined, never read as sold out.
+    bad = next(c for c in cases("tensordock") if c.name == "bad_specs")
+    lines = {r.offer_key: r for r in parse(bad).records if isinstance(r, QuarantineRecord)}
+    assert "node-a/l40-pcie-48gb" not in offers("bad_specs")
+    assert lines["node-a/l40-pcie-48gb"].reason == "missing_field: key gone: amount"
