@@ -86,7 +86,7 @@ def test_availability_lines(app: typer.Typer) -> None:
     lines = _run(app, "availability", "空闲 3/8", "已租满", "High", "whatever")
     assert lines == [
         {"input": "空闲 3/8", "status": "in_stock", "available_count": 3},
-        {"input": "已租满", "status": "sold_out", "available_count": None},
+        {"input": "已租满", "status": "sold_out", "available_count": 0},
         {"input": "High", "status": "in_stock", "available_count": None},
         {"input": "whatever", "status": "unknown", "available_count": None},
     ]
@@ -100,9 +100,32 @@ def test_availability_from_stdin(app: typer.Typer) -> None:
     ]
 
 
+def test_availability_negated_and_restocking_phrases(app: typer.Typer) -> None:
+    lines = _run(app, "availability", "No GPUs available", "暂无可用GPU", "补货中", "可用(3)")
+    assert [(line["status"], line["available_count"]) for line in lines] == [
+        ("sold_out", 0),
+        ("sold_out", 0),
+        ("sold_out", 0),
+        ("in_stock", 3),
+    ]
+
+
+def test_price_drifted_numbers_are_error_lines(app: typer.Typer) -> None:
+    lines = _run(
+        app, "price", "¥1e400/h", "$1..5/hr", "¥3/0h", "payg_price: 99999999999999999999999999"
+    )
+    assert [line.get("error") for line in lines] == [
+        "exponent notation '1e400'",
+        "malformed number '1..5'",
+        "divided by zero",
+        "amount too large to be a price: '99999999999999999999999999'",
+    ]
+
+
 def test_gpu_lines(app: typer.Typer) -> None:
     resolved, unresolved = _run(app, "gpu", "NVIDIA GeForce RTX 4090", "Frobnitz 9000")
-    assert set(resolved) == {"input", "vendor", "model", "vram_gb", "form_factor"}
+    assert set(resolved) == {"input", "vendor", "model", "vram_gb", "form_factor", "modded"}
+    assert resolved["modded"] is False
     assert resolved["input"] == "NVIDIA GeForce RTX 4090"
     assert (resolved["vendor"], resolved["model"], resolved["vram_gb"]) == (
         "NVIDIA",
@@ -118,8 +141,21 @@ def test_gpu_from_stdin_with_vram(app: typer.Typer) -> None:
     assert (line["model"], line["vram_gb"]) == ("A100", 80)
 
 
+def test_gpu_modded_open_vram_and_plan_suffix(app: typer.Typer) -> None:
+    modded, open_vram, spot = _run(app, "gpu", "RTX 4090D 48G", "RTX 3060", "H100 SXM (Spot)")
+    assert (modded["model"], modded["vram_gb"], modded["modded"]) == ("RTX 4090D", 48, True)
+    assert (open_vram["model"], open_vram["vram_gb"]) == ("RTX 3060", None)
+    assert (spot["model"], spot["vram_gb"], spot["form_factor"]) == ("H100", 80, "SXM")
+
+
 @pytest.mark.parametrize("command", [[], ["gpu"], ["price"], ["availability"]])
 def test_every_command_has_help(app: typer.Typer, command: list[str]) -> None:
     result = CliRunner().invoke(app, ["normalize", *command, "--help"])
     assert result.exit_code == 0
     assert "Usage" in result.output
+
+
+def test_availability_impossible_counts_are_error_lines(app: typer.Typer) -> None:
+    lines = _run(app, "availability", "空闲 9/8", "可用(2)")
+    assert lines[0] == {"input": "空闲 9/8", "error": "free count 9 exceeds total 8"}
+    assert lines[1]["status"] == "in_stock" and lines[1]["available_count"] == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from gpurent.normalize.price import (
     MILLI,
     MILLICENT,
     PPIO_PRICE_SCALE,
+    AmountError,
     ParsedPrice,
     PriceParseError,
     from_minor_units,
@@ -212,11 +214,44 @@ def test_from_minor_units(value: int | str | Decimal, per_unit: int, expected: s
 
 
 @pytest.mark.parametrize(
-    ("value", "per_unit"), [(1, 3), (2.72, 1000), ("abc", 1000), ("NaN", 100), (1, 0), (1, -10)]
+    ("value", "per_unit"),
+    [
+        (1, 3),
+        (2.72, 1000),
+        ("abc", 1000),
+        ("NaN", 100),
+        (1, 0),
+        (1, -10),
+        # What drifted JSON hands a minor-unit reader (Matpool priceMillicent 1e400...):
+        (Decimal("1E+400"), MILLICENT),
+        ("1e400", MILLICENT),
+        (Decimal("NaN"), 100),
+        (Decimal("Infinity"), 100),
+        (Decimal("1E-400"), 100),
+        ({}, 100),
+        ([], 100),
+        (True, 100),
+        (None, 100),
+        (-5, 100),
+        ("-5", 100),
+        (Decimal("-0.01"), 100),
+        ("1_000", 100),  # Decimal() would take these three; no provider writes them
+        ("١٢", 100),
+        ("Infinity", 100),
+        (10**30, 100),
+        (1, True),
+    ],
 )
 def test_from_minor_units_refuses(value: object, per_unit: int) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as caught:
         from_minor_units(value, per_unit)  # type: ignore[arg-type]
+    assert type(caught.value) is AmountError  # never InvalidOperation or TypeError
+    assert caught.value.reason and "\n" not in caught.value.reason
+
+
+def test_minor_unit_field_too_large_is_a_price_parse_error() -> None:
+    with pytest.raises(PriceParseError, match="too large"):
+        parse_price("payg_price: 99999999999999999999999999")
 
 
 def test_known_minor_unit_fields() -> None:
@@ -264,7 +299,8 @@ def formatted_prices(draw: st.DrawFn) -> tuple[str, Decimal, str, BillingUnit]:
     word = draw(st.sampled_from(UNIT_WORDS[unit]))
     basis = draw(st.sampled_from(sorted(BASIS_WORDS, key=str)))
     basis_word = draw(st.sampled_from(BASIS_WORDS[basis]))
-    grouping = draw(st.sampled_from(["", ",", " "]))
+    # A comma group is ambiguous in EUR ("1,000" may be 1.000), so EUR groups with spaces.
+    grouping = draw(st.sampled_from(["", " "] if currency == "EUR" else ["", ",", " "]))
     number = format(amount, ",f").replace(",", grouping)
     style = draw(st.integers(0, 3))
     per = f"/{basis_word}/{word}" if basis_word else f"/{word}"
@@ -287,6 +323,13 @@ def formatted_prices(draw: st.DrawFn) -> tuple[str, Decimal, str, BillingUnit]:
 @example(("$1,234.5/GPU/hr", Decimal("1234.5"), "USD", BillingUnit.HOUR))
 def test_formatted_price_parses_back(case: tuple[str, Decimal, str, BillingUnit]) -> None:
     text, amount, currency, unit = case
+    if currency == "EUR" and re.search(
+        r"(?<![0-9.])(?<![0-9] )[1-9][0-9]{0,2}\.[0-9]{3}(?![0-9])", text
+    ):
+        # "€1.000/s": one dot then three digits is 1 or 1000 where the comma is the decimal mark.
+        with pytest.raises(PriceParseError, match="ambiguous"):
+            parse_price(text)
+        return
     price = parse_price(text)
     assert (price.amount, price.currency, price.unit) == (amount, currency, unit)
 
@@ -319,7 +362,7 @@ def test_full_width_any_text_is_the_same(text: str) -> None:
 
 
 @given(
-    st.integers(min_value=-(10**12), max_value=10**12),
+    st.integers(min_value=0, max_value=10**8 - 1),  # below MAX_AMOUNT even before scaling
     st.sampled_from([CENTS, MILLI, MILLICENT, PPIO_PRICE_SCALE, 10]),
 )
 def test_minor_units_are_exact(n: int, per_unit: int) -> None:
@@ -329,6 +372,7 @@ def test_minor_units_are_exact(n: int, per_unit: int) -> None:
 
 
 @given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=1, max_value=1000))
+@example(10**11, 1)  # past MAX_AMOUNT: refused, never rounded
 def test_minor_units_exact_or_refused(n: int, per_unit: int) -> None:
     try:
         result = from_minor_units(n, per_unit)
@@ -342,3 +386,99 @@ def test_no_currency_means_error(text: str) -> None:
     # None of these characters can spell a currency, so a parse would be a guess.
     with pytest.raises(PriceParseError):
         parse_price(text, default_unit=BillingUnit.HOUR)
+
+
+@given(st.integers(min_value=1, max_value=10**12), st.sampled_from([CENTS, MILLI, MILLICENT]))
+def test_negative_minor_units_are_refused(n: int, per_unit: int) -> None:
+    for value in (-n, str(-n), Decimal(-n)):
+        with pytest.raises(AmountError, match=r"negative|plain"):
+            from_minor_units(value, per_unit)
+
+
+# --- drift: separators, malformed numbers, denominators, huge and non-finite amounts ------
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("$1..5/hr", "malformed number"),
+        ("$1.2.3/hr", "malformed number"),
+        ("¥1,2345/月", "malformed number"),
+        ("$1_2/hr", "malformed number"),
+        ("¥3/0h", "divided by zero"),
+        ("3/0卡", "divided by zero"),
+        ("¥1.5/时/0卡", "divided by zero"),
+        ("¥10/8卡/时", "per 8 units"),
+        ("¥1e400/h", "exponent notation"),
+        ("1e400", "exponent notation"),
+        ("$1E3/hr", "exponent notation"),
+        ("NaN", "not a finite number"),
+        ("Infinity", "not a finite number"),
+        ("$999999999/hr", "too large"),
+        ("₹1,23,456/month", "not one gpurent reads"),
+        ("JPY 100/h", "not one gpurent reads"),
+        ("€1,234/month", "ambiguous"),
+        ("1.234 €/h", "ambiguous"),
+    ],
+)
+def test_drifted_numbers_are_refused_with_a_reason(text: str, reason: str) -> None:
+    with pytest.raises(PriceParseError) as caught:
+        parse_price(text, default_currency="USD", default_unit=BillingUnit.HOUR)
+    assert reason in caught.value.reason
+    assert "\n" not in caught.value.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("$1\u2009234.50/mo", "1234.50"),
+        ("$1\u202f234.50/mo", "1234.50"),
+        ("$1'234.50/mo", "1234.50"),
+        ("$1’234.50/mo", "1234.50"),
+        ("$1_234.50/mo", "1234.50"),
+        ("¥1，234.50/月", "1234.50"),
+        ("$1,23,456/month", "123456"),
+        ("0,234 €/h", "0.234"),
+        ("€1.234,56/mo", "1234.56"),
+        ("€2,5/h", "2.5"),
+        ("$1,234/mo", "1234"),  # a comma group, where the dot is the decimal mark
+        ("$1.234/hr", "1.234"),
+        ("截止2024.12.31 ¥1.58/时", "1.58"),  # a date beside the price is not the price
+    ],
+)
+def test_digit_separators_give_the_right_number(text: str, amount: str) -> None:
+    assert str(parse_price(text).amount) == amount
+
+
+PRICE_ALPHABET = (
+    "0123456789.,'’_ /-e+¥$€£₹元时小hrGPU卡会员原价起fromwasNaInfy()~，。：\u2009\u00a0"
+)
+
+
+def _price_outcome_is_lawful(text: str, **defaults: object) -> None:
+    try:
+        price = parse_price(text, **defaults)  # type: ignore[arg-type]
+    except ValueError as exc:
+        assert isinstance(exc, PriceParseError) and exc.reason and "\n" not in exc.reason
+        return
+    assert isinstance(price.amount, Decimal)
+    assert price.amount.is_finite() and price.amount >= 0
+    assert price.amount < Decimal(10) ** 8
+    assert "E" not in format(price.amount, "f")
+
+
+@given(st.text(max_size=40))
+@example("¥1e400/h")
+@example("$1..5/hr")
+@example("payg_price: 99999999999999999999999999")
+def test_any_text_gives_a_lawful_price_or_a_price_parse_error(text: str) -> None:
+    _price_outcome_is_lawful(text)
+
+
+@given(st.text(alphabet=PRICE_ALPHABET, max_size=30))
+@example("3/0卡")
+@example("1e-400")
+@example(".0e9")
+def test_price_like_text_gives_a_lawful_price_or_a_price_parse_error(text: str) -> None:
+    _price_outcome_is_lawful(text)
+    _price_outcome_is_lawful(text, default_currency="CNY", default_unit=BillingUnit.HOUR)

@@ -74,11 +74,15 @@ def price(
 
 
 def availability(texts: TextsArg) -> None:
-    """Read stock text: {"input","status","available_count"}; unrecognised text is unknown."""
-    from gpurent.normalize.availability import parse_availability
+    """Read stock text: {"input","status","available_count"}; unrecognised text is unknown,
+    impossible text ("9 free of 8") is {"input","error"}."""
+    from gpurent.normalize.availability import AvailabilityParseError, parse_availability
 
     def one(raw: str) -> dict[str, Any]:
-        found = parse_availability(raw)
+        try:
+            found = parse_availability(raw)
+        except AvailabilityParseError as exc:
+            return {"input": raw, "error": exc.reason}
         return {
             "input": raw,
             "status": found.status.value,

@@ -29,11 +29,84 @@ PPIO_PRICE_SCALE = 100_000
 """PPIO ``price``: skypilot divides it by 100000 to get the hourly price."""
 
 
+MAX_AMOUNT = Decimal(10) ** 8
+"""No GPU price or fee reaches 100 million of a currency per unit; a larger number is a misread
+or a placeholder, and would not fit the warehouse's fee column (DECIMAL(18,10))."""
+MAX_DIGITS = 30
+"""Significant digits an amount may carry: more is noise, and Decimal arithmetic would round."""
+MIN_EXPONENT = -12
+"""The smallest non-zero amount is 10**MIN_EXPONENT: per-second prices need 1E-8, and a
+1E-403 is a misread that would also print in exponent form."""
+
+# Exact arithmetic for amounts already bounded by MAX_AMOUNT and MAX_DIGITS: an inexact
+# result is refused rather than rounded.
+_EXACT_PRECISION = 60
+_PLAIN_VALUE = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
+
+
+class AmountError(ValueError):
+    """An amount that is not a price: not finite, negative, too large, or not a number at all.
+
+    ``reason`` is one line saying which.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def checked_amount(amount: Decimal, written: object = None) -> Decimal:
+    """``amount`` if it can be a price: finite, not negative, below MAX_AMOUNT, at most
+    MAX_DIGITS significant digits. Raises AmountError otherwise; ``written`` is what the
+    message shows (the amount itself by default)."""
+    shown = amount if written is None else written
+    if not amount.is_finite():
+        raise AmountError(f"not a finite number: {shown!r}")
+    if amount.is_signed() and amount != 0:
+        raise AmountError(f"negative amount: {shown!r}")
+    if amount.adjusted() >= MAX_AMOUNT.adjusted():
+        raise AmountError(f"amount too large to be a price: {shown!r}")
+    if len(amount.as_tuple().digits) > MAX_DIGITS:
+        raise AmountError(f"more than {MAX_DIGITS} significant digits: {shown!r}")
+    if amount != 0 and amount.adjusted() < MIN_EXPONENT:
+        raise AmountError(f"amount too small to be a price: {shown!r}")
+    return abs(amount)  # -0 is 0
+
+
 def plain_decimal(value: Decimal) -> Decimal:
-    """Drop trailing zeros without switching to exponent form (10.000 -> 10, 2.720 -> 2.72)."""
-    if value == value.to_integral_value():
-        return value.quantize(Decimal(1))
-    return value.normalize()
+    """Drop trailing zeros without switching to exponent form (10.000 -> 10, 2.720 -> 2.72).
+
+    Raises AmountError for a value that is not finite, or too long to be kept exactly.
+    """
+    if not value.is_finite():
+        raise AmountError(f"not a finite number: {value!r}")
+    with localcontext() as ctx:
+        ctx.prec = _EXACT_PRECISION
+        ctx.traps[Inexact] = True
+        try:
+            if value == value.to_integral_value():
+                return value.quantize(Decimal(1))
+            return value.normalize()
+        except (Inexact, InvalidOperation):
+            raise AmountError(f"too many digits to keep exactly: {value!r}") from None
+
+
+def _minor_amount(value: object) -> Decimal:
+    """``value`` as an exact, finite, non-negative Decimal count, or AmountError."""
+    if isinstance(value, bool | float):
+        # A float has already lost the exact value; bool is an int by accident.
+        raise AmountError(
+            f"minor-unit value must be int, str or Decimal, got {type(value).__name__}"
+        )
+    if isinstance(value, str):
+        # Decimal() also takes "1_000", "١٢", "1e3", "NaN", "-5": none is how a provider
+        # writes a count of minor units, so only plain digits pass.
+        if not _PLAIN_VALUE.fullmatch(value.strip()):
+            raise AmountError(f"not a plain non-negative number: {value!r}")
+        return Decimal(value.strip())
+    if isinstance(value, int | Decimal):
+        return Decimal(value)
+    raise AmountError(f"minor-unit value must be int, str or Decimal, got {type(value).__name__}")
 
 
 def from_minor_units(value: int | str | Decimal, per_unit: int) -> Decimal:
@@ -42,33 +115,29 @@ def from_minor_units(value: int | str | Decimal, per_unit: int) -> Decimal:
     >>> from_minor_units(2720, 1000)
     Decimal('2.72')
 
-    Raises ValueError for a non-positive scale, a non-numeric or non-finite value, or a
-    scale that does not divide ``value`` exactly (a rounded price would be a made-up one).
+    Raises AmountError (a ValueError, never decimal.InvalidOperation or TypeError) for a
+    non-positive scale, a value that is not a number (``{}``, ``[]``, ``"abc"``, ``True``),
+    not finite, negative or past MAX_AMOUNT once scaled (``1e400``), or a scale that does
+    not divide ``value`` exactly (a rounded price would be a made-up one).
     """
     if isinstance(per_unit, bool) or not isinstance(per_unit, int) or per_unit <= 0:
-        raise ValueError(f"per_unit must be a positive integer, got {per_unit!r}")
-    if isinstance(value, (bool, float)):
-        # A float has already lost the exact value; bool is an int by accident.
-        raise ValueError(
-            f"minor-unit value must be int, str or Decimal, got {type(value).__name__}"
-        )
-    try:
-        amount = Decimal(value.strip() if isinstance(value, str) else value)
-    except InvalidOperation as exc:
-        raise ValueError(f"not a number: {value!r}") from exc
+        raise AmountError(f"per_unit must be a positive integer, got {per_unit!r}")
+    amount = _minor_amount(value)
     if not amount.is_finite():
-        raise ValueError(f"not a finite number: {value!r}")
-    digits = len(str(per_unit)) - 1
-    if per_unit == 10**digits:
-        # Powers of ten only move the decimal point: exact whatever the precision.
-        return plain_decimal(amount.scaleb(-digits))
+        raise AmountError(f"not a finite number: {value!r}")
+    if amount.is_signed() and amount != 0:
+        raise AmountError(f"negative amount: {value!r}")
+    if amount.adjusted() >= MAX_AMOUNT.adjusted() + len(str(per_unit)):
+        # Checked before dividing, so a huge exponent never reaches the arithmetic.
+        raise AmountError(f"amount too large to be a price: {value!r}")
     with localcontext() as ctx:
-        ctx.prec = 60
+        ctx.prec = _EXACT_PRECISION
         ctx.traps[Inexact] = True
         try:
-            return plain_decimal(amount / per_unit)
-        except Inexact as exc:
-            raise ValueError(f"{value} / {per_unit} has no exact decimal value") from exc
+            scaled = amount / per_unit
+        except (Inexact, InvalidOperation):
+            raise AmountError(f"{value} / {per_unit} has no exact decimal value") from None
+    return checked_amount(plain_decimal(scaled), value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,4 +180,5 @@ def parse_minor_unit_field(text: str) -> tuple[Decimal, MinorUnitField] | None:
     field = KNOWN_MINOR_UNIT_FIELDS.get(match["name"])
     if field is None:
         return None
+    # Raises AmountError for a count too large to be a price; the caller reports it.
     return from_minor_units(match["value"], field.per_unit), field

@@ -16,7 +16,7 @@ import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from gpurent.model import BillingUnit, PriceKind
 from gpurent.normalize import price_words as w
@@ -29,7 +29,9 @@ from gpurent.normalize.minor_units import (
     MILLI,
     MILLICENT,
     PPIO_PRICE_SCALE,
+    AmountError,
     MinorUnitField,
+    checked_amount,
     from_minor_units,
     parse_minor_unit_field,
     plain_decimal,
@@ -44,6 +46,7 @@ __all__ = [
     "MILLI",
     "MILLICENT",
     "PPIO_PRICE_SCALE",
+    "AmountError",
     "MinorUnitField",
     "ParsedPrice",
     "PriceParseError",
@@ -100,6 +103,11 @@ class _Atom:
     starting_at: bool = False
     range_follows: bool = False
     context: str = ""
+    problem: str | None = None
+    """Why this number cannot be a price ("divided by zero", "malformed number '1..5'")."""
+    ambiguous_group: bool = False
+    written: str = ""
+    """Written "1,234" or "1.234": a grouping or a decimal mark, depending on the currency."""
 
     @property
     def priced(self) -> bool:
@@ -113,7 +121,8 @@ def normalize_text(text: str) -> str:
 
 def _to_decimal(raw: str) -> Decimal:
     """One of NUMBER_RE's spellings as a Decimal, keeping the written decimals (2.20 stays 2.20)."""
-    raw = raw.replace(" ", "")
+    for mark in " '’_":
+        raw = raw.replace(mark, "")
     if "," in raw and "." in raw:
         # 1,234.56 (comma groups) or 1.234,56 (dot groups): the last mark is the decimal one.
         if raw.rfind(",") > raw.rfind("."):
@@ -122,9 +131,14 @@ def _to_decimal(raw: str) -> Decimal:
             raw = raw.replace(",", "")
     elif "," in raw:
         whole, _, frac = raw.rpartition(",")
-        # Three digits after every comma is grouping ("4,999"); one or two is a decimal comma.
-        raw = raw.replace(",", "") if len(frac) == 3 else f"{whole.replace(',', '')}.{frac}"
-    return Decimal(raw)
+        # Three digits after every comma is grouping ("4,999", "1,23,456"); one or two is a
+        # decimal comma, and so is any comma after a lone 0 ("0,234": no group starts with 0).
+        grouping = len(frac) == 3 and whole != "0"
+        raw = raw.replace(",", "") if grouping else f"{whole.replace(',', '')}.{frac}"
+    try:
+        return Decimal(raw)
+    except InvalidOperation:
+        raise AmountError(f"not a number: {raw!r}") from None
 
 
 def _read_currency(text: str, pre: str | None, pos: int) -> tuple[str | None, int, int]:
@@ -178,43 +192,107 @@ def _read_clause(text: str, pos: int, atom: _Atom) -> int:
     return pos
 
 
+def _check_currency_marks(text: str, start: int, end: int) -> None:
+    """Refuse a number written beside a currency gpurent does not read ("₹1,23,456",
+    "JPY 100/h"): taking the default currency for it would state a false price."""
+    before = text[:start].rstrip()[-1:]
+    after = text[end:].lstrip()[:1]
+    for mark in (before, after):
+        if mark and unicodedata.category(mark) == "Sc" and mark not in w.KNOWN_SYMBOLS:
+            raise PriceParseError(text, f"currency symbol {mark!r} is not one gpurent reads")
+    code = w.UNREAD_CODE_BEFORE_RE.search(text, 0, start) or w.UNREAD_CODE_AFTER_RE.match(text, end)
+    if code:
+        raise PriceParseError(text, f"currency {code.group().strip()} is not one gpurent reads")
+
+
+def _read_amount(text: str, match: re.Match[str]) -> tuple[Decimal, int, str | None]:
+    """The number of an ATOM_RE match with its multiplier: (amount, end, problem).
+
+    A number that runs on ("1..5", "1.2.3", "1e400") gets a problem and amount 0: it is
+    refused if used as a price, and never read as its first part."""
+    tail = w.MALFORMED_TAIL_RE.match(text, match.end())
+    if tail:
+        written = text[match.start("num") : tail.end()]
+        kind = "exponent notation" if "e" in written.lower() else "malformed number"
+        return Decimal(0), tail.end(), f"{kind} {written!r}"
+    amount = _to_decimal(match["num"])
+    pos = match.end()
+    mult = w.MULTIPLIER_RE.match(text, pos)
+    if mult:
+        amount = plain_decimal(amount * w.MULTIPLIERS[(mult["mult"] or mult["k"]).lower()])
+        pos = mult.end()
+    return amount, pos, None
+
+
+def _denominator_problem(text: str, pos: int, atom: _Atom) -> int:
+    """A count after "/" ("¥3/0h", "¥10/8卡/时"): noted as the atom's problem, skipped."""
+    den = w.DENOMINATOR_RE.match(text, pos)
+    if den is None:
+        return pos
+    try:
+        zero = Decimal(den["den"].replace(",", "")) == 0
+    except InvalidOperation:
+        zero = False
+    problem = "divided by zero" if zero else f"a price per {den['den']} units, not per unit"
+    atom.problem = atom.problem or problem
+    return den.end()
+
+
+def _read_suffixes(text: str, pos: int, atom: _Atom) -> int:
+    """Range, "起" and the unit clause after the number and its currency."""
+    if w.RANGE_RE.match(text, pos):
+        atom.range_follows = True
+    starting = w.STARTING_SUFFIX_RE.match(text, pos)
+    if starting:
+        atom.starting_at = True
+        pos = starting.end()
+    pos = _read_clause(text, pos, atom)
+    pos = _denominator_problem(text, pos, atom)
+    if w.RANGE_RE.match(text, pos):
+        atom.range_follows = True
+    starting = w.STARTING_SUFFIX_RE.match(text, pos)
+    if starting:
+        atom.starting_at = True
+        pos = starting.end()
+    return pos
+
+
+def _read_atom(text: str, match: re.Match[str]) -> _Atom:
+    start = match.start()
+    amount, pos, problem = _read_amount(text, match)
+    _check_currency_marks(text, start, pos)
+    currency, pos, divisor = _read_currency(text, match["pre"], pos)
+    if divisor != 1 and problem is None:
+        amount = from_minor_units(amount, divisor)
+    atom = _Atom(start=start, end=pos, amount=amount, currency=currency, problem=problem)
+    atom.written = match["num"]
+    atom.ambiguous_group = bool(w.AMBIGUOUS_GROUP_RE.fullmatch(match["num"])) and not problem
+    pos = _denominator_problem(text, pos, atom)
+    atom.end = _read_suffixes(text, pos, atom)
+    if atom.priced and w.NEGATIVE_BEFORE_RE.search(text, 0, start):
+        raise PriceParseError(text, "negative price")
+    return atom
+
+
 def _find_atoms(text: str) -> list[_Atom]:
     atoms: list[_Atom] = []
+    skip_to = 0
     for match in w.ATOM_RE.finditer(text):
         start = match.start()
+        if start < skip_to:
+            continue  # inside a number already read (or refused) whole
         if (
             match["pre"] is None
             and start > 0
             and text[start - 1].isascii()
             and text[start - 1].isalpha()
         ):
-            continue  # part of a name: A100, H800, RTX4090
-        amount = _to_decimal(match["num"])
-        pos = match.end()
-        mult = w.MULTIPLIER_RE.match(text, pos)
-        if mult:
-            amount = plain_decimal(amount * w.MULTIPLIERS[(mult["mult"] or mult["k"]).lower()])
-            pos = mult.end()
-        currency, pos, divisor = _read_currency(text, match["pre"], pos)
-        if divisor != 1:
-            amount = from_minor_units(amount, divisor)
-        atom = _Atom(start=start, end=pos, amount=amount, currency=currency)
-        if w.RANGE_RE.match(text, pos):
-            atom.range_follows = True
-        starting = w.STARTING_SUFFIX_RE.match(text, pos)
-        if starting:
-            atom.starting_at = True
-            pos = starting.end()
-        pos = _read_clause(text, pos, atom)
-        if w.RANGE_RE.match(text, pos):
-            atom.range_follows = True
-        starting = w.STARTING_SUFFIX_RE.match(text, pos)
-        if starting:
-            atom.starting_at = True
-            pos = starting.end()
-        atom.end = pos
-        if atom.priced and w.NEGATIVE_BEFORE_RE.search(text, 0, start):
-            raise PriceParseError(text, "negative price")
+            # Part of a name: A100, H800, RTX4090, v1.2.3.
+            tail = w.MALFORMED_TAIL_RE.match(text, match.end())
+            skip_to = tail.end() if tail else match.end()
+            continue
+        atom = _read_atom(text, match)
+        skip_to = atom.end
         atoms.append(atom)
     return atoms
 
@@ -283,6 +361,48 @@ def _check_currency(code: str | None) -> str | None:
     return code
 
 
+def _priced_atoms(original: str, text: str) -> list[_Atom]:
+    """The numbers of ``text`` that are prices, each checked; PriceParseError says why not."""
+    try:
+        all_atoms = _find_atoms(text)
+    except (PriceParseError, AmountError) as exc:
+        # Report the caller's text, not its NFKC form.
+        raise PriceParseError(original, exc.reason) from None
+    if not all_atoms:
+        finite = w.NOT_FINITE_RE.search(text) is None
+        raise PriceParseError(
+            original, "no number in price text" if finite else "not a finite number"
+        )
+    for first, second in itertools.pairwise(all_atoms):
+        if first.range_follows and (first.priced or second.priced):
+            raise PriceParseError(original, "a price range, not one price")
+    atoms = [a for a in all_atoms if a.priced]
+    if not atoms:
+        if len(all_atoms) == 1 and all_atoms[0].problem:
+            raise PriceParseError(original, all_atoms[0].problem)
+        plain = w.PLAIN_NUMBER_RE.match(text)
+        if plain is None or len(all_atoms) != 1:
+            raise PriceParseError(original, "no currency or unit next to any number")
+        atoms = all_atoms
+        atoms[0].starting_at = atoms[0].starting_at or bool(w.STARTING_RE.search(text))
+    for atom in atoms:
+        if atom.problem:
+            raise PriceParseError(original, atom.problem)
+    return atoms
+
+
+def _amount(original: str, atom: _Atom, code: str) -> Decimal:
+    """The atom's amount once its currency is known, within what a price can be."""
+    if atom.ambiguous_group and code in w.DECIMAL_COMMA_CURRENCIES:
+        raise PriceParseError(
+            original, f"{atom.written!r} is a thousands group or a decimal in {code}: ambiguous"
+        )
+    try:
+        return checked_amount(atom.amount)
+    except AmountError as exc:
+        raise PriceParseError(original, exc.reason) from None
+
+
 @dataclass(frozen=True, slots=True)
 class _Candidate:
     price: ParsedPrice
@@ -298,29 +418,16 @@ def _candidates(
     currency_default = _check_currency(default_currency)
     unit_default = BillingUnit(default_unit) if default_unit is not None else None
 
-    field = parse_minor_unit_field(text)
+    try:
+        field = parse_minor_unit_field(text)
+    except AmountError as exc:
+        raise PriceParseError(original, exc.reason) from None
     if field is not None:
         amount, meaning = field
         price = ParsedPrice(amount, meaning.currency, meaning.unit, meaning.basis)
         return [_Candidate(price, current=False)]
 
-    try:
-        all_atoms = _find_atoms(text)
-    except PriceParseError as exc:
-        # Report the caller's text, not its NFKC form.
-        raise PriceParseError(original, exc.reason) from None
-    if not all_atoms:
-        raise PriceParseError(original, "no number in price text")
-    for first, second in itertools.pairwise(all_atoms):
-        if first.range_follows and (first.priced or second.priced):
-            raise PriceParseError(original, "a price range, not one price")
-    atoms = [a for a in all_atoms if a.priced]
-    if not atoms:
-        plain = w.PLAIN_NUMBER_RE.match(text)
-        if plain is None or len(all_atoms) != 1:
-            raise PriceParseError(original, "no currency or unit next to any number")
-        atoms = all_atoms
-        atoms[0].starting_at = atoms[0].starting_at or bool(w.STARTING_RE.search(text))
+    atoms = _priced_atoms(original, text)
     _attach_context(text, atoms)
 
     for atom in atoms:
@@ -347,7 +454,7 @@ def _candidates(
                 )
             raise PriceParseError(original, "no billing unit (and no default unit given)")
         price = ParsedPrice(
-            amount=atom.amount,
+            amount=_amount(original, atom, code),
             currency=code,
             unit=billing,
             basis=atom.basis if atom.has_clause else (atom.basis or basis),

@@ -84,14 +84,41 @@ SUFFIX_RE = re.compile(
 )
 
 # Digits are ASCII only: Python's \d also matches other scripts' digits, which no price uses.
+# A first digit group never starts with 0 ("0,234" is a decimal comma, not 234). NFKC has
+# already turned thin and narrow no-break spaces (U+2009, U+202F) and NBSP into spaces, and
+# the full-width comma into a comma.
 NUMBER_RE = r"""(?P<num>
-      [0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?       # 4,999   1,234.56
-    | [0-9]{1,3}(?:\.[0-9]{3})+,[0-9]{1,2}        # 1.234,56 (European)
-    | [0-9]{1,3}(?:[ ][0-9]{3})+(?:[.,][0-9]+)?   # 1 234.5  (space or NBSP after NFKC)
-    | [0-9]+,[0-9]{1,2}(?![0-9])                  # 0,79     (decimal comma)
+      [1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?       # 4,999   1,234.56
+    | [1-9][0-9]?(?:,[0-9]{2})+,[0-9]{3}(?:\.[0-9]+)?  # 1,23,456 (Indian lakh grouping)
+    | [1-9][0-9]{0,2}(?:\.[0-9]{3})+,[0-9]{1,2}        # 1.234,56 (European)
+    | [1-9][0-9]{0,2}(?:[ ][0-9]{3})+(?:[.,][0-9]+)?   # 1 234.5  (space, thin space, NBSP)
+    | [1-9][0-9]{0,2}(?:['’][0-9]{3})+(?:\.[0-9]+)?    # 1'234.50 (Swiss apostrophe)
+    | [1-9][0-9]{0,2}(?:_[0-9]{3})+(?:\.[0-9]+)?       # 1_234.50 (programmer's grouping)
+    | 0,[0-9]+(?![0-9])                               # 0,234    (decimal comma)
+    | [0-9]+,[0-9]{1,2}(?![0-9])                      # 0,79  2,5
     | [0-9]+(?:\.[0-9]+)?
     | \.[0-9]+
     )(?![0-9])"""
+# What a number may not be followed by: another digit mark ("1..5", "1.2.3", "1,2345") or an
+# exponent ("1e400"). Such a number is refused, never read as its first part.
+MALFORMED_TAIL_RE = re.compile(r"(?:[.,'’_]+[0-9]|e[+-]?[0-9])[0-9.,'’_]*(?:e[+-]?[0-9]+)?", re.I)
+# "/0", "/ 8": a price divided by a count ("¥3/0h", "¥10/8卡/时") is not read: a zero
+# denominator is no price, and a price per 8 cards is not a per-unit rate written out.
+DENOMINATOR_RE = re.compile(r"\s*/\s*(?P<den>[0-9][0-9.,]*)")
+# A single mark then three digits: grouping ("1,234" = 1234) where the dot is the decimal
+# mark, a decimal ("1,234" = 1.234) where the comma is. Ambiguous in those currencies.
+AMBIGUOUS_GROUP_RE = re.compile(r"[1-9][0-9]{0,2}[.,][0-9]{3}")
+DECIMAL_COMMA_CURRENCIES = frozenset({"EUR"})
+# Currencies gpurent does not read: a price in one must not take the default currency.
+UNREAD_CURRENCY_CODES = (
+    "JPY", "INR", "KRW", "SGD", "AUD", "CAD", "CHF", "TWD", "RUB", "BRL", "SEK", "NOK", "DKK",
+    "PLN", "TRY", "THB", "VND", "IDR", "MYR", "PHP", "NZD", "ZAR", "MXN", "AED", "SAR", "ILS",
+)  # fmt: skip
+_UNREAD_CODES = "|".join(UNREAD_CURRENCY_CODES)
+UNREAD_CODE_BEFORE_RE = re.compile(rf"(?<![A-Za-z])(?:{_UNREAD_CODES})\s*$")
+UNREAD_CODE_AFTER_RE = re.compile(rf"\s*(?:{_UNREAD_CODES})(?![A-Za-z])")
+KNOWN_SYMBOLS = frozenset("¥€$£¢")
+NOT_FINITE_RE = re.compile(r"(?<![a-z])(?:nan|inf|infinity)(?![a-z])", re.I)
 MULTIPLIERS: dict[str, int] = {"k": 1_000, "千": 1_000, "万": 10_000}
 MULTIPLIER_RE = re.compile(r"\s*(?:(?P<mult>万|千)|(?P<k>k)(?![a-z]))", re.IGNORECASE)
 
