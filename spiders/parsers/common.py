@@ -403,7 +403,11 @@ def feed_dicts(records: Iterable[Record]) -> list[dict[str, Any]]:
 
 def _show(value: Any) -> str:
     # Decimals as written ("-0.1"), anything else as Python shows it ('n/a').
-    return format(value, "f") if isinstance(value, Decimal) else repr(value)
+    if isinstance(value, Decimal):
+        # Plain digits unless absurdly long: 1e400 is shown as 1E+400, not 401 characters.
+        plain = value.is_finite() and -30 < value.adjusted() < 30
+        return format(value, "f") if plain else str(value)
+    return repr(value)
 
 
 def _jsonable_raw(raw: Any) -> dict[str, Any] | str | None:

@@ -34,8 +34,9 @@ def test_public_market_loads_without_a_token(
     result = crawl("matpool", server, tmp_path)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 26  # 27 machines, one quarantined ("A100-PCIE")
-    assert [q["raw"]["hardware"]["gpu"]["gpuName"] for q in result.quarantined] == ["A100-PCIE"]
+    assert len(offers) == 27  # "A100-PCIE" too, with its VRAM unknown (40 or 80 GB)
+    assert result.quarantined == []
+    assert [o["gpu_vram_gb"] for o in offers.values() if o["raw_gpu_name"] == "A100-PCIE"] == [None]
     statuses = [o["status"] for o in offers.values()]
     assert statuses.count("sold_out") == 4 and statuses.count("low") == 1
     rtx4090 = [o for o in offers.values() if o["gpu_model"] == "RTX 4090"]
@@ -52,7 +53,7 @@ def test_public_market_loads_without_a_token(
     assert not any("authorization" in r.headers for r in calls)
     report = result.report
     assert report["auth"] == "not_needed" and report["pages_parsed"] == 2
-    assert (report["offers"], report["quarantined"]) == (26, 1)
+    assert (report["offers"], report["quarantined"]) == (27, 0)
     assert report["errors"] == [] and report["layout_errors"] == []
     assert classify_run(report, returncode=0).status is RunStatus.OK
 
@@ -65,7 +66,7 @@ def test_token_is_sent_as_bearer_when_set(
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     result = crawl("matpool", server, tmp_path)
     assert [r.headers.get("authorization") for r in result.calls] == [f"Bearer {TOKEN}"] * 2
-    assert len(result.offers) == 26 and result.report["auth"] == "ok"
+    assert len(result.offers) == 27 and result.report["auth"] == "ok"
     assert_secrets_kept(result, TOKEN)
 
 
@@ -89,11 +90,11 @@ def test_refused_token_is_reported_and_the_public_market_still_loads(
         ("1", 200, False),
         ("2", 200, False),
     ]
-    assert len(result.offers) == 26
+    assert len(result.offers) == 27
     report = result.report
     assert report["auth"] == "rejected"
     verdict = classify_run(report, returncode=0)
-    assert verdict.status is RunStatus.AUTH_REQUIRED and "26 public" in verdict.message
+    assert verdict.status is RunStatus.AUTH_REQUIRED and "27 public" in verdict.message
     assert_secrets_kept(result, TOKEN)
 
 

@@ -93,7 +93,11 @@ def test_stock_status_words_and_null() -> None:
     # null for a type not offered in that cloud: no offer at all
     assert "NVIDIA H100 80GB HBM3/community" not in community
     assert not any(key.startswith("NVIDIA GeForce RTX 3080") for key in {**secure, **community})
-    assert all(o.available_count is None for o in secure.values())
+    # RunPod gives words, not counts: no free count, except sold out, which is 0 free.
+    assert all(
+        o.available_count == (0 if o.status is StockStatus.SOLD_OUT else None)
+        for o in secure.values()
+    )
 
 
 def test_price_per_card_plans_and_fees() -> None:
