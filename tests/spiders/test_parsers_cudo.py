@@ -69,8 +69,29 @@ def test_minimum_memory_rounds_up_to_whole_gib(vcpus: int, vcpu_per_gib: str, gi
         "memoryGibPriceHr": {"value": "0.003"},
         "minStorageGibPriceHr": {"value": "0.0001"},
         "totalGpuFree": 1,
+        "maxGpuFree": 1,
     }
     record = parse_machine_types({"machineTypes": [item]}, CTX).records[0]
     assert isinstance(record, OfferRecord)
     memory = next(f for f in record.fees if f.fee_type is FeeType.MEMORY)
     assert memory.quantity == gib
+
+
+def test_an_unknown_ipv4_price_keeps_the_offer_and_is_noted() -> None:
+    """IPv4 is optional: without its price the offer stands without that fee (its cost with
+    an IPv4 unknown, said in a page note); a price that is no price is set aside beside it."""
+    case = next(c for c in cases("cudo") if c.name == "bad_cell_in_one")
+    page = parse(case)
+    offers = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+    lines = [r for r in page.records if not isinstance(r, OfferRecord)]
+    for key in (
+        "us-santaclara-1/epyc-milan-a40/nvidia-a40",
+        "ca-montreal-3/epyc-genoa-l40s/nvidia-l40s",
+    ):
+        assert FeeType.PUBLIC_IP not in {f.fee_type for f in offers[key].fees}
+        assert key in page.notes[0]
+    assert page.notes[0].startswith("public IPv4 price unknown for 2 machine types")
+    set_aside = [r for r in lines if r.field == "ipv4PriceHr"]
+    assert [r.offer_key for r in set_aside] == ["us-santaclara-1/epyc-milan-a40/nvidia-a40"]
+    # One bad cell costs its machine type only: the other types keep their offers.
+    assert len(offers) == 5 and page.layout_error is None

@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, StockStatus
+from gpurent.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.vastai import BundlesPage, parse_bundles, search_body
 
@@ -65,7 +65,7 @@ def test_renamed_offers_key_is_a_layout_error_with_no_rows() -> None:
 def test_no_float_reaches_a_price() -> None:
     page = parse_bundles(load_json(b'{"offers": [{"id": 1, "gpu_name": "RTX 4090", '
                                    b'"num_gpus": 1, "gpu_ram": 24564, "dph_base": 0.1, '
-                                   b'"rentable": true}]}'), CTX)  # fmt: skip
+                                   b'"rentable": true, "rented": false}]}'), CTX)  # fmt: skip
     offer = page.records[0]
     assert isinstance(offer, OfferRecord) and offer.price == Decimal("0.1")
     assert parse_bundles({"offers": [{"id": 1, "dph_base": 0.1}]}, CTX).records[0].kind == (
@@ -73,28 +73,63 @@ def test_no_float_reaches_a_price() -> None:
     )
 
 
+GONE = object()
+"""The key is absent from the offer (drift), not null."""
+
+
 @pytest.mark.parametrize(
     ("rentable", "rented", "status"),
     [
         (True, False, StockStatus.IN_STOCK),
-        (True, None, StockStatus.IN_STOCK),
         (True, True, StockStatus.SOLD_OUT),
         (False, False, StockStatus.SOLD_OUT),
-        (None, False, StockStatus.UNKNOWN),
+        (False, GONE, StockStatus.SOLD_OUT),  # a real capture's sold-out offers lack `rented`
+        (True, None, StockStatus.UNKNOWN),  # null is not a yes/no: set aside
+        (True, "no", StockStatus.UNKNOWN),
+        ("yes", False, StockStatus.UNKNOWN),
     ],
 )
 def test_status_from_rentable_and_rented(
-    rentable: bool | None, rented: bool | None, status: StockStatus
+    rentable: object, rented: object, status: StockStatus
 ) -> None:
-    offer: dict[str, object] = {"id": 7, "gpu_name": "L40S", "num_gpus": 2, "dph_base": "1.2"}
-    if rentable is not None:
-        offer["rentable"] = rentable
-    if rented is not None:
-        offer["rented"] = rented
-    record = parse_bundles({"offers": [offer]}, CTX).records[0]
+    offer = vast_offer(rentable=rentable, rented=rented)
+    records = parse_bundles({"offers": [offer]}, CTX).records
+    record = records[0]
     assert isinstance(record, OfferRecord)
     assert record.status is status
-    assert record.available_count == (2 if status is StockStatus.IN_STOCK else None)
+    expected_free = {StockStatus.IN_STOCK: 2, StockStatus.SOLD_OUT: 0}.get(status)
+    assert record.available_count == expected_free  # sold out is 0 free
+    # An unreadable flag leaves the offer `unknown` and says why on its own line.
+    reasons = [r.reason for r in records if isinstance(r, QuarantineRecord)]
+    assert len(reasons) == (1 if status is StockStatus.UNKNOWN else 0)
+    assert all(r.startswith("invalid_value: rent") for r in reasons)
+
+
+@pytest.mark.parametrize(("rentable", "gone"), [(True, "rented"), (GONE, "rentable")])
+def test_a_gone_stock_key_is_drift_never_a_state(rentable: object, gone: str) -> None:
+    """`rented` gone from a rentable offer is not "not rented" (that read flipped taken
+    machines to in stock); `rentable` gone is not "unknown" either: both are drift."""
+    offer = vast_offer(rentable=rentable, rented=GONE)
+    page = parse_bundles({"offers": [offer, vast_offer(offer_id=8)]}, CTX)
+    first, second = page.records
+    assert isinstance(first, QuarantineRecord) and first.offer_key == "7"
+    assert first.reason == f"missing_field: key gone: {gone}"
+    assert isinstance(second, OfferRecord) and second.status is StockStatus.IN_STOCK
+    assert page.layout_error is None and page.missing_fields == [gone]
+    alone = parse_bundles({"offers": [offer]}, CTX)
+    assert alone.layout_error is not None and gone in alone.layout_error
+
+
+def vast_offer(
+    *, offer_id: int = 7, rentable: object = True, rented: object = False
+) -> dict[str, object]:
+    offer: dict[str, object] = {
+        "id": offer_id, "gpu_name": "L40S", "num_gpus": 2, "gpu_ram": 46068, "dph_base": "1.2"
+    }  # fmt: skip
+    for key, value in (("rentable", rentable), ("rented", rented)):
+        if value is not GONE:
+            offer[key] = value
+    return offer
 
 
 def test_search_body_pages_by_id_and_keeps_sold_out_offers() -> None:
