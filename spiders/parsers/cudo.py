@@ -14,7 +14,14 @@ The smallest VM that carries one card is priced through mandatory fees:
   `maxVcpuPerMemoryGib`, so `minVcpuPerGpu` vCPUs need at least
   `minVcpuPerGpu / maxVcpuPerMemoryGib` GiB, rounded up to a whole GiB;
 * disk: `minStorageGibPriceHr` per GiB (size is the user's choice);
-* public IPv4: optional.
+* public IPv4: optional. A machine type without a readable `ipv4PriceHr` keeps its offer,
+  without that fee, and the page notes the price as unknown (a bad value is set aside).
+
+Contract (`MACHINE_TYPE_CONTRACT`): every machine type carries its identity (`dataCenterId`,
+`machineType`, `gpuModelId`, `gpuModel`), `gpuPriceHr` (its `value` when it is a money
+object) and both free counts (`totalGpuFree`, and `maxGpuFree`, which says whether any
+host can start a VM). A key gone is drift: that machine type is quarantined, never read as
+"no count"; gone from every machine type it is the page's layout error.
 """
 
 from __future__ import annotations
@@ -23,46 +30,68 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from gpurent.normalize.availability import Availability, availability_from_counts
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
+    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
     counted_stock,
     gpu_offer,
-    guarded,
     identify_gpu,
-    not_an_object,
     optional_int,
     require,
     set_aside,
     to_decimal,
     to_price,
 )
+from spiders.parsers.contract import Contract, contracted
 from spiders.parsers.envelope import list_page
 from spiders.parsers.fees import per_gb_fee, per_instance_fee, vm_part_fee
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://rest.compute.cudo.org/v1/vms/machine-types"
-# Keys every machine type carries (the free count included: without it all stock is unknown).
-CORE_KEYS = ("dataCenterId", "machineType", "gpuModel", "gpuPriceHr", "totalGpuFree")
+# What every machine type carries (the free counts included: without them all stock is
+# unknown, or cards no host can start read as free).
+MACHINE_TYPE_CONTRACT = Contract(
+    "machine type",
+    identity=("dataCenterId", "machineType", "gpuModelId", "gpuModel"),
+    price=("gpuPriceHr.value",),
+    stock=("totalGpuFree", "maxGpuFree"),
+)
+CONTRACTS: tuple[Contract, ...] = (MACHINE_TYPE_CONTRACT,)
+IPV4_FIELD = "ipv4PriceHr"
+# No GPU-hour costs this much: a larger number is a broken value (1e400), not a price.
+MAX_PRICE = Decimal(100_000)
 
 
 def parse_machine_types(data: Any, ctx: ParseContext) -> PageResult:
-    return list_page(
-        data,
-        "machineTypes",
-        ctx,
-        records=machine_type_records,
-        core_keys=CORE_KEYS,
-        noun="machine type",
+    page = list_page(
+        data, "machineTypes", ctx, records=machine_type_records, contract=MACHINE_TYPE_CONTRACT
     )
+    _note_unknown_ipv4(page)
+    return page
 
 
-def offer_key(item: dict[str, Any]) -> str | None:
+def _note_unknown_ipv4(page: PageResult) -> None:
+    """Say which offers lack the (optional) public IPv4 price: their cost with an IPv4 is
+    unknown, not free."""
+    keys = [
+        o.offer_key
+        for o in page.offers
+        if all(fee.fee_type is not FeeType.PUBLIC_IP for fee in o.fees)
+    ]
+    if keys:
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        page.notes.append(f"public IPv4 price unknown for {len(keys)} machine types: {shown}")
+
+
+def offer_key(item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return None
     parts = [item.get("dataCenterId"), item.get("machineType"), item.get("gpuModelId")]
     if not all(isinstance(p, str) and p for p in parts):
         return None
@@ -70,10 +99,13 @@ def offer_key(item: dict[str, Any]) -> str | None:
 
 
 def machine_type_records(item: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(item, dict):
-        return not_an_object(ctx, item)
-    key = offer_key(item)
-    return guarded(ctx, offer_key=key, raw=item, build=lambda: _build(item, key, ctx))
+    return contracted(
+        ctx,
+        item,
+        MACHINE_TYPE_CONTRACT,
+        offer_key=offer_key,
+        build=lambda: _build(item, offer_key(item), ctx),
+    )
 
 
 def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -85,6 +117,10 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     identity = identify_gpu(raw_name, field="gpuModel")
     price = _price(item, "gpuPriceHr")
     availability, problem = counted_stock("totalGpuFree", lambda: _availability(item))
+    side = set_aside(ctx, problem, offer_key=key, item=item)
+    fees = _fees(item)
+    ipv4, ipv4_problem = _ipv4_fee(item)
+    side.extend(set_aside(ctx, ipv4_problem, offer_key=key, item=item))
     return [
         gpu_offer(
             ctx,
@@ -99,9 +135,9 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             price_basis=PriceBasis.GPU,
             region=item["dataCenterId"],
             url=ENDPOINT_URL,
-            fees=_fees(item),
+            fees=(*fees, *ipv4),
         ),
-        *set_aside(ctx, problem, offer_key=key, item=item),
+        *side,
     ]
 
 
@@ -110,8 +146,8 @@ def _availability(item: dict[str, Any]) -> Availability:
     `unknown` too, with its field quarantined beside the offer (`counted_stock`)."""
     free = optional_int(item, "totalGpuFree")
     largest = optional_int(item, "maxGpuFree")
-    if free is None:
-        return UNKNOWN
+    if free is None:  # present (the contract holds) but null: no count to read
+        raise FieldProblem(INVALID_VALUE, "totalGpuFree", "totalGpuFree is null")
     # maxGpuFree is the largest VM one host can start; cards counted free in the data
     # center but on no host that can start a VM are not rentable.
     return availability_from_counts(0 if largest == 0 else free)
@@ -146,21 +182,27 @@ def _fees(item: dict[str, Any]) -> tuple[AddonFee, ...]:
             note="per GiB of the VM disk (size chosen when renting)",
         ),
     ]
-    if item.get("ipv4PriceHr") is not None:
-        fees.append(
-            per_instance_fee(
-                FeeType.PUBLIC_IP,
-                _price(item, "ipv4PriceHr"),
-                CURRENCY,
-                BillingUnit.HOUR,
-                mandatory=False,
-            )
-        )
     return tuple(fees)
 
 
+def _ipv4_fee(item: dict[str, Any]) -> tuple[tuple[AddonFee, ...], FieldProblem | None]:
+    """The optional public IPv4 fee: none when Cudo gives no price (the page notes it as
+    unknown); a price that is no price is set aside, and the offer stands without the fee."""
+    if _money(item, IPV4_FIELD) is None:
+        return (), None
+    try:
+        amount = _price(item, IPV4_FIELD)
+    except FieldProblem as problem:
+        return (), problem
+    fee = per_instance_fee(FeeType.PUBLIC_IP, amount, CURRENCY, BillingUnit.HOUR, mandatory=False)
+    return (fee,), None
+
+
 def _price(item: dict[str, Any], key: str) -> Decimal:
-    return to_price(_money(item, key), key)
+    price = to_price(_money(item, key), key)
+    if price > MAX_PRICE:
+        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is no hourly price: {price}")
+    return price
 
 
 def _money(item: dict[str, Any], key: str) -> Any:

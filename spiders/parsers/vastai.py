@@ -10,11 +10,20 @@ Field meanings (PROVIDERS.md B1; gpuhunt's Vast.ai provider for the money fields
 * `internet_up_cost_per_tb` / `internet_down_cost_per_tb` (USD/TB, newer) or
   `inet_up_cost` / `inet_down_cost` (USD/GB): traffic out of / into the instance.
 * `rentable` / `rented`: on the market / taken. `gpu_ram`: MB per card (the VRAM hint).
+  A real capture lists sold-out offers with `rentable: false` and no `rented` key, so
+  `rented` is needed only where `rentable` is true: there it alone tells a taken machine
+  from a free one, and its loss is drift (`RENTABLE_CONTRACT`), never "not rented".
+
+Contracts (`CONTRACTS`): every offer carries its id, card, card count, VRAM hint, price and
+`rentable`; a rentable one carries `rented` too. A key gone quarantines that offer; gone
+from every offer it is the page's layout error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from gpurent.model import (
@@ -26,22 +35,30 @@ from gpurent.model import (
     PriceKind,
     PricePlan,
 )
-from gpurent.normalize.availability import availability_from_flag
+from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from spiders.parsers.common import (
+    INVALID_VALUE,
+    PRICE_UNPARSED,
+    FieldProblem,
     PageResult,
     ParseContext,
     Record,
     gpu_offer,
-    guarded,
     identify_gpu,
     kept_price,
-    not_an_object,
     optional_int,
     price_plan,
-    renamed_fields,
     require,
+    set_aside,
     to_int,
     to_price,
+)
+from spiders.parsers.contract import (
+    Contract,
+    apply_check,
+    check_items,
+    contracted,
+    drift_quarantine,
 )
 from spiders.parsers.envelope import list_at, no_list
 from spiders.parsers.fees import per_gb_fee
@@ -49,9 +66,21 @@ from spiders.parsers.fees import per_gb_fee
 CURRENCY = "USD"
 # A console link that opens the offer (the form public tools use; not a documented URL).
 OFFER_URL = "https://cloud.vast.ai/create/?offer_id={id}"
-# Keys every offer carries; all offers of a page lacking one means a renamed field (the
-# stock flag included: its loss would quietly turn the whole market "unknown").
-CORE_KEYS = ("id", "gpu_name", "num_gpus", "dph_base", "rentable")
+# What every offer carries (the stock flag included: its loss would quietly turn the whole
+# market "unknown").
+OFFER_CONTRACT = Contract(
+    "offer",
+    identity=("id", "gpu_name", "num_gpus", "gpu_ram"),
+    price=("dph_base",),
+    stock=("rentable",),
+)
+# What a rentable offer carries besides: `rented` (a taken machine stays `rentable: true`).
+RENTABLE_CONTRACT = Contract("rentable offer", stock=("rented",))
+CONTRACTS: tuple[Contract, ...] = (OFFER_CONTRACT, RENTABLE_CONTRACT)
+# No machine rents for this much an hour: a larger number is a broken value, not a price.
+MAX_PRICE = Decimal(100_000)
+# More cards than any one machine holds: a broken count, not a bundle.
+MAX_GPUS = 256
 
 
 @dataclass
@@ -84,15 +113,27 @@ def parse_bundles(data: Any, ctx: ParseContext) -> BundlesPage:
     page.last_id = max(ids) if ids else None
     for offer in offers:
         page.records.extend(offer_records(offer, ctx))
-    page.layout_error = renamed_fields(offers, CORE_KEYS, "offer")
+    apply_check(page, check_items(offers, OFFER_CONTRACT))
+    apply_check(page, check_items([o for o in offers if _says_rentable(o)], RENTABLE_CONTRACT))
     return page
 
 
+def offer_key(offer: Mapping[str, Any]) -> str | None:
+    return str(offer["id"]) if _is_int(offer.get("id")) else None
+
+
 def offer_records(offer: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(offer, dict):
-        return not_an_object(ctx, offer)
-    key = str(offer["id"]) if _is_int(offer.get("id")) else None
-    return guarded(ctx, offer_key=key, raw=offer, build=lambda: _build(offer, ctx))
+    if _says_rentable(offer):
+        gone = RENTABLE_CONTRACT.gone(offer)
+        if gone:
+            return [drift_quarantine(ctx, offer, gone, offer_key=offer_key(offer))]
+    return contracted(
+        ctx, offer, OFFER_CONTRACT, offer_key=offer_key, build=lambda: _build(offer, ctx)
+    )
+
+
+def _says_rentable(offer: Any) -> bool:
+    return isinstance(offer, Mapping) and offer.get("rentable") is True
 
 
 def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
@@ -101,11 +142,11 @@ def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
     vram_mb = optional_int(offer, "gpu_ram")
     identity = identify_gpu(raw_name, vram_mb=vram_mb)
     count = to_int(require(offer, "num_gpus"), "num_gpus")
-    price = to_price(offer.get("dph_base"), "dph_base")
-    rentable = _rentable_now(offer)
-    # A rentable bundle is the whole machine: all num_gpus cards are free together.
-    availability = availability_from_flag(rentable, count=count if rentable else None)
-    side: list[Record] = []
+    if not 1 <= count <= MAX_GPUS:
+        raise FieldProblem(INVALID_VALUE, "num_gpus", f"num_gpus is no card count: {count}")
+    price = _price(offer)
+    availability, problem = _availability(offer, count)
+    side: list[Record] = set_aside(ctx, problem, offer_key=str(offer_id), item=offer)
     plans = _spot_plan(offer, ctx, side)
     fees = (*_storage_fee(offer), *_traffic_fees(offer, ctx, side))
     record = gpu_offer(
@@ -127,18 +168,34 @@ def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
     return [record, *side]
 
 
-def _rentable_now(offer: dict[str, Any]) -> bool | None:
-    """True/False from `rentable` and `rented`; None (unknown) when `rentable` is absent.
+def _price(offer: dict[str, Any]) -> Decimal:
+    price = to_price(offer.get("dph_base"), "dph_base")
+    if price > MAX_PRICE:
+        raise FieldProblem(PRICE_UNPARSED, "dph_base", f"dph_base is no hourly price: {price}")
+    return price
 
-    A real capture lists sold-out offers with `rentable: false` and no `rented` key, so
-    a missing `rented` does not make an offer unknown.
+
+def _availability(offer: dict[str, Any], count: int) -> tuple[Availability, FieldProblem | None]:
+    """Stock from `rentable` and `rented`, and the problem to set aside when a flag is not
+    a yes/no (the offer stands, its stock `unknown`: rule of truth 1).
+
+    The contracts hold here: `rentable` is present, and `rented` too when `rentable` is true
+    (a sold-out offer may come without `rented`, `_says_rentable`).
     """
     rentable = offer.get("rentable")
     if not isinstance(rentable, bool):
-        return None
-    if offer.get("rented") is True:
-        return False
-    return rentable
+        return UNKNOWN, _not_a_flag(offer, "rentable")
+    if rentable:
+        rented = offer.get("rented")
+        if not isinstance(rented, bool):
+            return UNKNOWN, _not_a_flag(offer, "rented")
+        rentable = not rented
+    # A rentable bundle is the whole machine: all num_gpus cards are free together.
+    return availability_from_flag(rentable, count=count if rentable else None), None
+
+
+def _not_a_flag(offer: dict[str, Any], key: str) -> FieldProblem:
+    return FieldProblem(INVALID_VALUE, key, f"{key} is not true or false: {offer.get(key)!r:.40}")
 
 
 def _spot_plan(
