@@ -100,3 +100,60 @@ def test_missing_credentials_with_public_rows() -> None:
 def test_rejected_credentials_without_rows_is_auth_required_never_failed() -> None:
     r = report(auth="rejected", offers=0, responses_by_status={"401": 1})
     assert classify_run(r, returncode=0).status is RunStatus.AUTH_REQUIRED
+
+
+# -- rule of truth 9: never `ok` while blind ---------------------------------------
+
+
+def test_quarantined_items_make_a_partial_run_with_counts() -> None:
+    verdict = classify_run(report(offers=12, quarantined=1), returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert verdict.message == "12 offers, 1 quarantined"
+
+
+def test_missing_fields_with_offers_is_partial_naming_them() -> None:
+    r = report(offers=7, quarantined=2, missing_fields=["lowestPrice.stockStatus"])
+    verdict = classify_run(r, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert verdict.message == "7 offers, 2 quarantined; fields gone: lowestPrice.stockStatus"
+
+
+def test_many_missing_fields_are_shown_four_then_counted() -> None:
+    missing = [f"field_{n}" for n in range(6)]
+    verdict = classify_run(report(missing_fields=missing), returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert "fields gone: field_0, field_1, field_2, field_3 (+2 more)" in verdict.message
+    assert "field_4" not in verdict.message
+
+
+def test_missing_fields_and_no_offers_is_layout_changed_naming_them() -> None:
+    r = report(offers=0, quarantined=14, missing_fields=["gpu.available"])
+    verdict = classify_run(r, returncode=0)
+    assert verdict.status is RunStatus.LAYOUT_CHANGED
+    assert "gpu.available" in verdict.message
+
+
+def test_layout_error_of_one_page_with_offers_elsewhere_is_partial() -> None:
+    r = report(offers=5, layout_errors=["no machine carries gpu.available (stock)"])
+    verdict = classify_run(r, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert "gpu.available" in verdict.message
+
+
+def test_unreadable_pages_make_a_partial_run() -> None:
+    verdict = classify_run(report(offers=9, parse_errors=1), returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert verdict.message == "9 offers, 1 page(s) unreadable"
+
+
+def test_a_failed_page_beside_quarantined_items_counts_both() -> None:
+    r = report(offers=20, quarantined=1, requests_gave_up=1, errors=["500 on /api/machines"])
+    verdict = classify_run(r, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert verdict.message == "20 offers, 1 quarantined, 1 request(s) failed; 500 on /api/machines"
+
+
+def test_a_clean_report_with_the_new_keys_empty_stays_ok() -> None:
+    r = report(quarantined=0, parse_errors=0, missing_fields=[])
+    verdict = classify_run(r, returncode=0)
+    assert (verdict.status, verdict.message) == (RunStatus.OK, "10 offers")
