@@ -17,6 +17,18 @@ from sizing.recommend import Objective
 
 DEFAULT_MODEL = "Qwen2.5-7B"
 
+# The speed step's fields (i18n.py is shared; these few labels live with the page for now).
+SPEED_LABELS: dict[str, tuple[str, str]] = {
+    "ttft": ("Target first token (ms, 0 = any)", "首字延迟目标（毫秒，0 = 不限）"),
+    "tps": ("Target tokens/s per user (0 = any)", "每用户生成速度目标（token/秒，0 = 不限）"),
+    "excluded": ("Left out", "已排除"),
+}
+
+
+def _label(ctx: Ctx, key: str) -> str:
+    en, zh = SPEED_LABELS[key]
+    return en if ctx.lang.value == "en" else zh
+
 
 def _form(ctx: Ctx) -> sizer.SizeRequest | None:
     lang = ctx.lang
@@ -47,7 +59,9 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
             t(lang, "size_batch"), min_value=1, max_value=4096, value=1, step=1
         )
         mode = second[3].selectbox(t(lang, "size_mode"), [m.value for m in Mode], key="size_mode")
-        third = st.columns(2)
+        third = st.columns(4)
+        ttft = third[2].number_input(_label(ctx, "ttft"), min_value=0, value=0, step=100)
+        tps = third[3].number_input(_label(ctx, "tps"), min_value=0, value=0, step=5)
         objective = third[0].selectbox(
             t(lang, "size_objective"), [o.value for o in Objective], key="size_objective"
         )
@@ -66,6 +80,8 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
             "mode": Mode(mode),
             "objective": Objective(objective),
             "hours_per_month": Decimal(int(hours)),
+            "ttft_ms": float(ttft) or None,
+            "tokens_per_s": float(tps) or None,
         }
     fields = st.session_state.get("size_request")
     if fields is None:
@@ -109,3 +125,7 @@ def render(ctx: Ctx) -> None:
         )
     else:
         st.info(md_escape(report["offers_reason"] or t(lang, "no_rows")))
+    if report["excluded"]:
+        st.subheader(_label(ctx, "excluded"))
+        for row in report["excluded"]:
+            st.markdown(md_escape(f"{row['offer']}: {row['reason']}"))

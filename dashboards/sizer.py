@@ -1,7 +1,7 @@
-"""The sizing form's answer, through the same functions `gpurent size` calls.
+"""The sizing form's answer, through the one function `gpurent size` calls too.
 
-get_entry -> Workload -> plan -> fitting_offers (read-only warehouse) -> build_report, so
-the dashboard and the CLI give the same estimate, tier and ranking for the same inputs.
+SizeRequest -> catalog model + Workload -> ``sizing.answer.size_answer``: the dashboard and
+the CLI give the same estimate, checks, reasons, ranking and verdict for the same inputs.
 """
 
 from __future__ import annotations
@@ -11,18 +11,19 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dashboards.data import DataUnavailable, reader
+from sizing.answer import SizeQuery, size_answer
+from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
 from sizing.engines import Engine, Mode
 from sizing.models import UnknownModel, get_entry
-from sizing.placement import Placement, choose, plan
 from sizing.quant import UnknownPrecision, get_precision, kv_bytes_per_element
-from sizing.recommend import Objective, RankedOffer, fitting_offers
-from sizing.report import ModelInfo, build_report
+from sizing.recommend import Objective
+from sizing.report import ModelInfo
 from sizing.workload import Workload
 
 
 class SizingError(ValueError):
-    """The form's inputs cannot be sized (unknown model, bad precision, impossible split)."""
+    """The form's inputs cannot be sized (unknown model, bad precision, impossible split,
+    a sequence longer than the model's context window)."""
 
 
 @dataclass(frozen=True)
@@ -41,65 +42,47 @@ class SizeRequest:
     hours_per_month: Decimal = Decimal(730)
     display_currency: str = "CNY"
     limit: int = 20
+    ttft_ms: float | None = None
+    tokens_per_s: float | None = None
+    """Per user, at ``batch`` users."""
+    allow_beyond_context: bool = False
 
 
 @dataclass(frozen=True)
 class SizeAnswer:
     report: dict[str, Any]
-    """``sizing.report.build_report``'s document (what `gpurent size --format json` prints)."""
-    offers: list[RankedOffer]
-    """Every fitting offer, ranked (the report keeps the first ``limit`` as rows)."""
+    """``sizing.answer.size_answer``'s document (what `gpurent size --format json` prints)."""
+    offers: list[CheckedOffer]
+    """Every offer that fits, runs and meets the targets, ranked (the report keeps the
+    first ``limit`` as rows)."""
+    excluded: list[Exclusion]
 
 
 def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
     """The estimate and, when the warehouse can be read, the ranked offers that fit."""
     try:
         entry = get_entry(req.model)
-        precision = get_precision(req.precision)
         kv_bytes_per_element(req.kv_dtype)
-        workload = Workload(
-            prompt_tokens=req.prompt_tokens,
-            gen_tokens=req.gen_tokens,
-            batch=req.batch,
-            engine=req.engine,
-            mode=req.mode,
-            kv_dtype=req.kv_dtype,
+        query = SizeQuery(
+            arch=entry.arch,
+            info=ModelInfo("catalog", entry.source, entry.params_b),
+            precision=get_precision(req.precision),
+            workload=Workload(
+                prompt_tokens=req.prompt_tokens,
+                gen_tokens=req.gen_tokens,
+                batch=req.batch,
+                engine=req.engine,
+                mode=req.mode,
+                kv_dtype=req.kv_dtype,
+            ),
+            objective=req.objective,
+            display_currency=req.display_currency,
+            hours_per_month=req.hours_per_month,
+            limit=req.limit,
+            targets=SpeedTargets(ttft_ms=req.ttft_ms, tokens_per_s=req.tokens_per_s),
+            allow_beyond_context=req.allow_beyond_context,
         )
-        placements = plan(entry.arch, precision, workload)
+        answer = size_answer(query, db)
     except (UnknownModel, UnknownPrecision, ValueError) as exc:
         raise SizingError(str(exc)) from exc
-    offers, reason = _offers(db, placements, req)
-    report = build_report(
-        entry.arch,
-        precision,
-        workload,
-        placements,
-        ModelInfo("catalog", entry.source, entry.params_b),
-        objective=req.objective,
-        offers=offers,
-        offers_reason=reason,
-        display_currency=req.display_currency,
-        limit=req.limit,
-    )
-    return SizeAnswer(report=report, offers=offers)
-
-
-def _offers(
-    db: Path, placements: list[Placement], req: SizeRequest
-) -> tuple[list[RankedOffer], str | None]:
-    if choose(placements) is None:
-        return [], "no card is large enough at any tensor-parallel degree"
-    try:
-        with reader(db) as con:
-            offers = fitting_offers(
-                con,
-                placements,
-                objective=req.objective,
-                display_currency=req.display_currency,
-                hours_per_month=req.hours_per_month,
-            )
-    except DataUnavailable as exc:
-        return [], f"warehouse not readable: {exc}"
-    if not offers:
-        return [], "no in-stock offer fits this placement"
-    return offers, None
+    return SizeAnswer(report=answer.report, offers=answer.offers, excluded=answer.excluded)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gpurent.catalog import GpuSku, get_catalog
 from gpurent.costing import UsageProfile
 from sizing.placement import Placement, fits_card, sku_usable_gib, usable_gib
-from sizing.speed import Bound, DecodeSpeed, cost_per_million_tokens, decode_speed
+from sizing.speed import DecodeSpeed, cost_per_million_tokens, decode_speed
 
 if TYPE_CHECKING:  # the warehouse (DuckDB, Polars) loads only when offers are ranked
     import duckdb
@@ -55,7 +55,8 @@ class RankedOffer:
     @property
     def label(self) -> str:
         o = self.costed.offer
-        return f"{o['provider']} {o['gpu_model']} {o['gpu_vram_gb']}GB x{self.costed.gpus_rented}"
+        vram = "?" if o["gpu_vram_gb"] is None else o["gpu_vram_gb"]
+        return f"{o['provider']} {o['gpu_model']} {vram}GB x{self.costed.gpus_rented}"
 
     def as_row(self) -> dict[str, Any]:
         o, c = self.costed.offer, self.costed.cost
@@ -163,6 +164,8 @@ def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:
         return None  # listed, but the provider says no card is free
     if offer.gpus_rented < placement.tensor_parallel:
         return None
+    if row["gpu_vram_gb"] is None:
+        return None  # unknown VRAM never counts as fitting: it may be the small variant
     sku = offer_sku(row)
     usable = sku_usable_gib(sku) if sku else usable_gib(row["gpu_model"], int(row["gpu_vram_gb"]))
     if not fits_card(placement.estimate, usable):
@@ -178,40 +181,3 @@ def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:
         cost_per_million_tokens(offer.cost.hourly_display, speed.tokens_per_s) if speed else None
     )
     return RankedOffer(offer, placement, sku, usable, speed, per_token)
-
-
-def speed_verdict(offers: Sequence[RankedOffer], objective: Objective) -> str | None:
-    """Whether a faster card pays for itself here, from the ranked offers."""
-    with_speed = [o for o in offers if o.speed is not None and o.cost_per_million_tokens]
-    if len(with_speed) < 2:
-        return None
-    cheapest = min(with_speed, key=lambda o: (o.costed.cost.hourly_display, o.label))
-    fastest = max(with_speed, key=lambda o: (o.tokens_per_s or 0.0, o.label))
-    if fastest is cheapest or not fastest.tokens_per_s or not cheapest.tokens_per_s:
-        return f"The cheapest fitting card ({cheapest.label}) is also the fastest here."
-    speedup = fastest.tokens_per_s / cheapest.tokens_per_s
-    price = fastest.costed.cost.hourly_display / cheapest.costed.cost.hourly_display
-    cur = fastest.costed.cost.display_currency
-    fast_cost, slow_cost = fastest.cost_per_million_tokens, cheapest.cost_per_million_tokens
-    assert fast_cost is not None and slow_cost is not None
-    if fastest.speed and fastest.speed.bound is Bound.COMPUTE:
-        tail = " At this batch decode is compute-bound there, so more bandwidth buys nothing."
-    else:
-        tail = ""
-    if fast_cost < slow_cost:
-        return (
-            f"{fastest.label} decodes {speedup:.1f}x faster than {cheapest.label} for "
-            f"{price:.2f}x the hourly price: it pays for itself per token "
-            f"({fast_cost} vs {slow_cost} {cur}/M tokens)"
-            + (
-                ", though ranked by time it costs more: pick it if you need the throughput."
-                if objective is not Objective.PER_TOKEN
-                else "."
-            )
-            + tail
-        )
-    return (
-        f"{fastest.label} decodes {speedup:.1f}x faster than {cheapest.label} but costs "
-        f"{price:.2f}x per hour ({fast_cost} vs {slow_cost} {cur}/M tokens): for this "
-        f"workload you are buying capacity, and the faster card buys nothing." + tail
-    )

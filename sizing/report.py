@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.arch import ModelArch, describe
+from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
 from sizing.placement import Placement, choose
 from sizing.quant import Precision
-from sizing.recommend import Objective, RankedOffer, speed_verdict
+from sizing.recommend import Objective
 from sizing.speed import bytes_per_decode_step
 from sizing.workload import GIB, Workload
 
@@ -89,10 +90,10 @@ def memory_verdict(
     return " ".join(parts)
 
 
-def offers_verdict(offers: Sequence[RankedOffer], objective: Objective) -> str | None:
+def offers_verdict(offers: Sequence[CheckedOffer], objective: Objective) -> str | None:
     if not offers:
         return None
-    top = offers[0]
+    top = offers[0].ranked
     c = top.costed.cost
     text = (
         f"Best by {objective.value}: {top.label} at {c.monthly_display:.2f} "
@@ -103,9 +104,20 @@ def offers_verdict(offers: Sequence[RankedOffer], objective: Objective) -> str |
             f", ~{top.tokens_per_s:.0f} tokens/s, {top.cost_per_million_tokens} "
             f"{c.display_currency} per million tokens"
         )
-    text += "."
-    speed = speed_verdict(offers, objective)
-    return f"{text} {speed}" if speed else text
+    return text + "."
+
+
+def exclusions_verdict(excluded: Sequence[Exclusion]) -> str | None:
+    """One sentence per step that left offers out, with the first reasons."""
+    parts = []
+    for step, what in (("precision", "cannot run the precision"), ("speed", "miss a target")):
+        lines = list(dict.fromkeys(e.line for e in excluded if e.step == step))
+        if lines:
+            shown = "; ".join(lines[:3]) + (
+                f"; and {len(lines) - 3} more" if len(lines) > 3 else ""
+            )
+            parts.append(f"Left out, {len(lines)} that {what}: {shown}.")
+    return " ".join(parts) or None
 
 
 def build_report(
@@ -116,27 +128,35 @@ def build_report(
     info: ModelInfo,
     *,
     objective: Objective,
-    offers: Sequence[RankedOffer],
+    offers: Sequence[CheckedOffer],
     offers_reason: str | None,
     display_currency: str,
     limit: int,
+    excluded: Sequence[Exclusion] = (),
+    speed_text: str | None = None,
+    targets: SpeedTargets = SpeedTargets(),
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The whole answer as plain data (Decimals stay Decimal; the CLI serialises)."""
     chosen = choose(list(placements))
     shown = chosen or placements[-1]
     b = shown.estimate.breakdown
-    notes = list(dict.fromkeys(shown.estimate.notes))
+    notes = [*warnings, *dict.fromkeys(shown.estimate.notes)]
     if info.origin == "params":
         notes.append(
             "only a parameter count was given: the KV cache and activations assume a Llama-like shape"
         )
     precision = shown.estimate.precision  # training may swap it (QLoRA on NF4)
     verdict = memory_verdict(arch, precision, workload, placements)
-    offer_text = offers_verdict(offers, objective)
-    if offer_text:
-        verdict = f"{verdict} {offer_text}"
-    elif offers_reason:
-        verdict = f"{verdict} Offers: {offers_reason}"
+    # fits? -> runs? -> fast enough? -> at what true cost: the verdict follows that order.
+    for text in (
+        offers_verdict(offers, objective)
+        or (f"Offers: {offers_reason}" if offers_reason else None),
+        exclusions_verdict(excluded),
+        speed_text,
+    ):
+        if text:
+            verdict = f"{verdict} {text}"
     step_bytes = bytes_per_decode_step(arch, precision, workload)
     model = describe(arch)
     model.update({"origin": info.origin, "source": info.source})
@@ -174,6 +194,10 @@ def build_report(
         "currency": display_currency,
         "offers": [o.as_row() for o in offers[:limit]],
         "offers_total": len(offers),
+        "excluded": [e.as_row() for e in excluded],
+        "targets": {"ttft_ms": targets.ttft_ms, "tokens_per_s_per_user": targets.tokens_per_s},
+        "speed_verdict": speed_text,
+        "dominant_terms": list(shown.estimate.dominant_terms()),
         "offers_reason": offers_reason,
         "verdict": verdict,
         "notes": notes,

@@ -106,3 +106,78 @@ def cost_per_million_tokens(hourly: Decimal, tokens_per_s: float) -> Decimal | N
         return None
     value = hourly * Decimal(1_000_000) / (rate * 3600)
     return value.quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN)
+
+
+# ---------------------------------------------------------------- the speed step: TTFT too
+
+PREFILL_EFFICIENCY = 0.5
+"""Share of dense tensor TFLOPS a prefill reaches (model FLOPs utilisation). Prefill is
+large GEMMs: vLLM and SGLang reach 40-60 % of the datasheet figure on H100/A100, less on
+small prompts; 0.5 is the middle, the same figure decode's compute cap uses."""
+
+
+def prefill_flops(arch: ModelArch, prompt_tokens: int) -> float:
+    """FLOPs to prefill one prompt: 2 x the matmul parameters per token (the embedding is a
+    lookup, the lm_head runs on the last token only) plus causal attention, which grows with
+    the square of the prompt (QK^T and AV, halved by the causal mask)."""
+    counts = arch.param_counts()
+    matmul = counts.active - counts.embedding - counts.lm_head
+    linear = 2 * matmul * prompt_tokens
+    attention = 2 * arch.attention_layers * arch.q_dim * prompt_tokens**2
+    return float(linear + attention)
+
+
+def compute_rate(sku: GpuSku, precision: Precision) -> float | None:
+    """Dense tensor FLOP/s of one card for this precision: BF16/FP16 figures, doubled for FP8
+    on cards with FP8 tensor cores; weight-only int4/int8 formats compute in 16-bit."""
+    tflops = sku.bf16_dense_tflops or sku.fp16_dense_tflops
+    if tflops is None:
+        return None
+    return float(tflops) * 1e12 * (2 if precision.family == "fp8" and sku.fp8 else 1)
+
+
+def prefill_seconds(
+    arch: ModelArch, precision: Precision, workload: Workload, sku: GpuSku | None, gpus: int
+) -> float | None:
+    """Seconds to first token for one request: its prompt's prefill at PREFILL_EFFICIENCY of
+    the cards' TFLOPS, and never less than reading the weights once. None without TFLOPS.
+    Waiting behind other users' prompts is not counted (chunked prefill interleaves them)."""
+    if sku is None:
+        return None
+    rate = compute_rate(sku, precision)
+    if rate is None:
+        return None
+    tp = TP_EFFICIENCY if gpus > 1 else 1.0
+    compute_s = prefill_flops(arch, max(workload.prompt_tokens, 1)) / (
+        gpus * rate * PREFILL_EFFICIENCY * tp
+    )
+    read_s = 0.0
+    if sku.mem_bandwidth_gbps is not None:
+        weights = weight_bytes(arch.param_counts(), precision, arch)
+        read_s = weights / (gpus * float(sku.mem_bandwidth_gbps) * 1e9 * BANDWIDTH_EFFICIENCY * tp)
+    return max(compute_s, read_s)
+
+
+@dataclass(frozen=True)
+class Latency:
+    """What one user sees on a placement, at the workload's concurrency."""
+
+    ttft_s: float | None
+    """Time to first token (prefill of the user's prompt); None without TFLOPS."""
+    decode: DecodeSpeed | None
+    """Decode of all ``batch`` sequences together; None without bandwidth."""
+    batch: int
+
+    @property
+    def tokens_per_s_per_user(self) -> float | None:
+        return None if self.decode is None else self.decode.tokens_per_s / self.batch
+
+
+def latency(
+    arch: ModelArch, precision: Precision, workload: Workload, sku: GpuSku | None, gpus: int
+) -> Latency:
+    return Latency(
+        ttft_s=prefill_seconds(arch, precision, workload, sku, gpus),
+        decode=decode_speed(arch, precision, workload, sku, gpus),
+        batch=workload.batch,
+    )

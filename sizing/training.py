@@ -23,9 +23,8 @@ from sizing.engines import Mode
 from sizing.quant import Precision, get_precision, weight_bytes
 from sizing.workload import GIB, Breakdown, MemoryEstimate, Workload
 
-LORA_BYTES_PER_PARAM = 16
 TRAINED_BASE_BYTES_PER_PARAM = 12
-FULL_EXTRA_BYTES_PER_PARAM = 18
+"""Trained embeddings / lm_head of a LoRA(emb) run: fp32 gradient 4 + Adam m, v 8."""
 
 TRAIN_RUNTIME_GIB = 2.5
 """Per GPU: CUDA context, cuBLAS/cuDNN workspaces, optimizer temporaries, allocator slack
@@ -36,10 +35,38 @@ DEEPSPEED_BUCKET_GIB = 2e8 * 2 * 2 * 4.5 / 2**30
 """Single-GPU full fine-tuning runs DeepSpeed ZeRO-2 with overlap_comm, which keeps 4.5 x
 the allgather and reduce buckets (2e8 elements each in Qwen's ds_config_zero2.json) in
 16-bit: 3.35 GiB (DeepSpeed ZeRO docs, "overlap_comm")."""
-TRAIN_SLACK_BYTES_PER_PARAM = 0.14
-"""Autograd and allocator overhead that grows with the frozen base: Qwen's LoRA/QLoRA
-profiles at 256 tokens sit 2.1 (1.8B), 3.1-3.5 (7B), 4.4-5.9 (14B) and 11 GiB (72B)
-above weights + adapters + tokens, about 2.5 GiB + 0.14 B per base parameter."""
+RESERVED_SHARE = 0.07
+"""PyTorch's caching allocator keeps memory reserved beyond what is allocated: blocks are
+rounded up and split as shards load and optimizer states appear, and nvidia-smi-style
+readings count the reserve. About 7 % of the resident weight bytes (Qwen's LoRA and QLoRA
+profiles at 256 tokens sit 5-9 % of the weights above weights + states + context; PyTorch's
+CUDA memory notes on fragmentation). Proportional to bytes, not parameters: a 4-bit base has a
+quarter of the reserve of a 16-bit one."""
+
+# Bytes per parameter of full fine-tuning with mixed-precision AdamW (ZeRO paper, Rajbhandari
+# et al. 2020, section 3.1; EleutherAI "Transformer Math 101"):
+FULL_GRADIENT_BYTES = 2
+"""bf16 gradients."""
+FULL_OPTIMIZER_BYTES = 12
+"""fp32 master weights 4 + Adam m 4 + v 4 (8 without a master copy, pure-bf16 trainers)."""
+DEEPSPEED_FP32_GRAD_BYTES = 4
+"""DeepSpeed ZeRO-1/2/3 keeps an fp32 copy of each gradient partition for the optimizer
+step (``single_partition_of_fp32_groups`` grads): 2 + 2 + 12 + 4 = 20 B/param in all."""
+LORA_BYTES_PER_PARAM = 16
+"""Adapters are trained in fp32 (PEFT upcasts them): weight 4 + gradient 4 + Adam m, v 8."""
+
+QLORA_FP32_NON_QUANTISED = True
+"""PEFT's prepare_model_for_kbit_training casts every non-quantised bitsandbytes-model
+parameter (embeddings, lm_head, norms) to fp32; it skips GPTQ models."""
+
+LAYER_SAVED_BYTES_PER_H = 8
+LAYER_SAVED_BYTES_PER_Q = 4
+LAYER_SAVED_BYTES_PER_KV = 4
+LAYER_SAVED_BYTES_PER_FF = 8
+"""Without checkpointing, a Llama-style block keeps for backward, in bf16, per token: the two
+norm inputs and the two projection inputs (8 h), q and the attention output (4 q), k and v
+(4 kv), and gate, up, act(gate) and the down projection's input (8 ff). FlashAttention keeps
+no T x T matrix (Korthikanti et al. 2022 count 34 h per GPT layer the same way)."""
 
 
 def lora_params(arch: ModelArch, rank: int) -> int:
@@ -62,10 +89,35 @@ def lora_params(arch: ModelArch, rank: int) -> int:
     return arch.num_layers * attention + mlp
 
 
-def activation_bytes_per_token(arch: ModelArch) -> float:
-    """Checkpointed activations, one layer's recompute and the logits, per token (bytes)."""
+LOGITS_BYTES_PER_VOCAB = 12
+"""Per token: bf16 logits 2, their fp32 upcast for the loss 4, the fp32 log-softmax kept for
+backward 4, the bf16 gradient 2 (SIZING.md §1.5 says 10; Qwen's LoRA slopes say 12-14)."""
+
+
+def layer_bytes_per_token(arch: ModelArch) -> float:
+    """What one block keeps for backward per token (bytes), without checkpointing."""
+    return (
+        LAYER_SAVED_BYTES_PER_H * arch.hidden_size
+        + LAYER_SAVED_BYTES_PER_Q * arch.q_dim
+        + LAYER_SAVED_BYTES_PER_KV * arch.kv_dim
+        + LAYER_SAVED_BYTES_PER_FF * arch.active_ff
+    )
+
+
+def layer_activation_bytes_per_token(arch: ModelArch, checkpointing: bool) -> float:
+    """Activations of the blocks per token (bytes). With checkpointing: every block's bf16
+    input plus one block recomputed during backward (7.5 ff + 20 h, Qwen's LoRA slopes);
+    without: every block's saved tensors."""
     h, layers = arch.hidden_size, arch.num_layers
-    return 2 * layers * h + 7.5 * arch.active_ff + 20 * h + 12 * arch.vocab_size
+    if checkpointing:
+        return 2 * layers * h + 7.5 * arch.active_ff + 20 * h
+    return layers * layer_bytes_per_token(arch)
+
+
+def activation_bytes_per_token(arch: ModelArch, checkpointing: bool = True) -> float:
+    """Activations and the loss's logits, per token (bytes)."""
+    logits = LOGITS_BYTES_PER_VOCAB * arch.vocab_size
+    return layer_activation_bytes_per_token(arch, checkpointing) + logits
 
 
 def zero3_gather_bytes(arch: ModelArch) -> float:
@@ -87,6 +139,37 @@ def base_precision(precision: Precision, mode: Mode) -> tuple[Precision, str | N
     return precision, None
 
 
+def _weights_bytes(
+    arch: ModelArch, precision: Precision, mode: Mode, given: float | None
+) -> tuple[float, str | None]:
+    """Base weights as trained: bitsandbytes QLoRA keeps its non-quantised tensors in fp32."""
+    counts = arch.param_counts()
+    w = given if given is not None else weight_bytes(counts, precision, arch)
+    if mode is Mode.QLORA and precision.family == "bnb" and QLORA_FP32_NON_QUANTISED:
+        extra = counts.sixteen_bit * 2
+        return w + extra, "QLoRA (bitsandbytes): embeddings, lm_head and norms cast to fp32"
+    return w, None
+
+
+def _states_bytes(arch: ModelArch, workload: Workload) -> tuple[float, float, float]:
+    """(gradients, optimizer states, DeepSpeed fp32 gradient copy), all GPUs together."""
+    counts = arch.param_counts()
+    if workload.mode is Mode.FULL:
+        return (
+            counts.total * FULL_GRADIENT_BYTES,
+            counts.total * FULL_OPTIMIZER_BYTES,
+            counts.total * DEEPSPEED_FP32_GRAD_BYTES,
+        )
+    adapters = lora_params(arch, workload.lora_rank)
+    grads = adapters * 4.0  # fp32 adapter gradients
+    states = adapters * (LORA_BYTES_PER_PARAM - 4)  # fp32 adapter weights + Adam m, v
+    if workload.train_embeddings:
+        trained = counts.embedding + counts.lm_head
+        grads += trained * 4
+        states += trained * (TRAINED_BASE_BYTES_PER_PARAM - 4)
+    return grads, states, 0.0
+
+
 def estimate_training(
     arch: ModelArch,
     precision: Precision,
@@ -97,37 +180,47 @@ def estimate_training(
 ) -> MemoryEstimate:
     precision, note = base_precision(precision, workload.mode)
     notes = [note] if note else []
-    counts = arch.param_counts()
-    w_total = weights_bytes if weights_bytes is not None else weight_bytes(counts, precision, arch)
-    if workload.mode is Mode.FULL:
-        states = counts.total * FULL_EXTRA_BYTES_PER_PARAM
-    else:
-        states = lora_params(arch, workload.lora_rank) * LORA_BYTES_PER_PARAM
-        if workload.train_embeddings:
-            states += (counts.embedding + counts.lm_head) * TRAINED_BASE_BYTES_PER_PARAM
+    w_total, cast = _weights_bytes(arch, precision, workload.mode, weights_bytes)
+    if cast:
+        notes.append(cast)
+    grads, states, fp32_grads = _states_bytes(arch, workload)
     sharded = gpus > 1 and not workload.replicate_across_gpus
     shards = gpus if sharded else 1
     tokens = workload.batch * workload.context_tokens
-    activations = tokens * activation_bytes_per_token(arch)
-    overhead = TRAIN_RUNTIME_GIB + counts.total * TRAIN_SLACK_BYTES_PER_PARAM / shards / GIB
+    checkpointing = workload.gradient_checkpointing
+    layers = tokens * layer_activation_bytes_per_token(arch, checkpointing) / GIB
+    logits = tokens * LOGITS_BYTES_PER_VOCAB * arch.vocab_size / GIB
+    framework = TRAIN_RUNTIME_GIB + RESERVED_SHARE * w_total / shards / GIB
     if sharded:
-        overhead += zero3_gather_bytes(arch) / GIB
-    elif workload.mode is Mode.FULL:
-        overhead += DEEPSPEED_BUCKET_GIB
+        framework += zero3_gather_bytes(arch) / GIB
         notes.append(f"DeepSpeed ZeRO-3 across {gpus} GPUs: weights and optimizer sharded")
+    elif workload.mode is Mode.FULL:
+        framework += DEEPSPEED_BUCKET_GIB
     elif gpus > 1:
         notes.append(f"{gpus} data-parallel replicas: each GPU holds the whole model")
     if arch.is_moe and workload.mode is not Mode.FULL:
         notes.append("LoRA on every expert's linears; adapters on attention only need far less")
-    notes.append("gradient checkpointing on; fused/chunked-loss trainers (Unsloth) use less")
-    need = (w_total + states) / shards / GIB + activations / GIB + overhead
-    fraction = workload.headroom_fraction()
+    notes.append(
+        "gradient checkpointing on; fused/chunked-loss trainers (Unsloth) use less"
+        if checkpointing
+        else "gradient checkpointing off: every layer's activations are kept for backward"
+    )
+    terms = (
+        ("weights", w_total / shards / GIB),
+        ("gradients", (grads + fp32_grads) / shards / GIB),
+        ("optimizer states", states / shards / GIB),
+        ("activations", layers),
+        ("logits", logits),
+        ("framework", framework),
+    )
+    optimizer = (grads + states + fp32_grads) / shards / GIB
+    need = w_total / shards / GIB + optimizer + layers + logits + framework
     breakdown = Breakdown(
         weights=w_total / shards / GIB,
         kv_cache=0.0,
-        activations=activations / GIB,
-        optimizer=states / shards / GIB,
-        overhead=overhead,
+        activations=layers + logits,
+        optimizer=optimizer,
+        overhead=framework,
         headroom=workload.headroom_gib(need),
         non_torch=TRAIN_CONTEXT_GIB,
     )
@@ -137,9 +230,10 @@ def estimate_training(
         workload=workload,
         gpus=gpus,
         breakdown=breakdown,
-        headroom_fraction=fraction,
+        headroom_fraction=workload.headroom_fraction(),
         weights_total_gib=w_total / GIB,
         kv_total_gib=0.0,
         kv_per_sequence_gib=0.0,
         notes=tuple(notes),
+        terms=terms,
     )

@@ -20,6 +20,8 @@ from sizing.engines import (
 from sizing.quant import Precision
 
 GIB = 2**30
+DOMINANT_SHARE = 0.2
+"""A part of the memory need "dominates" from a fifth of it on."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class Workload:
     """Training on several GPUs as data-parallel replicas (DDP) instead of sharding the
     model with ZeRO-3: each card then needs what one card alone would."""
     full_prompt_logits: bool = False
+    gradient_checkpointing: bool = True
+    """Training: recompute each layer in backward (HF gradient_checkpointing, the default of
+    every LoRA/QLoRA recipe); off, every layer's activations stay until backward."""
     """Transformers < 4.45 (no num_logits_to_keep): logits for the whole prompt."""
 
     def __post_init__(self) -> None:
@@ -151,6 +156,25 @@ class MemoryEstimate:
     kv_per_sequence_gib: float
     """KV of one sequence at full length on one GPU (after TP split or replication)."""
     notes: tuple[str, ...] = field(default=())
+    terms: tuple[tuple[str, float], ...] = field(default=())
+    """Finer parts of the need per GPU (GiB), when the estimator has them (training:
+    weights, gradients, optimizer states, activations, logits, framework)."""
+
+    def dominant_terms(self, share: float = DOMINANT_SHARE) -> tuple[str, ...]:
+        """The parts holding at least ``share`` of the need per GPU, largest first, as
+        "optimizer states 12.3 GiB (41 %)" (at least the largest one)."""
+        b = self.breakdown
+        parts = self.terms or (
+            ("weights", b.weights),
+            ("KV cache", b.kv_cache),
+            ("activations", b.activations),
+            ("optimizer", b.optimizer),
+            ("overhead", b.overhead),
+        )
+        need = sum(v for _, v in parts) or 1.0
+        ranked = sorted(parts, key=lambda kv: kv[1], reverse=True)
+        big = [kv for kv in ranked if kv[1] / need >= share] or ranked[:1]
+        return tuple(f"{name} {value:.1f} GiB ({value / need:.0%})" for name, value in big)
 
     @property
     def per_gpu_gib(self) -> float:

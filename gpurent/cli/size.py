@@ -30,15 +30,15 @@ from gpurent.cli.common import (
 )
 from gpurent.cli.output import OutputFormat, render, to_jsonable
 from gpurent.config import load_settings
-from gpurent.costing import UsageProfile
+from sizing.answer import SizeQuery, size_answer
 from sizing.arch import ModelArch, describe
+from sizing.checks import SpeedTargets
 from sizing.engines import Engine, Mode
 from sizing.hfconfig import ConfigError, checkpoint_bytes, config_precision, read_config
 from sizing.models import UnknownModel, catalog, generic_arch, get_entry
-from sizing.placement import Placement, choose, plan
 from sizing.quant import Precision, UnknownPrecision, get_precision, kv_bytes_per_element
-from sizing.recommend import Objective, RankedOffer, fitting_offers
-from sizing.report import ModelInfo, build_report
+from sizing.recommend import Objective
+from sizing.report import ModelInfo
 from sizing.workload import Workload
 
 OFFER_COLUMNS = [
@@ -52,6 +52,8 @@ OFFER_COLUMNS = [
     "true_hourly",
     "true_monthly",
     "tokens_per_s",
+    "tokens_per_s_per_user",
+    "ttft_ms",
     "cost_per_million_tokens",
     "cost_currency",
     "region",
@@ -68,6 +70,8 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("true_hourly", "true/h"),
     ("true_monthly", "true/month"),
     ("tokens_per_s", "tok/s"),
+    ("tokens_per_s_per_user", "tok/s/user"),
+    ("ttft_ms", "TTFT ms"),
     ("cost_per_million_tokens", "per M tok"),
     ("region", "region"),
 )
@@ -87,6 +91,8 @@ def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
         "true/h": money(row["true_hourly"], "0.01"),
         "true/month": money(row["true_monthly"], "0.01"),
         "tok/s": row["tokens_per_s"],
+        "tok/s/user": row["tokens_per_s_per_user"],
+        "TTFT ms": row["ttft_ms"],
         "per M tok": money(row["cost_per_million_tokens"], "0.01"),
         "region": row["region"],
     }
@@ -117,50 +123,6 @@ def _resolve_model(
         return found.arch, ModelInfo("catalog", found.source, found.params_b), chosen, None
     except (UnknownModel, ConfigError, UnknownPrecision, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from exc
-
-
-def _offers(
-    db: Path | None,
-    placements: list[Placement],
-    *,
-    objective: Objective,
-    currency: str,
-    usage: UsageProfile,
-) -> tuple[list[RankedOffer], str | None]:
-    """Ranked fitting offers, or none and the reason (no warehouse yet, nothing fits)."""
-    if choose(placements) is None:
-        return [], "no card is large enough at any tensor-parallel degree"
-    path = resolve_db(db)
-    if not path.exists():
-        return [], (
-            f"no warehouse at {path} yet: run `gpurent crawl --replay` (offline demo) or "
-            "`gpurent crawl` to rank live offers; this is the estimate alone"
-        )
-    from warehouse.db import connect
-    from warehouse.errors import WarehouseError
-
-    try:
-        con = connect(path, read_only=True)
-    except WarehouseError as exc:
-        return [], f"warehouse not readable: {exc}"
-    try:
-        offers = fitting_offers(
-            con,
-            placements,
-            objective=objective,
-            display_currency=currency,
-            hours_per_month=usage.hours_per_month,
-            session_hours=usage.session_hours,
-            boot_minutes=usage.boot_minutes,
-        )
-    finally:
-        con.close()
-    if not offers:
-        return [], (
-            "no in-stock offer fits this placement (sold-out and unknown-stock offers are "
-            "left out); try another tier, fewer tokens, or crawl again"
-        )
-    return offers, None
 
 
 def _print_table(report: dict[str, Any], console: Console) -> None:
@@ -197,6 +159,8 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
         )
     console.print(placements)
     console.print(Text(report["verdict"]))
+    if report["mode"] != "inference":
+        console.print(Text("dominant terms: " + ", ".join(report["dominant_terms"])))
     for note in report["notes"]:
         console.print(Text(f"· {note}", style="dim"))
     if report["offers"]:
@@ -207,6 +171,10 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
             columns=[header for _, header in TABLE_COLUMNS],
             title=f"in-stock offers that fit, by {report['objective']} ({currency})",
             console=console,
+        )
+    for row in report["excluded"]:
+        console.print(
+            Text(f"left out ({row['step']}): {row['offer']}: {row['reason']}", style="dim")
         )
 
 
@@ -268,6 +236,29 @@ def size(
     ] = Decimal(730),
     session_hours: SessionOption = None,
     boot_minutes: BootOption = Decimal(0),
+    ttft_ms: Annotated[
+        float | None,
+        typer.Option(
+            "--ttft-ms",
+            min=0.001,
+            help="Target time to first token (ms); slower cards are left out.",
+        ),
+    ] = None,
+    tokens_per_s: Annotated[
+        float | None,
+        typer.Option(
+            "--tokens-per-s",
+            min=0.001,
+            help="Target decode speed per user at --batch users; slower cards are left out.",
+        ),
+    ] = None,
+    allow_beyond_context: Annotated[
+        bool,
+        typer.Option(
+            "--allow-beyond-context",
+            help="Size a prompt + generation longer than the model's context window (warned).",
+        ),
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
     currency: CurrencyOption = None,
     db: DbOption = None,
@@ -286,6 +277,9 @@ def size(
     arch, info, prec, weights = _resolve_model(model, config, params_b, precision)
     if prompt_tokens + gen_tokens < 1:
         raise typer.BadParameter("--prompt-tokens + --gen-tokens must be at least 1")
+    if hours_per_month <= 0 or hours_per_month > 730:
+        raise typer.BadParameter("--hours-per-month must be in (0, 730]")
+    usage = usage_profile(hours_per_month, session_hours=session_hours, boot_minutes=boot_minutes)
     try:
         kv_bytes_per_element(kv_dtype)
         workload = Workload(
@@ -297,26 +291,25 @@ def size(
             kv_dtype=kv_dtype,
             lora_rank=lora_rank,
         )
-        placements = plan(arch, prec, workload, gpus=gpus, weights_bytes=weights)
+        query = SizeQuery(
+            arch=arch,
+            info=info,
+            precision=prec,
+            workload=workload,
+            weights_bytes=weights,
+            gpus=gpus,
+            objective=objective,
+            display_currency=normalise_currency(currency) or load_settings().currency,
+            hours_per_month=usage.hours_per_month,
+            session_hours=usage.session_hours,
+            boot_minutes=usage.boot_minutes,
+            limit=limit,
+            targets=SpeedTargets(ttft_ms=ttft_ms, tokens_per_s=tokens_per_s),
+            allow_beyond_context=allow_beyond_context,
+        )
+        report = size_answer(query, resolve_db(db)).report
     except (UnknownPrecision, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from exc
-    if hours_per_month <= 0 or hours_per_month > 730:
-        raise typer.BadParameter("--hours-per-month must be in (0, 730]")
-    usage = usage_profile(hours_per_month, session_hours=session_hours, boot_minutes=boot_minutes)
-    display = normalise_currency(currency) or load_settings().currency
-    offers, reason = _offers(db, placements, objective=objective, currency=display, usage=usage)
-    report = build_report(
-        arch,
-        prec,
-        workload,
-        placements,
-        info,
-        objective=objective,
-        offers=offers,
-        offers_reason=reason,
-        display_currency=display,
-        limit=limit,
-    )
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n")
     elif fmt is OutputFormat.CSV:
