@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from parsel import Selector
@@ -24,6 +25,9 @@ from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from gpurent.normalize.price import ParsedPrice
 from spiders.parsers.common import (
+    INVALID_VALUE,
+    MISSING_FIELD,
+    PRICE_CEILING,
     PRICE_UNPARSED,
     FieldProblem,
     PageResult,
@@ -32,15 +36,17 @@ from spiders.parsers.common import (
     counted_stock,
     gpu_offer,
     guarded,
+    id_text,
     identify_gpu,
     minor_units,
-    not_an_object,
+    not_negative,
     optional_int,
     price_plan,
-    renamed_fields,
     require,
     set_aside,
+    to_decimal,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
 from spiders.parsers.page_table import Cells, card_offer, read_price
 
@@ -48,8 +54,18 @@ CURRENCY = "CNY"
 PAYG_PRICE_SCALE = 1000  # payg_price 2720 is ¥2.72
 MARKET_URL = "https://www.autodl.com/market/list"
 HOME_URL = "https://www.autodl.com/home"
-# Keys every machine carries (the free count included: without it all stock is unknown).
-CORE_KEYS = ("machine_id", "gpu_name", "payg_price", "gpu_idle_num")
+# The fields of a machine the offer cannot be trusted without (rule of truth 9), the three
+# counts included: a renamed `gpu_idle_num` read as "no count" would turn the market
+# unknown; a renamed `gpu_order_num` would put idle cards that cannot be ordered in stock;
+# a renamed total would hide a free count that contradicts it. A null count is not drift
+# (the key is there): stock unknown, the count set aside. Region and `payg` are side fields.
+MACHINE_CONTRACT = Contract(
+    "machine",
+    identity=("machine_id", "gpu_name"),
+    price=("payg_price",),
+    stock=("gpu_idle_num", "gpu_all_num|gpu_number", "gpu_order_num"),
+)
+CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
 # The machine list names the card but not its memory. Where the catalog holds several
 # sizes of a model, AutoDL's own homepage price table says which one it rents under that
 # name ("RTX 4090 24GB", "V100 32GB"; _cross_provider/cn_and_intl_price_observations).
@@ -111,28 +127,48 @@ def parse_machine_list(data: Any, ctx: ParseContext) -> MachineListPage:
     page.max_page = listing_size(payload.get("max_page"), least=1)
     if page.max_page is None:
         page.notes.append("machine list without a usable data.max_page: read one page only")
+    if not machines:
+        page.layout_error = _empty_page_error(payload)
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
-    page.layout_error = renamed_fields(machines, CORE_KEYS, "machine")
+    apply_check(page, check_items(machines, MACHINE_CONTRACT))
     return page
 
 
+def _empty_page_error(payload: dict[str, Any]) -> str | None:
+    """An empty `data.list` on a page the listing says holds machines (`result_total`
+    beyond this page's `offset`) is not an empty market: the offers of that page are not
+    to vanish (they stay, stale, from their last good run). None when it may be real."""
+    total = listing_size(payload.get("result_total"), least=1)
+    offset = listing_size(payload.get("offset"), least=0) or 0
+    if total is None or offset >= total:
+        return None
+    return f"empty data.list, but data.result_total says {total} machines from offset {offset}"
+
+
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(machine, dict):
-        return not_an_object(ctx, machine, "machine entry is not an object")
-    key = machine.get("machine_id")
-    key = str(key) if isinstance(key, str | int) and not isinstance(key, bool) else None
-    return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build_machine(machine, ctx))
+    return contracted(
+        ctx,
+        machine,
+        MACHINE_CONTRACT,
+        offer_key=lambda m: id_text(m.get("machine_id")),
+        build=lambda: _build_machine(machine, ctx),
+    )
 
 
 def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
-    machine_id = str(require(machine, "machine_id"))
+    machine_id = id_text(require(machine, "machine_id"))
+    if machine_id is None:
+        raise FieldProblem(INVALID_VALUE, "machine_id", "machine_id is not an id")
     raw_name = require(machine, "gpu_name")
-    identity = identify_gpu(raw_name, vram_gb=VRAM_BY_NAME.get(str(raw_name).strip()))
+    if not isinstance(raw_name, str):
+        raise FieldProblem(INVALID_VALUE, "gpu_name", f"gpu_name is not text: {raw_name!r}")
+    identity = identify_gpu(raw_name, vram_gb=VRAM_BY_NAME.get(raw_name.strip()))
     if machine.get("payg") is False:
         raise FieldProblem(PRICE_UNPARSED, "payg", "pay-as-you-go not offered on this machine")
-    price = minor_units(require(machine, "payg_price"), PAYG_PRICE_SCALE, "payg_price")
+    price = _payg_price(require(machine, "payg_price"))
     availability, problem = counted_stock("gpu_idle_num", lambda: _availability(machine))
+    region, region_problem = _region(machine.get("region_name"))
     return [
         gpu_offer(
             ctx,
@@ -146,28 +182,58 @@ def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
             price=price,
             currency=CURRENCY,
             price_basis=PriceBasis.GPU,
-            region=machine.get("region_name") or None,
+            region=region,
             url=MARKET_URL,
             fees=ADDON_FEES,
         ),
         *set_aside(ctx, problem, offer_key=machine_id, item=machine),
+        *set_aside(ctx, region_problem, offer_key=machine_id, item=machine),
     ]
 
 
+def _payg_price(value: Any) -> Decimal:
+    """`payg_price` in CNY (1/1000 CNY counted): an exact number, scaled, then refused when
+    negative or beyond any rental price (a bad cell such as `1e400` or `10**30` costs this
+    item, never the page)."""
+    count = to_decimal(value, "payg_price", code=PRICE_UNPARSED)
+    amount = not_negative(minor_units(count, PAYG_PRICE_SCALE, "payg_price"), "payg_price", value)
+    if amount >= PRICE_CEILING:
+        raise FieldProblem(PRICE_UNPARSED, "payg_price", f"payg_price is out of range: {value}")
+    return amount
+
+
+def _region(value: Any) -> tuple[str | None, FieldProblem | None]:
+    """The region name, a side field: absent or blank is no region; any other non-text
+    value is set aside (the offer stands without a region)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    if isinstance(value, str):
+        return value.strip(), None
+    return None, FieldProblem(
+        INVALID_VALUE, "region_name", f"region_name is not text: {value!r}"[:120]
+    )
+
+
 def _availability(machine: dict[str, Any]) -> Availability:
-    """Stock from the counts; missing counts are `unknown` (rule of truth 1), and so are
-    counts that contradict each other, whose field is then quarantined beside the offer
-    (`counted_stock`)."""
-    idle = optional_int(machine, "gpu_idle_num")
+    """Stock from the three counts. A null or unreadable count, or counts that contradict
+    each other, make the stock `unknown` (rule of truth 1) with that field quarantined
+    beside the offer (`counted_stock`): AutoDL documents no meaning for a null count, and
+    reading one as "no cap" or "no total" could put cards in stock."""
+    idle = _count(machine, "gpu_idle_num")
     total = optional_int(machine, "gpu_all_num")
     if total is None:
-        total = optional_int(machine, "gpu_number")
-    orderable = optional_int(machine, "gpu_order_num")
-    if idle is None:
-        return UNKNOWN
+        total = _count(machine, "gpu_number", also="gpu_all_num")
+    orderable = _count(machine, "gpu_order_num")
     # A free card that cannot be ordered (gpu_order_num) is not rentable (gpuhunter's reading).
-    free = idle if orderable is None else min(idle, orderable)
-    return availability_from_counts(free, total)
+    return availability_from_counts(min(idle, orderable), total)
+
+
+def _count(machine: dict[str, Any], key: str, *, also: str | None = None) -> int:
+    value = optional_int(machine, key)
+    if value is None:
+        named = f"{also} and {key} are" if also else f"{key} is"
+        raise FieldProblem(MISSING_FIELD, key, f"{named} null: stock unknown")
+    return value
 
 
 # -- homepage price table (browser) ----------------------------------------------

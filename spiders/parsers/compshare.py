@@ -16,7 +16,13 @@ POST (see `spiders.parsers.ucloud`):
   InstanceDiscountType}]`, in CNY per ChargeType unit for the whole machine.
 
 Our offer is the smallest machine of one GPU type in one zone: `Dynamic` (hourly) is the
-headline price, `Day` and `Month` are commitment plans. Reading `Name` as the GPU type
+headline price, `Day` and `Month` are commitment plans. `Disks` and `CompShareImage` are
+add-on fees: absent or unreadable, the offer stands with that fee unknown (a note says so).
+
+Response contracts (rule of truth 9): an instance type lost `Zone`, `Name`, `Status` or
+`InstanceType` (the last tells a spot type's Status from the on-demand one of the same
+card), an inventory answer lost `GpuInventoryByZone`, a price entry lost `ChargeType` or
+`Instance`: drift, never read as a state. Reading `Name` as the GPU type
 (the same string as the inventory keys and `GpuType`) is our reading of the docs; their
 examples carry placeholder values only.
 """
@@ -24,10 +30,10 @@ examples carry placeholder values only.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from gpurent.billing_facts import platform_fees
 from gpurent.model import (
@@ -51,16 +57,17 @@ from spiders.parsers.common import (
     gpu_offer,
     identify_gpu,
     make_quarantine,
-    not_an_object,
     price_plan,
-    renamed_fields,
     require,
     to_int,
     to_price,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage
 from spiders.parsers.fees import per_instance_fee
 from spiders.parsers.ucloud import ParamValue, envelope_problem
+
+_T = TypeVar("_T")
 
 CURRENCY = "CNY"
 PRICE_LIST_URL = "https://www.compshare.cn/price-list"
@@ -80,7 +87,19 @@ PLAN_CHARGE_TYPES = ("Day", "Month")
 RENTABLE_BY_STATUS: dict[str, bool] = {"Normal": True, "Beta": True, "Soldout": False}
 HIDDEN = "Hidden"
 EXCLUSIVE_POOL = "Exclusive"
-CORE_KEYS = ("Zone", "Name", "Status")
+
+TYPES_CONTRACT = Contract(
+    "instance type", identity=("Zone", "Name"), stock=("Status", "InstanceType")
+)
+INVENTORY_CONTRACT = Contract("inventory answer", stock=("GpuInventoryByZone",))
+PRICE_CONTRACT = Contract("price entry", identity=("ChargeType",), price=("Instance",))
+CONTRACTS: tuple[Contract, ...] = (TYPES_CONTRACT, INVENTORY_CONTRACT, PRICE_CONTRACT)
+
+MAX_VRAM_GB = 1024
+"""No card has a terabyte of memory: a GraphicsMemory.Value above is a bad cell."""
+MAX_FREE_CARDS = 1_000_000
+"""No zone holds a million free cards of one type: a count above is a bad cell (`1e400`),
+read as no count rather than as a market in stock."""
 
 BOOT_DISK_GB = 100
 """System disk size we price with: the free cloud-disk allowance, so `Disks` should be 0."""
@@ -154,53 +173,71 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
     if not isinstance(items, list):
         return TypesPage(layout_error="no 'AvailableInstanceTypes' list in a RetCode 0 answer")
     page = TypesPage()
-    seen: set[str] = set()
     for item in items:
-        if not isinstance(item, dict):
-            page.records.extend(not_an_object(ctx, item))
-            continue
-        listing_or_none = _listing(item, ctx, page)
-        if listing_or_none is None:
-            continue
-        if listing_or_none.offer_key in seen:
-            page.notes.append(f"{listing_or_none.offer_key}: listed twice, first kept")
-            continue
-        seen.add(listing_or_none.offer_key)
-        page.listings.append(listing_or_none)
-    page.layout_error = renamed_fields(items, CORE_KEYS, "instance type")
+        page.records.extend(_type_records(item, ctx, page))
+    apply_check(page, check_items(items, TYPES_CONTRACT))
     return page
 
 
-def _listing(item: dict[str, Any], ctx: ParseContext, page: TypesPage) -> GpuListing | None:
+def _type_key(item: Mapping[str, Any]) -> str | None:
     zone, name = item.get("Zone"), item.get("Name")
-    key = f"{zone}/{name}" if isinstance(zone, str) and isinstance(name, str) else None
-    try:
-        zone = str(require(item, "Zone"))
-        name = str(require(item, "Name")).strip()
-        status = str(require(item, "Status"))
-        if status == HIDDEN:
-            page.notes.append(f"{key}: Status Hidden, not on sale: skipped")
-            return None
-        if item.get("MachineClass") not in (None, "GPU"):
-            page.notes.append(f"{key}: MachineClass {item.get('MachineClass')!r}, no GPU: skipped")
-            return None
-        if item.get("InstanceType") == "spot":
-            # GetCompShareInstancePrice has no spot ChargeType: nothing to price it with.
-            page.notes.append(f"{key}: spot instance type, no spot price to read: skipped")
-            return None
-        vram_gb = _vram_gb(item)
-        identify_gpu(name, field="Name", vram_gb=vram_gb)  # unknown cards: quarantined now
-        return GpuListing(
-            zone=zone,
-            gpu_type=name,
-            status=status,
-            vram_gb=vram_gb,
-            gpu_count=_smallest_gpu_count(item),
-            boot_disk_type=_boot_disk_type(item),
-        )
-    except FieldProblem as problem:
-        page.records.append(_quarantine(ctx, problem.reason, problem.field, item, key))
+    return f"{zone}/{name}" if isinstance(zone, str) and isinstance(name, str) else None
+
+
+def _type_records(item: Any, ctx: ParseContext, page: TypesPage) -> list[Record]:
+    """The quarantine line of an instance type that cannot be listed (none when it is listed
+    or skipped); one type's failure costs that type only."""
+    return contracted(
+        ctx, item, TYPES_CONTRACT, offer_key=_type_key, build=lambda: _add_listing(item, page)
+    )
+
+
+def _add_listing(item: dict[str, Any], page: TypesPage) -> list[Record]:
+    listing = _listing(item, page)
+    if listing is None:
+        return []
+    if any(known.offer_key == listing.offer_key for known in page.listings):
+        page.notes.append(f"{listing.offer_key}: listed twice, first kept")
+    else:
+        page.listings.append(listing)
+    return []
+
+
+def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
+    """The listing of an instance type on sale; None when it is skipped (with a note)."""
+    key = _type_key(item)
+    zone = _text(item, "Zone")
+    name = _text(item, "Name")
+    status = _text(item, "Status")
+    if status == HIDDEN:
+        page.notes.append(f"{key}: Status Hidden, not on sale: skipped")
         return None
+    if item.get("MachineClass") not in (None, "GPU"):
+        page.notes.append(f"{key}: MachineClass {item.get('MachineClass')!r}, no GPU: skipped")
+        return None
+    if item.get("InstanceType") == "spot":
+        # GetCompShareInstancePrice has no spot ChargeType: nothing to price it with (and
+        # the spot type's Status is not the on-demand one's).
+        page.notes.append(f"{key}: spot instance type, no spot price to read: skipped")
+        return None
+    vram_gb = _vram_gb(item)
+    identify_gpu(name, field="Name", vram_gb=vram_gb)  # unknown cards: quarantined now
+    return GpuListing(
+        zone=zone,
+        gpu_type=name,
+        status=status,
+        vram_gb=vram_gb,
+        gpu_count=_smallest_gpu_count(item),
+        boot_disk_type=_boot_disk_type(item),
+    )
+
+
+def _text(item: Mapping[str, Any], key: str) -> str:
+    """`item[key]` as stripped text: missing when null or blank, refused when not text."""
+    value = require(item, key)
+    if not isinstance(value, str):
+        raise FieldProblem(INVALID_VALUE, key, f"{key} is not text: {value!r}"[:120])
+    return value.strip()
 
 
 def _vram_gb(item: dict[str, Any]) -> int | None:
@@ -208,8 +245,9 @@ def _vram_gb(item: dict[str, Any]) -> int | None:
     if not isinstance(memory, dict) or memory.get("Value") is None:
         return None
     value = to_int(memory["Value"], "GraphicsMemory")
-    if value <= 0:
-        raise FieldProblem(INVALID_VALUE, "GraphicsMemory", f"GraphicsMemory.Value is {value}")
+    if not 0 < value <= MAX_VRAM_GB:
+        shown = value if value <= MAX_VRAM_GB else f"over {MAX_VRAM_GB}"
+        raise FieldProblem(INVALID_VALUE, "GraphicsMemory", f"GraphicsMemory.Value is {shown}")
     return value
 
 
@@ -229,13 +267,18 @@ def _smallest_gpu_count(item: dict[str, Any]) -> int:
 
 
 def _boot_disk_type(item: dict[str, Any]) -> str:
-    for disk_class in item.get("Disks") or []:
+    for disk_class in _list(item.get("Disks")):
         if not isinstance(disk_class, dict):
             continue
-        for boot in disk_class.get("BootDisk") or []:
+        for boot in _list(disk_class.get("BootDisk")):
             if isinstance(boot, dict) and isinstance(boot.get("Name"), str) and boot["Name"]:
                 return str(boot["Name"])
     return DEFAULT_BOOT_DISK_TYPE
+
+
+def _list(value: Any) -> list[Any]:
+    # A side list (disk classes) that is not a list describes nothing: read as empty.
+    return value if isinstance(value, list) else []
 
 
 # -- DescribeCompShareGpuInventory ------------------------------------------------
@@ -252,6 +295,11 @@ def parse_inventory(data: Any, zone: str) -> InventoryPage:
     problem = envelope_problem(data)
     if problem is not None:
         return InventoryPage.unanswered(problem)
+    check = check_items([data], INVENTORY_CONTRACT)
+    if check.layout_error is not None:
+        page = InventoryPage()
+        apply_check(page, check)
+        return page
     return read_inventory_map(data.get("GpuInventoryByZone"), zone)
 
 
@@ -285,6 +333,9 @@ def read_inventory_map(by_zone: Any, zone: str) -> InventoryPage:
         if free < 0:
             page.notes.append(f"{zone}/{gpu_type}: negative free count {free}: unknown")
             continue
+        if free > MAX_FREE_CARDS:
+            page.notes.append(f"{zone}/{gpu_type}: free count over {MAX_FREE_CARDS}: unknown")
+            continue
         free_by_type[str(gpu_type)] = free
     return page
 
@@ -298,10 +349,24 @@ class PriceQuote:
 
     charge_type: str
     instance: Decimal
-    disks: Decimal
-    image: Decimal
+    disks: Decimal | None
+    """The quoted system-disk price; None: unknown (absent or unreadable)."""
+    image: Decimal | None
+    """The quoted image price per GPU per hour; None: unknown."""
     discount_type: int | None = None
     """InstanceDiscountType: 1 night discount, 2 holiday discount, None/0 none."""
+    set_aside: tuple[FieldProblem, ...] = field(default=(), compare=False)
+    """Side fields of the entry that could not be read (a fee, the discount type): the
+    quote stands without them, and the offer carries a quarantine line for each."""
+
+    @property
+    def unknown_fees(self) -> list[str]:
+        """The add-on fees this quote does not tell (absent or unreadable)."""
+        return [
+            name
+            for name, amount in (("Disks", self.disks), ("CompShareImage", self.image))
+            if amount is None
+        ]
 
 
 @dataclass
@@ -318,34 +383,61 @@ def parse_price_answer(data: Any, charge_type: str) -> QuotePage:
     details = data.get("PriceDetail")
     if not isinstance(details, list):
         return QuotePage(layout_error="no 'PriceDetail' list in a RetCode 0 answer")
+    page = QuotePage()
+    apply_check(page, check_items(details, PRICE_CONTRACT))
     entries = [d for d in details if isinstance(d, dict) and d.get("ChargeType") == charge_type]
     if len(entries) != 1:
-        problem = FieldProblem(
+        page.problem = FieldProblem(
             PRICE_UNPARSED,
             "PriceDetail",
             f"{len(entries)} PriceDetail entries for ChargeType {charge_type}",
         )
-        return QuotePage(problem=problem)
-    entry = entries[0]
+        return page
     try:
-        quote = PriceQuote(
-            charge_type=charge_type,
-            instance=to_price(entry.get("Instance"), "Instance"),
-            disks=_optional_price(entry, "Disks"),
-            image=_optional_price(entry, "CompShareImage"),
-            discount_type=(
-                None
-                if entry.get("InstanceDiscountType") is None
-                else to_int(entry["InstanceDiscountType"], "InstanceDiscountType")
-            ),
-        )
+        page.quote = _quote(entries[0], charge_type)
     except FieldProblem as problem:
-        return QuotePage(problem=problem)
-    return QuotePage(quote=quote)
+        page.problem = problem
+    return page
 
 
-def _optional_price(entry: Mapping[str, Any], key: str) -> Decimal:
-    return Decimal(0) if entry.get(key) is None else to_price(entry[key], key)
+def _quote(entry: Mapping[str, Any], charge_type: str) -> PriceQuote:
+    """The quote of one PriceDetail entry: its instance price is required, its fees and
+    discount type are side fields (unreadable ones set aside, the quote stands)."""
+    gone = PRICE_CONTRACT.gone(entry)
+    if gone:
+        raise FieldProblem(MISSING_FIELD, gone[0], f"key gone: {', '.join(gone)}")
+    instance = to_price(entry["Instance"], "Instance")
+    side: list[FieldProblem] = []
+    disks = _side(side, lambda: _optional_price(entry, "Disks"))
+    image = _side(side, lambda: _optional_price(entry, "CompShareImage"))
+    discount = _side(side, lambda: _discount_type(entry))
+    return PriceQuote(
+        charge_type=charge_type,
+        instance=instance,
+        disks=disks,
+        image=image,
+        discount_type=discount,
+        set_aside=tuple(side),
+    )
+
+
+def _optional_price(entry: Mapping[str, Any], key: str) -> Decimal | None:
+    # Absent or null: the answer does not tell this fee (never read as free).
+    return None if entry.get(key) is None else to_price(entry[key], key)
+
+
+def _discount_type(entry: Mapping[str, Any]) -> int | None:
+    value = entry.get("InstanceDiscountType")
+    return None if value is None else to_int(value, "InstanceDiscountType")
+
+
+def _side(side: list[FieldProblem], read: Callable[[], _T | None]) -> _T | None:
+    """A side field read by `read`; its problem is kept in `side` and the field is None."""
+    try:
+        return read()
+    except FieldProblem as problem:
+        side.append(problem)
+        return None
 
 
 # -- the offer ---------------------------------------------------------------------
@@ -382,6 +474,12 @@ def offer_records(
             )
         )
     availability = availability_from_flag(rentable, free)
+    for aside in hourly.set_aside:
+        result.records.append(_quarantine(ctx, aside.reason, aside.field, raw, key))
+    if hourly.unknown_fees:
+        result.notes.append(
+            f"{key}: {', '.join(hourly.unknown_fees)} not quoted (Dynamic): that fee unknown"
+        )
     plans: list[PricePlan] = []
     for charge_type in PLAN_CHARGE_TYPES:
         quote = quotes.get(charge_type)
@@ -422,7 +520,7 @@ def offer_records(
 
 def _fees(listing: GpuListing, hourly: PriceQuote) -> tuple[AddonFee, ...]:
     fees = [CLOUD_DISK_FEE]
-    if hourly.disks > 0:
+    if hourly.disks is not None and hourly.disks > 0:
         fees.append(
             per_instance_fee(
                 FeeType.SYSTEM_DISK,
@@ -433,7 +531,7 @@ def _fees(listing: GpuListing, hourly: PriceQuote) -> tuple[AddonFee, ...]:
                 note=f"{BOOT_DISK_GB} GB {listing.boot_disk_type} system disk, as quoted (Dynamic)",
             )
         )
-    if hourly.image > 0:
+    if hourly.image is not None and hourly.image > 0:
         fees.append(
             AddonFee(
                 fee_type=FeeType.IMAGE,

@@ -7,17 +7,19 @@ Three things every JSON parser checks first, in the same words everywhere:
   plain case, an answer that is one list of records;
 * an API that wraps every answer in a business code (`{"code": ..., "msg": ...}`) says
   success, a refused key or an error (`code_envelope`); a refused key or an API error is a
-  failed request, never a layout change and never "sold out" (rules of truth 2 and 3);
+  failed request, never a layout change and never "sold out" (rules of truth 2 and 3); a
+  code that is not a code at all (`[]`, `{}`, `true`) says none of these: a layout change;
 * a page from such an API carries that verdict to the spider (`ApiPage`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Hashable
 from dataclasses import dataclass
 from typing import Any, Self
 
 from spiders.parsers.common import PageResult, ParseContext, Record, renamed_fields
+from spiders.parsers.contract import Contract, apply_check, check_items
 
 
 def answer_keys(data: Any) -> list[Any] | str:
@@ -42,18 +44,25 @@ def list_page(
     ctx: ParseContext,
     *,
     records: Callable[[Any, ParseContext], list[Record]],
-    core_keys: tuple[str, ...],
-    noun: str,
+    contract: Contract | None = None,
+    core_keys: tuple[str, ...] = (),
+    noun: str = "item",
 ) -> PageResult:
     """The page of an answer `{key: [item, ...]}`: the records of each item, and a layout
-    error when the list is missing or no item carries one of `core_keys` (a renamed field)."""
+    error when the list is missing or no item carries a declared field (a renamed field).
+
+    The fields are the `contract`'s (its verdict also names the paths gone from some
+    items); `core_keys` is the older spelling of the same check, top-level keys only."""
     items = list_at(data, key)
     if items is None:
         return PageResult(layout_error=no_list(data, key))
     page = PageResult()
     for item in items:
         page.records.extend(records(item, ctx))
-    page.layout_error = renamed_fields(items, core_keys, noun)
+    if contract is not None:
+        apply_check(page, check_items(items, contract))
+    elif core_keys:
+        page.layout_error = renamed_fields(items, core_keys, noun)
     return page
 
 
@@ -106,9 +115,49 @@ def code_envelope(
     if not isinstance(data, dict) or code_key not in data:
         return EnvelopeProblem(layout_error=f"no '{code_key}' envelope in the answer")
     code = data.get(code_key)
-    if code in auth_codes:
+    if not is_a_code(code):
+        # `code: {}` says neither success nor error: the envelope changed shape.
+        return EnvelopeProblem(
+            layout_error=f"'{code_key}' of the envelope is not a code: {shown_code(code)}"
+        )
+    if is_code_in(code, auth_codes):
         return EnvelopeProblem(auth_rejected=True)
     if code != ok:
-        message = str(data.get(message_key) or "")[:80]
-        return EnvelopeProblem(api_error=f"{code_key} {code!r}: {message}")
+        return EnvelopeProblem(
+            api_error=f"{code_key} {shown_code(code)}: {message_of(data, message_key)}"
+        )
     return None
+
+
+def is_a_code(code: Any) -> bool:
+    """A business code is text or a whole number (never a bool, an object or a list)."""
+    return isinstance(code, str | int) and not isinstance(code, bool)
+
+
+def is_code_in(code: Any, codes: Container[Any]) -> bool:
+    """`code in codes`, False for a value no set can hold (`[]`, `{}`): a retyped code is
+    never an exception and never a refused key. A bool is never a numeric code (`True` is
+    not the code 1)."""
+    if isinstance(code, bool) or not isinstance(code, Hashable):
+        return False
+    try:
+        return code in codes
+    except TypeError:  # a hashable object whose own hash fails (a tuple holding a list)
+        return False
+
+
+def shown_code(code: Any) -> str:
+    """A business code as a report shows it: its repr, cut short (a retyped code may be a
+    whole object)."""
+    text = repr(code)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def message_of(data: dict[str, Any], key: str) -> str:
+    """The envelope's message, as text and cut short; a message that is not text is shown
+    as its repr (it explains nothing, but says what came)."""
+    message = data.get(key)
+    if message is None:
+        return ""
+    text = message if isinstance(message, str) else repr(message)
+    return text[:80]

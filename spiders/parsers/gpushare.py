@@ -18,7 +18,9 @@ Our reading (assumptions, not documented by GPUShare):
   the whole period. Any other skuName is set aside as a quarantine line beside the offer.
 * `isOnline: false`: the platform says the host cannot be rented now, so the offer is
   `sold_out` whatever its counts (with no free count: cards on a host that is down are not
-  free). A missing `isOnline` leaves the counts to decide.
+  free). `isOnline: null` (undocumented) is unknown stock. A host without the `isOnline` key,
+  or without `gpuNum`/`gpuUsed`, is drift (MACHINE_CONTRACT): quarantined, never read from
+  what is left (a renamed `isOnline` read from the counts turns offline hosts in stock).
 
 Platform-wide add-on fees (the optional /hy-nas shared storage) come from the billing facts
 (gpurent/data/billing_facts.toml), as for every provider.
@@ -26,6 +28,7 @@ Platform-wide add-on fees (the optional /hy-nas shared storage) come from the bi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -48,18 +51,16 @@ from spiders.parsers.common import (
     Record,
     counted_stock,
     gpu_offer,
-    guarded,
     id_text,
     identify_gpu,
     make_quarantine,
-    not_an_object,
     optional_int,
     price_plan,
-    renamed_fields,
     require,
     set_aside,
     to_price,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import answer_keys, listing_size
 
 CURRENCY = "CNY"
@@ -73,9 +74,43 @@ PLAN_SKUS: dict[str, BillingUnit] = {
     "month": BillingUnit.MONTH,
     "year": BillingUnit.YEAR,
 }
-# Keys every machine carries; all machines of a page lacking one means a renamed field
-# (the counts included: their loss would quietly turn the whole market "unknown").
-CORE_KEYS = ("id", "baseInfo", "skuList", "gpuNum", "gpuUsed")
+
+SKU_NAME, SKU_PRICE = "skuName", "price"
+SKU_NAME_PATH, SKU_PRICE_PATH = f"skuList.{SKU_NAME}", f"skuList.{SKU_PRICE}"
+
+
+class MachineContract(Contract):
+    """The machine contract, with the two keys read inside each `skuList` entry (a list,
+    which dotted paths do not enter): `skuList.skuName` is gone when an entry lacks it;
+    `skuList.price` when the payg entry lacks it, or, on a machine without a payg entry,
+    when no entry has it (the key is gone, not just the hourly plan)."""
+
+    def gone(self, item: Mapping[str, Any]) -> list[str]:
+        gone = super().gone(item)
+        skus = item.get("skuList")
+        entries = [s for s in skus if isinstance(s, Mapping)] if isinstance(skus, list) else []
+        if any(SKU_NAME not in entry for entry in entries):
+            gone.append(SKU_NAME_PATH)
+        payg = [e for e in entries if e.get(SKU_NAME) == PAYG_SKU]
+        if payg:
+            price_gone = any(SKU_PRICE not in e for e in payg)
+        else:
+            price_gone = bool(entries) and all(SKU_PRICE not in e for e in entries)
+        if price_gone:
+            gone.append(SKU_PRICE_PATH)
+        return gone
+
+
+# What a machine cannot be trusted without (rule of truth 9): the stock fields included,
+# since their loss would quietly turn the market "unknown", or offline hosts in stock; the
+# payg price is read inside `skuList` (see MachineContract).
+MACHINE_CONTRACT = MachineContract(
+    "machine",
+    identity=("id", "baseInfo.gpuName"),
+    price=("skuList", SKU_NAME_PATH, SKU_PRICE_PATH),
+    stock=("isOnline", "gpuNum", "gpuUsed"),
+)
+CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
 
 # Platform-wide fees from the billing facts (gpurent/data/billing_facts.toml).
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("gpushare")
@@ -115,15 +150,18 @@ def parse_machine_list(data: Any, ctx: ParseContext) -> MachineListPage:
         page.notes.append("machine list without a usable data.total: read one page only")
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
-    page.layout_error = renamed_fields(machines, CORE_KEYS, "machine")
+    apply_check(page, check_items(machines, MACHINE_CONTRACT))
     return page
 
 
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(machine, dict):
-        return not_an_object(ctx, machine)
-    key = id_text(machine.get("id"))
-    return guarded(ctx, offer_key=key, raw=machine, build=lambda: _build(machine, key, ctx))
+    return contracted(
+        ctx,
+        machine,
+        MACHINE_CONTRACT,
+        offer_key=lambda m: id_text(m.get("id")),
+        build=lambda: _build(machine, id_text(machine.get("id")), ctx),
+    )
 
 
 def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -194,19 +232,31 @@ def _prices(
 
 
 def _availability(machine: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
-    """`isOnline: false` is sold out; otherwise stock from the counts. Missing counts are
-    `unknown` (rule of truth 1), and so are counts that contradict each other, whose field
-    is then quarantined beside the offer."""
-    if machine.get("isOnline") is False:
+    """`isOnline: false` is sold out; otherwise stock from the counts. A null or unreadable
+    flag or count, or counts that contradict each other, make the stock `unknown` (rule of
+    truth 1) with that field quarantined beside the offer: GPUShare documents no meaning
+    for a null here, and a null flag read from the counts could put an offline host in
+    stock."""
+    online = machine.get("isOnline")
+    if online is False:
         return availability_from_flag(False), None
+    if online is not True:
+        # null, "false", 0: not the documented flag; read as neither state.
+        detail = f"isOnline is not true or false: {online!r}"[:120]
+        return UNKNOWN, FieldProblem(INVALID_VALUE, "isOnline", detail)
     return counted_stock("gpuNum", lambda: _free_cards(machine))
 
 
 def _free_cards(machine: dict[str, Any]) -> Availability:
-    total = optional_int(machine, "gpuNum")
-    used = optional_int(machine, "gpuUsed")
-    if total is None or used is None:
-        return UNKNOWN
+    total = _count(machine, "gpuNum")
+    used = _count(machine, "gpuUsed")
     if used < 0 or used > total:
         raise FieldProblem(INVALID_VALUE, "gpuUsed", f"gpuUsed {used} does not fit gpuNum {total}")
     return availability_from_counts(total - used, total)
+
+
+def _count(machine: dict[str, Any], key: str) -> int:
+    value = optional_int(machine, key)
+    if value is None:
+        raise FieldProblem(MISSING_FIELD, key, f"{key} is null: stock unknown")
+    return value

@@ -7,7 +7,11 @@ Field meanings (PROVIDERS.md A7; skypilot's `fetch_ppio.py`):
 * `price`: per card per hour in 1/100000 CNY (skypilot divides by 100000:
   `PPIO_PRICE_SCALE`); one card is the unit skypilot lists, so the price is per GPU.
 * `availableDeploy` (bool): can be deployed now, our stock flag; `canBuy: false` also
-  means it cannot be rented now. Without `availableDeploy` the stock is `unknown`.
+  means it cannot be rented now. A null flag (the provider giving none) is `unknown`
+  stock, with the flag's quarantine line beside the offer saying why. A product without
+  either key at all is drift (PRODUCT_CONTRACT): it is quarantined, never read as sold
+  out or in stock. A flag that is not a bool (`"true"`, `1`) is unknown stock, the flag
+  set aside beside the offer.
 * `regions[]`: where the product runs. The stock flag is per product, not per region, so
   the offer is one per product and `region` lists its regions.
 
@@ -18,46 +22,60 @@ PPIO publishes no add-on fees in this answer, so offers carry none.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from gpurent.model import PriceBasis
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from gpurent.normalize.price import PPIO_PRICE_SCALE
 from spiders.parsers.common import (
+    INVALID_VALUE,
     MISSING_FIELD,
+    PRICE_CEILING,
+    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
     gpu_offer,
-    guarded,
     id_text,
     identify_gpu,
     minor_units,
-    not_an_object,
     not_negative,
     require,
+    set_aside,
+    to_decimal,
 )
+from spiders.parsers.contract import Contract, contracted
 from spiders.parsers.envelope import list_page
 
 CURRENCY = "CNY"
 ENDPOINT_URL = "https://api.ppinfra.com/gpu-instance/openapi/v1/products"
-# Keys every product carries (the stock flag included: its loss would turn the market
-# "unknown").
-CORE_KEYS = ("id", "name", "price", "availableDeploy")
+# What a product cannot be trusted without (rule of truth 9): both stock flags, since a
+# lost `availableDeploy` read as "no flag" would turn the market unknown, and a lost
+# `canBuy` read as its default (true) would put products that cannot be bought in stock.
+# `regions` only describes the offer: a side field.
+PRODUCT_CONTRACT = Contract(
+    "product",
+    identity=("id", "name"),
+    price=("price",),
+    stock=("availableDeploy", "canBuy"),
+)
+CONTRACTS: tuple[Contract, ...] = (PRODUCT_CONTRACT,)
 
 
 def parse_products(data: Any, ctx: ParseContext) -> PageResult:
-    return list_page(
-        data, "data", ctx, records=product_records, core_keys=CORE_KEYS, noun="product"
-    )
+    return list_page(data, "data", ctx, records=product_records, contract=PRODUCT_CONTRACT)
 
 
 def product_records(product: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(product, dict):
-        return not_an_object(ctx, product)
-    key = id_text(product.get("id"))
-    return guarded(ctx, offer_key=key, raw=product, build=lambda: _build(product, key, ctx))
+    return contracted(
+        ctx,
+        product,
+        PRODUCT_CONTRACT,
+        offer_key=lambda p: id_text(p.get("id")),
+        build=lambda: _build(product, id_text(product.get("id")), ctx),
+    )
 
 
 def _build(product: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -65,8 +83,8 @@ def _build(product: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
         raise FieldProblem(MISSING_FIELD, "id", "id is missing")
     raw_name = require(product, "name")
     identity = identify_gpu(raw_name, field="name")
-    price_raw = require(product, "price")
-    price = not_negative(minor_units(price_raw, PPIO_PRICE_SCALE, "price"), "price", price_raw)
+    price = _price(require(product, "price"))
+    stock, problem = _availability(product)
     return [
         gpu_offer(
             ctx,
@@ -75,22 +93,45 @@ def _build(product: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
             gpu=identity,
             raw_gpu_name=raw_name,
             gpu_count=1,
-            stock=_availability(product),
+            stock=stock,
             price=price,
             currency=CURRENCY,
             price_basis=PriceBasis.GPU,
             region=_regions(product.get("regions")),
             url=ENDPOINT_URL,
-        )
+        ),
+        *set_aside(ctx, problem, offer_key=key, item=product),
     ]
 
 
-def _availability(product: dict[str, Any]) -> Availability:
+def _price(value: Any) -> Decimal:
+    """`price` in CNY per card-hour (1/100000 CNY counted): an exact number, scaled, then refused when
+    negative or beyond any rental price (a bad cell such as `1e400` or `10**30` costs this
+    item, never the page)."""
+    count = to_decimal(value, "price", code=PRICE_UNPARSED)
+    amount = not_negative(minor_units(count, PPIO_PRICE_SCALE, "price"), "price", value)
+    if amount >= PRICE_CEILING:
+        raise FieldProblem(PRICE_UNPARSED, "price", f"price is out of range: {value}")
+    return amount
+
+
+def _availability(product: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
+    """The stock flag, narrowed by canBuy; a flag that is null or not a bool makes the stock
+    unknown and is returned to be set aside (the quarantine line says why)."""
     deployable = product.get("availableDeploy")
     if not isinstance(deployable, bool):
-        return UNKNOWN
-    # canBuy defaults to true (as skypilot reads it); false means it cannot be ordered now.
-    return availability_from_flag(deployable and product.get("canBuy") is not False)
+        return UNKNOWN, _not_a_flag("availableDeploy", deployable)
+    # canBuy false: it cannot be ordered now. Null says neither (skypilot's default of true
+    # is for a missing key, which here is drift): unknown, set aside.
+    can_buy = product.get("canBuy")
+    if not isinstance(can_buy, bool):
+        return UNKNOWN, _not_a_flag("canBuy", can_buy)
+    return availability_from_flag(deployable and can_buy), None
+
+
+def _not_a_flag(field: str, value: Any) -> FieldProblem:
+    code = MISSING_FIELD if value is None else INVALID_VALUE
+    return FieldProblem(code, field, f"{field} is not true or false: {value!r}"[:120])
 
 
 def _regions(value: Any) -> str | None:

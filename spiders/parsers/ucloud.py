@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from spiders.parsers.envelope import EnvelopeProblem
+from spiders.parsers.envelope import EnvelopeProblem, is_code_in, message_of, shown_code
 
 ParamValue = str | int | bool | Decimal
 
@@ -88,18 +88,21 @@ def read_envelope(data: Any) -> Envelope:
     if not isinstance(data, dict) or "RetCode" not in data:
         return Envelope(ok=False, error="no RetCode in the answer", not_an_envelope=True)
     code = data.get("RetCode")
-    if code == 0 and not isinstance(code, bool):
+    if not isinstance(code, int) or isinstance(code, bool):
+        # RetCode is a number; `[]`, `{}`, "0" or true say neither success nor error.
+        error = f"RetCode is not a number: {shown_code(code)}"
+        return Envelope(ok=False, error=error, not_an_envelope=True)
+    if code == 0:
         return Envelope(ok=True)
-    message = str(data.get("Message") or "")[:80]
-    error = f"RetCode {code!r}: {message}"
-    return Envelope(ok=False, auth_rejected=code in AUTH_RETCODES, error=error)
+    error = f"RetCode {code}: {message_of(data, 'Message')}"
+    return Envelope(ok=False, auth_rejected=is_code_in(code, AUTH_RETCODES), error=error)
 
 
 def envelope_problem(data: Any) -> EnvelopeProblem | None:
     """None for a RetCode 0 answer; else why it holds no data (for the action's page)."""
     envelope = read_envelope(data)
     if envelope.not_an_envelope:
-        return EnvelopeProblem(layout_error="no UCloud envelope (RetCode) in the answer")
+        return EnvelopeProblem(layout_error=f"no UCloud envelope in the answer: {envelope.error}")
     if envelope.auth_rejected:
         return EnvelopeProblem(auth_rejected=True)
     if not envelope.ok:

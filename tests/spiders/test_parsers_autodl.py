@@ -16,7 +16,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, StockStatus
+from gpurent.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.autodl import (
     ADDON_FEES,
     machine_list_body,
@@ -68,11 +68,77 @@ def test_idle_cards_that_cannot_be_ordered_are_not_rentable() -> None:
     assert offers_of(parse(case))["1c2e3f4a5b"].status is StockStatus.SOLD_OUT
 
 
-def test_real_partial_sample_without_idle_count_is_unknown_not_sold_out() -> None:
+def test_real_partial_sample_without_idle_count_is_drift_not_a_state() -> None:
+    # The sample's source elides gpu_idle_num: read as "no count" it would have become an
+    # unknown offer replacing the last good state; a gone key is drift (rule of truth 9).
     case = next(c for c in cases("autodl") if c.name == "shared_machine_list_partial")
-    offer = offers_of(parse(case))["2dd949a4cf"]
-    assert offer.status is StockStatus.UNKNOWN
-    assert offer.price == Decimal("2.72")  # the sample's payg_price 2720
+    page = parse(case)
+    assert offers_of(page) == {}
+    assert page.layout_error is not None and "gpu_idle_num" in page.layout_error
+    (line,) = quarantined(page)
+    assert (line.offer_key, line.reason) == (
+        "2dd949a4cf",
+        "missing_field: key gone: gpu_idle_num, gpu_all_num|gpu_number",
+    )
+
+
+def quarantined(page: PageResult) -> list[QuarantineRecord]:
+    return [r for r in page.records if isinstance(r, QuarantineRecord)]
+
+
+def test_idle_count_renamed_everywhere_is_a_layout_change_with_no_state() -> None:
+    page = parse(next(c for c in cases("autodl") if c.name == "drift_idle_renamed_everywhere"))
+    assert offers_of(page) == {} and len(quarantined(page)) == 5
+    assert page.missing_fields == ["gpu_idle_num"]
+    assert page.layout_error == (
+        "no machine carries gpu_idle_num (stock): field renamed or removed"
+    )
+
+
+def test_idle_count_renamed_in_one_machine_costs_that_machine_only() -> None:
+    before = offers_of(
+        parse(next(c for c in cases("autodl") if c.name == "recorded_machine_list_page1"))
+    )
+    page = parse(next(c for c in cases("autodl") if c.name == "drift_idle_renamed_in_one"))
+    after = offers_of(page)
+    assert set(before) - set(after) == {"5b1e7d44a2"}
+    assert all(after[key] == before[key] for key in after)
+    assert [q.offer_key for q in quarantined(page)] == ["5b1e7d44a2"]
+    assert page.layout_error is None and page.missing_fields == ["gpu_idle_num"]
+
+
+def test_one_bad_cell_costs_one_machine_or_one_side_field() -> None:
+    page = parse(next(c for c in cases("autodl") if c.name == "bad_cells"))
+    reasons = {q.offer_key: q.reason for q in quarantined(page)}
+    offers = offers_of(page)
+    # Unreadable prices cost their machine; the free count and region are side fields.
+    assert reasons["3f8a2c91d0"].startswith("price_unparsed") and "3f8a2c91d0" not in offers
+    assert reasons["5b1e7d44a2"].startswith("price_unparsed") and "5b1e7d44a2" not in offers
+    assert offers["8c27f1e6b3"].status is StockStatus.UNKNOWN
+    assert "negative" in reasons["8c27f1e6b3"]
+    assert offers["a41d9e02c4"].region is None and "region_name" in reasons["a41d9e02c4"]
+    assert offers["c9e3b5a7f5"].status is StockStatus.SOLD_OUT
+
+
+@pytest.mark.parametrize("code", [[], {}, True, None, ["AuthorizeFailed"], {"x": 1}])
+def test_a_code_that_is_not_a_code_is_a_layout_error_not_a_refusal(code: Any) -> None:
+    page = parse_machine_list({"code": code, "msg": [], "data": {"list": []}}, CTX)
+    assert page.layout_error is not None
+    assert page.layout_error.startswith("'code' of the envelope is not a code: ")
+    assert not page.auth_rejected and page.api_error is None and page.records == []
+
+
+@pytest.mark.parametrize(("code", "shown"), [("success", "'success'"), (0, "0")])
+def test_another_code_is_an_api_error(code: Any, shown: str) -> None:
+    page = parse_machine_list({"code": code, "msg": ["busy"], "data": None}, CTX)
+    assert page.api_error == f"code {shown}: ['busy']"
+    assert not page.auth_rejected and page.layout_error is None
+
+
+@pytest.mark.parametrize("data", [[], "Success", None, 3, {"msg": "no code"}])
+def test_an_answer_without_the_envelope_is_a_layout_error(data: Any) -> None:
+    page = parse_machine_list(data, CTX)
+    assert page.layout_error == "no 'code' envelope in the answer" and page.records == []
 
 
 @pytest.mark.parametrize("body", [{"code": "AuthorizeFailed", "data": None, "msg": "x"}])
@@ -108,3 +174,13 @@ def test_request_body_lists_sold_out_hosts_too() -> None:
     body = machine_list_body(page_index=3, page_size=20)
     assert body["gpu_idle_num"] == 0
     assert (body["charge_type"], body["page_index"], body["page_size"]) == ("payg", 3, 20)
+
+
+def test_an_empty_page_of_a_listing_with_machines_is_a_layout_error() -> None:
+    data = load_json(next(c for c in cases("autodl") if c.name == "bad_cells").input_bytes())
+    data["data"]["list"] = []  # page 1 of 10 machines (offset 0), yet nothing listed
+    page = parse_machine_list(data, CTX)
+    assert page.records == [] and page.layout_error is not None
+    assert "result_total says 10" in page.layout_error
+    data["data"]["offset"] = 10  # past the end: a real empty page
+    assert parse_machine_list(data, CTX).layout_error is None

@@ -9,7 +9,7 @@ lines, listings, free counts or the quote, notes and the page flags.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from decimal import Decimal
 from typing import Any
 
@@ -33,12 +33,21 @@ from gpurent.model import (
     StockStatus,
     parse_feed_line,
 )
-from spiders.parsers.common import FieldProblem, ParseContext, feed_dicts, load_json
+from spiders.parsers.common import (
+    FieldProblem,
+    PageResult,
+    ParseContext,
+    feed_dicts,
+    load_json,
+)
 from spiders.parsers.compshare import (
     BOOT_DISK_GB,
     CLOUD_DISK_FEE,
     GpuListing,
+    InventoryPage,
     PriceQuote,
+    QuotePage,
+    TypesPage,
     offer_records,
     parse_instance_types,
     parse_inventory,
@@ -54,44 +63,57 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=lambda v: format(v, "f")))
 
 
-def summarize(case: Case) -> dict[str, Any]:
-    spec = json.loads((case.folder / "case.json").read_text(encoding="utf-8"))
+def spec_of(case: Case) -> dict[str, Any]:
+    return dict(json.loads((case.folder / "case.json").read_text(encoding="utf-8")))
+
+
+def parse(case: Case) -> TypesPage | InventoryPage | QuotePage:
+    """The page of one case: the parser its `case.json` names, given the decoded input."""
+    spec = spec_of(case)
     data = load_json(case.input_bytes())
     kind = spec["kind"]
     if kind == "types":
-        types = parse_instance_types(data, CTX)
-        for line in feed_dicts(types.records):
+        return parse_instance_types(data, CTX)
+    if kind == "inventory":
+        return parse_inventory(data, spec["zone"])
+    if kind == "inventory_map":
+        by_zone = data.get("GpuInventoryByZone") if isinstance(data, dict) else data
+        return read_inventory_map(by_zone, spec["zone"])
+    return parse_price_answer(data, spec["charge_type"])
+
+
+def quote_summary(quote: PriceQuote) -> dict[str, Any]:
+    shown = {f.name: getattr(quote, f.name) for f in fields(quote) if f.name != "set_aside"}
+    if quote.set_aside:
+        shown["set_aside"] = [problem.reason for problem in quote.set_aside]
+    return dict(_plain(shown))
+
+
+def summarize(case: Case) -> dict[str, Any]:
+    page = parse(case)
+    flags: dict[str, Any] = {
+        "layout_error": page.layout_error,
+        "auth_rejected": page.auth_rejected,
+        "api_error": page.api_error,
+    }
+    if page.missing_fields:
+        flags["missing_fields"] = page.missing_fields
+    if isinstance(page, TypesPage):
+        for line in feed_dicts(page.records):
             parse_feed_line(line)
         return {
-            "records": strip_volatile(feed_dicts(types.records)),
-            "listings": [asdict(listing) for listing in types.listings],
-            "zones": types.zones(),
-            "notes": types.notes,
-            "layout_error": types.layout_error,
-            "auth_rejected": types.auth_rejected,
-            "api_error": types.api_error,
+            "records": strip_volatile(feed_dicts(page.records)),
+            "listings": [asdict(listing) for listing in page.listings],
+            "zones": page.zones(),
+            "notes": page.notes,
+            **flags,
         }
-    if kind in ("inventory", "inventory_map"):
-        inventory = (
-            parse_inventory(data, spec["zone"])
-            if kind == "inventory"
-            else read_inventory_map(data["GpuInventoryByZone"], spec["zone"])
-        )
-        return {
-            "free": inventory.free,
-            "zone_id": inventory.zone_id,
-            "notes": inventory.notes,
-            "layout_error": inventory.layout_error,
-            "auth_rejected": inventory.auth_rejected,
-            "api_error": inventory.api_error,
-        }
-    quote_page = parse_price_answer(data, spec["charge_type"])
+    if isinstance(page, InventoryPage):
+        return {"free": page.free, "zone_id": page.zone_id, "notes": page.notes, **flags}
     return {
-        "quote": _plain(asdict(quote_page.quote)) if quote_page.quote else None,
-        "problem": quote_page.problem.reason if quote_page.problem else None,
-        "layout_error": quote_page.layout_error,
-        "auth_rejected": quote_page.auth_rejected,
-        "api_error": quote_page.api_error,
+        "quote": quote_summary(page.quote) if page.quote else None,
+        "problem": page.problem.reason if page.problem else None,
+        **flags,
     }
 
 
@@ -212,7 +234,7 @@ def test_offer_is_the_whole_machine_hourly_with_day_and_month_plans() -> None:
         ("Normal", 6, (StockStatus.IN_STOCK, 6)),
         ("Beta", None, (StockStatus.IN_STOCK, None)),
         ("Soldout", 0, (StockStatus.SOLD_OUT, 0)),
-        ("Soldout", None, (StockStatus.SOLD_OUT, None)),
+        ("Soldout", None, (StockStatus.SOLD_OUT, 0)),  # sold out: none free
         # The flag and the count disagree: one is stale, we cannot tell which.
         ("Soldout", 4, (StockStatus.UNKNOWN, 4)),
         ("Normal", 0, (StockStatus.UNKNOWN, 0)),
@@ -274,3 +296,98 @@ def test_price_request_asks_for_the_free_system_disk() -> None:
     assert (params["GpuType"], params["Gpu"], params["ChargeType"]) == ("4090", 1, "Month")
     assert (params["Disks.0.IsBoot"], params["Disks.0.Size"]) == (True, BOOT_DISK_GB)
     assert "Cpu" not in params and "Memory" not in params  # the API's documented defaults
+
+
+# -- drift and bad cells -----------------------------------------------------------------
+
+
+def lines(page: PageResult) -> list[QuarantineRecord]:
+    return [r for r in page.records if isinstance(r, QuarantineRecord)]
+
+
+def test_instance_type_renamed_everywhere_lists_nothing() -> None:
+    # Without InstanceType the spot 4090's Status could not be told from the on-demand one's.
+    page = parse(_case("types_instance_type_renamed_everywhere"))
+    assert isinstance(page, TypesPage) and page.listings == []
+    assert {r.reason for r in lines(page)} == {"missing_field: key gone: InstanceType"}
+    assert len(page.records) == 7 and page.missing_fields == ["InstanceType"]
+    assert page.layout_error is not None and "InstanceType (stock)" in page.layout_error
+
+
+def test_status_renamed_in_one_type_costs_that_type_only() -> None:
+    page = parse(_case("types_status_renamed_in_one"))
+    assert isinstance(page, TypesPage) and page.layout_error is None
+    assert [(r.offer_key, r.reason) for r in lines(page)] == [
+        ("cn-wlcb-01/3090", "missing_field: key gone: Status")
+    ]
+    assert [item.offer_key for item in page.listings] == [
+        "cn-wlcb-01/4090",
+        "cn-wlcb-01/A800",
+        "cn-wlcb-02/4090",
+        "cn-wlcb-02/L20",
+    ]
+    assert page.missing_fields == ["Status"]
+
+
+def test_one_bad_cell_costs_one_type_and_bad_side_lists_are_ignored() -> None:
+    page = parse(_case("types_bad_cells"))
+    assert isinstance(page, TypesPage)
+    assert [r.reason.split(":")[0] for r in lines(page)] == ["invalid_value"] * 3
+    l20 = next(item for item in page.listings if item.gpu_type == "L20")
+    # Disks 5 and MachineSizes {...} describe nothing: the defaults, the listing stands.
+    assert (l20.boot_disk_type, l20.gpu_count) == ("CLOUD_SSD", 1)
+
+
+@pytest.mark.parametrize("code", [[], {}, "0", True, None, [171]])
+def test_a_retcode_that_is_not_a_number_is_a_layout_error_never_a_refusal(code: Any) -> None:
+    page = parse_instance_types({"RetCode": code, "AvailableInstanceTypes": []}, CTX)
+    assert page.layout_error is not None and "RetCode is not a number" in page.layout_error
+    assert not page.auth_rejected and page.api_error is None and page.listings == []
+
+
+def test_renamed_instance_price_quarantines_the_offer_as_drift() -> None:
+    page = parse(_case("price_instance_renamed"))
+    assert isinstance(page, QuotePage) and page.problem is not None
+    assert page.missing_fields == ["Instance"] and page.layout_error is not None
+    [record] = offer_records(CTX, LISTING, 6, {"Dynamic": page.problem}).records
+    assert isinstance(record, QuarantineRecord)
+    assert record.reason == "missing_field: key gone: Instance"
+
+
+def test_bad_fee_cells_are_set_aside_and_the_offer_stands() -> None:
+    quote = _quote("price_side_fields_bad", "Dynamic")
+    result = offer_records(CTX, LISTING, 6, {"Dynamic": quote})
+    offer, *side = result.records
+    assert isinstance(offer, OfferRecord) and offer.price == Decimal("1.92")
+    assert offer.fees == (CLOUD_DISK_FEE,)  # neither unreadable fee is guessed
+    assert all(isinstance(q, QuarantineRecord) for q in side)
+    assert [(q.field, q.reason.split(":")[0]) for q in lines(result)] == [
+        ("Disks", "price_unparsed"),
+        ("CompShareImage", "price_unparsed"),
+        ("InstanceDiscountType", "invalid_value"),
+    ]
+    assert result.notes == [
+        "cn-wlcb-01/4090: Disks, CompShareImage not quoted (Dynamic): that fee unknown"
+    ]
+
+
+def test_fees_not_quoted_keep_the_offer_with_the_fee_unknown() -> None:
+    quote = _quote("price_fees_not_quoted", "Dynamic")
+    assert (quote.disks, quote.image) == (None, None)
+    result = offer_records(CTX, LISTING, 6, {"Dynamic": quote})
+    [offer] = result.records
+    assert isinstance(offer, OfferRecord) and offer.fees == (CLOUD_DISK_FEE,)
+    assert result.notes and "Disks, CompShareImage" in result.notes[0]
+
+
+def test_inventory_renamed_is_a_layout_error_not_zero_free() -> None:
+    page = parse(_case("inventory_map_renamed"))
+    assert isinstance(page, InventoryPage) and page.free is None
+    assert page.missing_fields == ["GpuInventoryByZone"]
+
+
+def test_counts_that_are_not_counts_are_unknown_not_stock() -> None:
+    page = parse(_case("inventory_bad_counts"))
+    assert isinstance(page, InventoryPage) and page.free is not None
+    assert set(page.free) == {"910B", "5090"}  # 1e400, -1 and {} dropped, noted
+    assert len(page.notes) == 3

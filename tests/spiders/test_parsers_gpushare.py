@@ -71,12 +71,12 @@ def test_free_cards_are_gpunum_minus_gpuused_and_offline_hosts_are_sold_out() ->
     case = case_named("recorded_machine_list_page1")
     machines = load_json(case.input_bytes())["data"]["list"]
     offers = offers_of(parse(case))
+    assert len(offers) == len(machines)
     for machine in machines:
-        offer = offers.get(str(machine["id"]))
-        if offer is None:
-            continue  # the quarantined Tesla V100
+        offer = offers[str(machine["id"])]
         if not machine["isOnline"]:
-            assert (offer.status, offer.available_count) == (StockStatus.SOLD_OUT, None)
+            # Sold out: no card of a host that is down is free, whatever its counts say.
+            assert (offer.status, offer.available_count) == (StockStatus.SOLD_OUT, 0)
             continue
         free = machine["gpuNum"] - machine["gpuUsed"]
         assert offer.available_count == free
@@ -85,13 +85,12 @@ def test_free_cards_are_gpunum_minus_gpuused_and_offline_hosts_are_sold_out() ->
     assert offline and any(m["gpuUsed"] < m["gpuNum"] for m in offline)
 
 
-def test_ambiguous_v100_is_quarantined_not_guessed() -> None:
+def test_v100_without_its_size_is_kept_with_vram_unknown_not_guessed() -> None:
+    # "Tesla V100" is 16 or 32 GB: the model is known, its memory is not.
     page = parse(case_named("recorded_machine_list_page1"))
-    quarantined = [r for r in page.records if isinstance(r, QuarantineRecord)]
-    assert [(q.field, q.reason.split(":")[0]) for q in quarantined] == [
-        ("baseInfo.gpuName", "gpu_unresolved")
-    ]
-    assert "Tesla V100" in quarantined[0].reason
+    assert [r for r in page.records if isinstance(r, QuarantineRecord)] == []
+    v100 = offers_of(page)["36336"]
+    assert (v100.gpu_model, v100.gpu_vram_gb, v100.raw_gpu_name) == ("V100", None, "Tesla V100")
 
 
 def test_bad_package_is_set_aside_and_the_offer_stands() -> None:
@@ -109,9 +108,48 @@ def test_bad_package_is_set_aside_and_the_offer_stands() -> None:
 
 
 def test_contradicting_counts_are_unknown_not_sold_out() -> None:
-    offers = offers_of(parse(case_named("bad_machines")))
+    page = parse(case_named("bad_machines"))
+    offers = offers_of(page)
     assert offers["40003"].status is StockStatus.UNKNOWN  # gpuUsed 6 of 4
-    assert offers["40004"].status is StockStatus.UNKNOWN  # no counts at all
+    # 40004 carries neither isOnline nor counts: drift, not a state of any kind.
+    assert "40004" not in offers
+    assert reasons_of(page)["40004"] == "missing_field: key gone: isOnline, gpuNum, gpuUsed"
+
+
+def reasons_of(page: MachineListPage) -> dict[str | None, str]:
+    return {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+
+
+def test_online_flag_renamed_everywhere_flips_nothing() -> None:
+    # page 2 read with `isOnline` renamed: read from the counts alone, hosts the platform
+    # holds offline would come back in stock. Every host is drift instead.
+    page = parse(case_named("drift_online_renamed_everywhere"))
+    assert offers_of(page) == {}
+    assert set(reasons_of(page).values()) == {"missing_field: key gone: isOnline"}
+    assert len(reasons_of(page)) == 7 and page.missing_fields == ["isOnline"]
+    assert page.layout_error == "no machine carries isOnline (stock): field renamed or removed"
+
+
+def test_count_renamed_in_one_machine_costs_that_machine_only() -> None:
+    before = offers_of(parse(case_named("recorded_machine_list_page2")))
+    page = parse(case_named("drift_used_renamed_in_one"))
+    after = offers_of(page)
+    assert set(before) - set(after) == {"36447"}
+    assert all(after[key] == before[key] for key in after)
+    assert reasons_of(page) == {"36447": "missing_field: key gone: gpuUsed"}
+    assert page.layout_error is None and page.missing_fields == ["gpuUsed"]
+
+
+def test_one_bad_cell_costs_one_machine_or_one_side_field() -> None:
+    page = parse(case_named("bad_cells"))
+    offers, reasons = offers_of(page), reasons_of(page)
+    assert "36447" not in offers and "out of range" in reasons["36447"]  # payg 1e400
+    assert "31932" not in offers and "not a number" in reasons["31932"]  # payg {}
+    assert offers["34600"].status is StockStatus.UNKNOWN  # gpuUsed -1: set aside
+    assert reasons["34600"].startswith("invalid_value: gpuUsed -1")
+    assert offers["31209"].status is StockStatus.UNKNOWN  # isOnline "false": not a flag
+    assert reasons["31209"].startswith("invalid_value: isOnline")
+    assert offers["33570"].status is StockStatus.IN_STOCK
 
 
 def test_query_asks_for_every_model_cheapest_first() -> None:

@@ -1,4 +1,4 @@
-"""GPUShare, Matpool, Featurize, PPIO: JSON APIs of Chinese platforms, no browser."""
+"""GPUShare, Matpool, Featurize, PPIO, Compshare: JSON APIs of Chinese platforms, no browser."""
 
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ from scrapy.settings import Settings
 
 from flows.providers import provider_infos
 from spiders.base import ProviderSpider
+from spiders.providers.compshare import CompshareSpider
 from spiders.providers.featurize import FeaturizeSpider
 from spiders.providers.gpushare import GpushareSpider
 from spiders.providers.matpool import MatpoolSpider
 from spiders.providers.ppio import PpioSpider
 
-SPIDERS: dict[type[ProviderSpider], tuple[str, bool]] = {
-    GpushareSpider: ("GPUSHARE_TOKEN", True),
-    MatpoolSpider: ("MATPOOL_TOKEN", False),  # optional: the market is public
-    FeaturizeSpider: ("FEATURIZE_TOKEN", True),
-    PpioSpider: ("PPIO_API_KEY", True),
+SPIDERS: dict[type[ProviderSpider], tuple[tuple[str, ...], bool]] = {
+    GpushareSpider: (("GPUSHARE_TOKEN",), True),
+    MatpoolSpider: (("MATPOOL_TOKEN",), False),  # optional: the market is public
+    FeaturizeSpider: (("FEATURIZE_TOKEN",), True),
+    PpioSpider: (("PPIO_API_KEY",), True),
+    # Every UCloud call is signed: both keys or nothing.
+    CompshareSpider: (("COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY"), True),
 }
 
 
@@ -32,6 +35,6 @@ def test_api_spider_keeps_scrapys_handler_and_skips_robots(spider: type[Provider
 def test_provider_facts_reach_the_flows(spider: type[ProviderSpider]) -> None:
     env, needs_auth = SPIDERS[spider]
     info = provider_infos()[spider.name]
-    assert (info.home, info.needs_browser, info.auth_env) == ("CN", False, (env,))
+    assert (info.home, info.needs_browser, info.auth_env) == ("CN", False, env)
     assert spider.needs_auth is needs_auth
     assert info.default_base_url.startswith("https://")

@@ -6,9 +6,12 @@ from decimal import Decimal
 
 import pytest
 
+from spiders.parsers.envelope import code_envelope, is_code_in
 from spiders.parsers.ucloud import (
+    AUTH_RETCODES,
     ParamValue,
     encode_value,
+    envelope_problem,
     read_envelope,
     signature,
     signed_params,
@@ -103,3 +106,38 @@ def test_envelope_reads_auth_refusals_and_other_errors() -> None:
     other = read_envelope({"RetCode": 230, "Message": "Params [Region] not available"})
     assert not other.auth_rejected and other.error == "RetCode 230: Params [Region] not available"
     assert read_envelope({"data": []}).not_an_envelope
+
+
+@pytest.mark.parametrize("code", [[], {}, [171], "0", "171", True, None, Decimal("0.5")])
+def test_a_retcode_that_is_not_a_number_is_no_envelope(code: object) -> None:
+    # An unhashable RetCode tested against the set of refusal codes must not raise.
+    envelope = read_envelope({"RetCode": code, "Message": {"x": 1}})
+    assert envelope.not_an_envelope and not envelope.ok and not envelope.auth_rejected
+    assert envelope.error is not None and envelope.error.startswith("RetCode is not a number")
+
+
+def test_envelope_problem_names_the_layout_or_the_error() -> None:
+    assert envelope_problem({"RetCode": 0}) is None
+    layout = envelope_problem({"RetCode": []})
+    assert layout is not None and layout.layout_error is not None and not layout.auth_rejected
+    refused = envelope_problem({"RetCode": 171, "Message": "Signature VerifyAC Error"})
+    assert refused is not None and refused.auth_rejected and refused.layout_error is None
+    failed = envelope_problem({"RetCode": 230, "Message": ["not", "text"]})
+    assert failed is not None and failed.api_error == "RetCode 230: ['not', 'text']"
+
+
+@pytest.mark.parametrize("code", [[], {}, {"a": 1}, [1, 2], ("AuthorizeFailed", [])])
+def test_a_code_no_set_can_hold_is_never_in_the_auth_codes(code: object) -> None:
+    assert not is_code_in(code, frozenset({"AuthorizeFailed", 171}))
+    problem = code_envelope(
+        {"code": code, "msg": ""}, code_key="code", ok=0, message_key="msg",
+        auth_codes=frozenset({"AuthorizeFailed"}),
+    )  # fmt: skip
+    assert problem is not None and problem.layout_error is not None
+
+
+def test_a_bool_is_not_the_numeric_code() -> None:
+    assert not is_code_in(True, {1}) and is_code_in(171, AUTH_RETCODES)
+    problem = code_envelope({"status": True, "message": "x"}, code_key="status", ok=1,
+                            message_key="message")  # fmt: skip
+    assert problem is not None and problem.layout_error is not None
