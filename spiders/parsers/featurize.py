@@ -18,8 +18,16 @@ Our reading (assumptions):
   total, so it is not read (the card's own name must say it). A size that contradicts the
   name quarantines the record (the resolver's "VRAM sizes disagree").
 * Statuses other than "online" that plainly say the machine is taken or down
-  (`TAKEN_STATUSES`) are `sold_out`; any other value is `unknown` with a page note, so a
-  renamed status never reads as "everything sold out" (rule of truth 3).
+  (`TAKEN_STATUSES`) are `sold_out`; any other value is `unknown` with a page note and a
+  quarantine line beside the offer saying which word was not understood, so a new status
+  word never reads as "everything sold out" (rule of truth 3).
+
+Contract (`INSTANCE`): every record carries `id` and `gpu` (identity), `unit_price` (price)
+and `status` (stock). A record whose `status` key is gone is drift, quarantined (never read
+as `unknown` or taken, and when no record has it the page is a layout error): the SDK
+documents no absent status. A `status` present but null or of another type says nothing we
+know: the offer is `unknown`, with that reason set aside beside it. An envelope `status`
+that is not a whole number is a changed answer (a layout error), not an API error.
 
 Featurize publishes no add-on fees in our sources, so offers carry none.
 """
@@ -39,14 +47,13 @@ from spiders.parsers.common import (
     ParseContext,
     Record,
     gpu_offer,
-    guarded,
     id_text,
     identify_gpu,
-    not_an_object,
-    renamed_fields,
     require,
+    set_aside,
     to_price,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage, code_envelope
 
 CURRENCY = "CNY"
@@ -55,7 +62,8 @@ IDLE_STATUS = "online"
 # Statuses read as "cannot be rented now" (our assumption: the SDK only names "online").
 TAKEN_STATUSES = frozenset({"busy", "using", "in_use", "rented", "occupied", "offline"})
 # Keys every record carries (status included: its loss would turn the market "unknown").
-CORE_KEYS = ("id", "gpu", "unit_price", "status")
+INSTANCE = Contract("instance", identity=("id", "gpu"), price=("unit_price",), stock=("status",))
+CONTRACTS: tuple[Contract, ...] = (INSTANCE,)
 # A comma-separated part of `gpu` that is a memory size and nothing else: "10GB", "24 GB".
 MEMORY_PART = re.compile(r"^(\d{1,4})\s*(?:gb|gib|g)$", re.IGNORECASE)
 
@@ -65,6 +73,9 @@ class InstancesPage(ApiPage):
 
 
 def parse_instances(data: Any, ctx: ParseContext) -> InstancesPage:
+    retyped = _retyped_envelope(data)
+    if retyped is not None:
+        return InstancesPage(layout_error=retyped)
     problem = code_envelope(data, code_key="status", ok=0, message_key="message")
     if problem is not None:
         return InstancesPage.unanswered(problem)
@@ -73,9 +84,39 @@ def parse_instances(data: Any, ctx: ParseContext) -> InstancesPage:
     if not isinstance(records, list):
         return InstancesPage(layout_error="no 'data.records' list in a status 0 answer")
     page = InstancesPage()
-    unknown: list[str] = []
     for item in records:
         page.records.extend(instance_records(item, ctx))
+    unknown = _unrecognised_statuses(records)
+    if unknown:
+        shown = ", ".join(repr(v) for v in unknown)
+        page.notes.append(f"unrecognised instance status {shown}: stock unknown")
+    apply_check(page, check_items(records, INSTANCE))
+    return page
+
+
+def _retyped_envelope(data: Any) -> str | None:
+    """The layout error of an envelope whose `status` is there but no whole number: the SDK's
+    codes are numbers, so `[]` or `true` is a changed answer, not the API reporting an error
+    (and `false` must not pass for the success code 0)."""
+    if not isinstance(data, dict) or "status" not in data:
+        return None  # code_envelope names these
+    status = data["status"]
+    if isinstance(status, int) and not isinstance(status, bool):
+        return None
+    return f"envelope status is not a number (got {type(status).__name__})"
+
+
+def instance_records(item: Any, ctx: ParseContext) -> list[Record]:
+    """The offer of one record, or its quarantine line (a key of `INSTANCE` gone, a bad
+    value; any failure costs this record only)."""
+    key = id_text(item.get("id")) if isinstance(item, dict) else None
+    return contracted(ctx, item, INSTANCE, offer_key=key, build=lambda: _build(item, key, ctx))
+
+
+def _unrecognised_statuses(records: list[Any]) -> list[str]:
+    """Status words read as `unknown`, each once, in order of first sight."""
+    unknown: list[str] = []
+    for item in records:
         value = item.get("status") if isinstance(item, dict) else None
         if (
             isinstance(value, str)
@@ -83,18 +124,7 @@ def parse_instances(data: Any, ctx: ParseContext) -> InstancesPage:
             and value not in unknown
         ):
             unknown.append(value)
-    if unknown:
-        shown = ", ".join(repr(v) for v in unknown)
-        page.notes.append(f"unrecognised instance status {shown}: stock unknown")
-    page.layout_error = renamed_fields(records, CORE_KEYS, "instance")
-    return page
-
-
-def instance_records(item: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(item, dict):
-        return not_an_object(ctx, item)
-    key = id_text(item.get("id"))
-    return guarded(ctx, offer_key=key, raw=item, build=lambda: _build(item, key, ctx))
+    return unknown
 
 
 def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -109,6 +139,7 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     vram = _memory_part(details) if count in (None, 1) else None
     identity = identify_gpu(name, field="gpu", vram_gb=vram)
     price = to_price(item.get("unit_price"), "unit_price")
+    stock, unread = _stock(item.get("status"))
     return [
         gpu_offer(
             ctx,
@@ -117,13 +148,29 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             gpu=identity,
             raw_gpu_name=raw_gpu,
             gpu_count=count or 1,
-            stock=_availability(item.get("status")),
+            stock=stock,
             price=price,
             currency=CURRENCY,
             price_basis=PriceBasis.INSTANCE,
             url=ENDPOINT_URL,
-        )
+        ),
+        *set_aside(ctx, unread, offer_key=key, item=item),
     ]
+
+
+def _stock(status: Any) -> tuple[Availability, FieldProblem | None]:
+    """The stock a status says; a status we cannot read (null, not text, a word we do not
+    know) is `unknown`, with the reason returned to be set aside beside the offer."""
+    stock = _availability(status)
+    if stock.status is not StockStatus.UNKNOWN:
+        return stock, None
+    if status is None:
+        detail = "status is null"  # not a value the SDK documents
+    elif isinstance(status, str):
+        detail = f"status {status!r}"
+    else:
+        detail = f"status not a status word ({status!r:.40})"
+    return stock, FieldProblem(INVALID_VALUE, "status", f"{detail}: stock unknown")
 
 
 def _availability(status: Any) -> Availability:

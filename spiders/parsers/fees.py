@@ -4,6 +4,11 @@ A fee is named by what it is counted per: per GB (disks, volumes, storage kept w
 stopped), per instance (a system disk, a public IP, a mode of the machine), per vCPU or per
 GiB of RAM (the parts of a component-priced VM). The helpers fix the basis and leave every
 other term to the caller, so each provider module still reads as its own price sheet.
+
+A fee amount or quantity that is negative or not finite is refused here (a `FieldProblem`
+of the fee), whoever read it: a negative fee would lower the true cost. A caller that treats
+the fee as a side field catches it and sets it aside (`spiders.parsers.common.set_aside`),
+so the offer stands without that fee.
 """
 
 from __future__ import annotations
@@ -11,6 +16,19 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType
+from spiders.parsers.common import INVALID_VALUE, PRICE_UNPARSED, FieldProblem
+
+
+def _amount(amount: Decimal, fee_type: FeeType) -> Decimal:
+    if not Decimal(amount).is_finite() or amount < 0:  # an int amount reads as itself
+        raise FieldProblem(PRICE_UNPARSED, fee_type.value, f"{fee_type.value} fee {amount}")
+    return amount
+
+
+def _quantity(quantity: Decimal | None, fee_type: FeeType) -> Decimal | None:
+    if quantity is not None and (not Decimal(quantity).is_finite() or quantity < 0):
+        raise FieldProblem(INVALID_VALUE, fee_type.value, f"{fee_type.value} quantity {quantity}")
+    return quantity
 
 
 def per_gb_fee(
@@ -27,11 +45,11 @@ def per_gb_fee(
     """A fee per GB of storage per `unit` (a data disk unless `fee_type` says otherwise)."""
     return AddonFee(
         fee_type=fee_type,
-        amount=amount,
+        amount=_amount(amount, fee_type),
         currency=currency,
         unit=unit,
         basis=FeeBasis.GB,
-        included_quantity=included_gb,
+        included_quantity=_quantity(included_gb, fee_type),
         mandatory=mandatory,
         charged_while_stopped=while_stopped,
         note=note,
@@ -51,7 +69,7 @@ def per_instance_fee(
     """A fee counted once per instance per `unit` (system disk, public IP, no-GPU mode)."""
     return AddonFee(
         fee_type=fee_type,
-        amount=amount,
+        amount=_amount(amount, fee_type),
         currency=currency,
         unit=unit,
         basis=FeeBasis.INSTANCE,
@@ -72,11 +90,11 @@ def vm_part_fee(
     (`FeeType.MEMORY`) that a component-priced VM must take with its card."""
     return AddonFee(
         fee_type=part,
-        amount=amount,
+        amount=_amount(amount, part),
         currency=currency,
         unit=BillingUnit.HOUR,
         basis=VM_PART_BASIS[part],
-        quantity=quantity,
+        quantity=_quantity(quantity, part),
         mandatory=True,
         note=note,
     )

@@ -5,13 +5,18 @@ preemptible ¥1.19/h, storage ¥0.2/GB/month), and the page renders its table wi
 JavaScript. The real page was never captured: the table read here is the one of our
 recording (GPU, VRAM, on-demand price per card such as "¥1.98/时", preemptible price such as
 "抢占式 ¥1.19/时", free cards such as "空闲 12/64"). The preemptible price becomes a spot plan.
+
+Contract (`ROW`): a row is read by its cell labels. The GPU name and its VRAM cell (a 48 GB
+4090 is another card than a 24 GB one), the on-demand price and the stock cell must be
+there; the preemptible price is a side field (a row without it is an offer without a spot
+plan). The one stock column counts the cards free for either way of renting: the spot plan
+is a price of the same cards, not a stock of its own.
 """
 
 from __future__ import annotations
 
 from gpurent.billing_facts import platform_fees
 from gpurent.model import AddonFee, PriceKind, PricePlan
-from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
     FieldProblem,
@@ -22,12 +27,15 @@ from spiders.parsers.common import (
     price_plan,
     set_aside,
 )
+from spiders.parsers.contract import Contract
 from spiders.parsers.page_table import (
     EMPTY_MARKS,
     Cells,
     card_basis,
     card_offer,
+    cell,
     read_price,
+    read_stock,
     table_page,
 )
 
@@ -35,6 +43,13 @@ PRICING_URL = "https://www.gongjiyun.com/pricing"
 ROW_SELECTOR = "#gpu-pricing tbody tr.gpu-row"
 """What the spider waits for in the browser: rows exist only once the script has run."""
 CELLS = ("gpu-model", "gpu-vram", "price-on-demand", "price-spot", "stock")
+ROW = Contract(
+    "GPU row",
+    identity=("gpu-model", "gpu-vram"),
+    price=("price-on-demand",),
+    stock=("stock",),
+)
+CONTRACTS: tuple[Contract, ...] = (ROW,)
 
 # The platform-wide storage fee, from the billing facts (gpurent/data/billing_facts.toml).
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("gongji")
@@ -46,31 +61,32 @@ def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
         ctx,
         row_selector=ROW_SELECTOR,
         cell_names=CELLS,
-        required=("gpu-model", "price-on-demand"),
+        contract=ROW,
         no_rows=f"no price rows ({ROW_SELECTOR}) in the rendered page",
-        offer_key=lambda cells: cells["gpu-model"] or None,
+        offer_key=lambda cells: cell(cells, "gpu-model") or None,
         build=_build,
     )
 
 
 def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
-    raw_name = cells["gpu-model"]
+    raw_name = cell(cells, "gpu-model")
     if not raw_name:
         raise FieldProblem(MISSING_FIELD, "gpu-model", "gpu-model is empty")
     # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
-    identity = identify_gpu(f"{raw_name} {cells['gpu-vram']}".strip(), field="gpu-model")
-    price = read_price(cells["price-on-demand"], "price-on-demand")
+    identity = identify_gpu(f"{raw_name} {cell(cells, 'gpu-vram')}".strip(), field="gpu-model")
+    price = read_price(cell(cells, "price-on-demand"), "price-on-demand")
+    stock, bad_count = read_stock(cell(cells, "stock"), "stock")
+    side = set_aside(ctx, bad_count, offer_key=raw_name, item=cells)
     plans: list[PricePlan] = []
-    side: list[Record] = []
-    if cells["price-spot"] not in EMPTY_MARKS:
+    if cell(cells, "price-spot") not in EMPTY_MARKS:
         try:
-            spot = read_price(cells["price-spot"], "price-spot")
+            spot = read_price(cell(cells, "price-spot"), "price-spot")
             # The preemptible column: interruptible whatever its label says.
             basis = card_basis(spot.basis)
             plans.append(price_plan(spot.amount, spot.currency, basis, PriceKind.SPOT, spot.unit))
         except FieldProblem as problem:
             # A bad preemptible price spoils that plan only, not the on-demand offer.
-            side = set_aside(ctx, problem, offer_key=raw_name, item=cells)
+            side.extend(set_aside(ctx, problem, offer_key=raw_name, item=cells))
     return [
         card_offer(
             ctx,
@@ -78,7 +94,7 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
             cells=cells,
             gpu=identity,
             raw_gpu_name=raw_name,
-            stock=parse_availability(cells["stock"]),
+            stock=stock,
             price=price,
             url=PRICING_URL,
             fees=ADDON_FEES,

@@ -8,7 +8,11 @@ multiplies them by the card count), `num_free_devices` (free cards now),
 instance, a string), `workload_type` ("container", "vm", or null on older VM rows).
 
 Our offer is one card of a (region, GPU type, workload type): basis `gpu`, `gpu_count` 1,
-stock from `num_free_devices` through `availability_from_counts`. `spot_price` becomes a
+stock from `num_free_devices` through `availability_from_counts`: a null count is unknown,
+a count that is not a count (-1, "some") makes the stock unknown with the count set aside on
+its own line, and a row whose `num_free_devices` key is gone is drift: quarantined by
+`CONTRACT`, its last good state kept. `workload_type` is part of the offer's identity (null
+on older rows, "any" in the key), so its key going away is drift too. `spot_price` becomes a
 spot plan unless `spot_num_free_devices` says no spot card is free (a plan carries no stock
 of its own; a missing count is unknown, so the plan stays). `cpu_meta` (CPU-only machines)
 holds no GPU offer and is not read. JarvisLabs publishes no add-on fee in this answer.
@@ -29,10 +33,8 @@ from spiders.parsers.common import (
     Record,
     counted_stock,
     gpu_offer,
-    guarded,
     identify_gpu,
     kept_price,
-    not_an_object,
     optional_int,
     price_plan,
     require,
@@ -40,18 +42,28 @@ from spiders.parsers.common import (
     to_decimal,
     to_price,
 )
-from spiders.parsers.envelope import list_page
+from spiders.parsers.contract import Contract, contract_page, contracted
+from spiders.parsers.envelope import list_at, no_list
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://backendn.jarvislabs.net/misc/server_meta"
-# Keys every row carries (the free count included: without it all stock is unknown).
-CORE_KEYS = ("gpu_type", "region", "price_per_hour", "num_free_devices")
+# More free cards of one type than any region holds: a broken count, not stock.
+MAX_FREE_CARDS = 100_000
+# What every `server_meta` row must carry.
+CONTRACT = Contract(
+    "server_meta row",
+    identity=("gpu_type", "region", "workload_type"),
+    price=("price_per_hour",),
+    stock=("num_free_devices",),
+)
+CONTRACTS: tuple[Contract, ...] = (CONTRACT,)
 
 
 def parse_server_meta(data: Any, ctx: ParseContext) -> PageResult:
-    return list_page(
-        data, "server_meta", ctx, records=row_records, core_keys=CORE_KEYS, noun="server_meta row"
-    )
+    rows = list_at(data, "server_meta")
+    if rows is None:
+        return PageResult(layout_error=no_list(data, "server_meta"))
+    return contract_page(rows, CONTRACT, lambda row: row_records(row, ctx))
 
 
 def offer_key(row: dict[str, Any]) -> str | None:
@@ -63,10 +75,8 @@ def offer_key(row: dict[str, Any]) -> str | None:
 
 
 def row_records(row: Any, ctx: ParseContext) -> list[Record]:
-    if not isinstance(row, dict):
-        return not_an_object(ctx, row)
-    key = offer_key(row)
-    return guarded(ctx, offer_key=key, raw=row, build=lambda: _build(row, key, ctx))
+    key = offer_key(row) if isinstance(row, dict) else None
+    return contracted(ctx, row, CONTRACT, offer_key=key, build=lambda: _build(row, key, ctx))
 
 
 def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -75,9 +85,9 @@ def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Reco
     raw_name = require(row, "gpu_type")
     identity = identify_gpu(raw_name, field="gpu_type", vram_gb=_vram(row))
     price = to_price(require(row, "price_per_hour"), "price_per_hour")
-    # Stock from `num_free_devices`: missing is `unknown`, a bad count too (set aside).
+    # Stock from `num_free_devices`: a null or bad count is `unknown` (set aside, with why).
     availability, problem = counted_stock(
-        "num_free_devices", lambda: availability_from_counts(optional_int(row, "num_free_devices"))
+        "num_free_devices", lambda: availability_from_counts(_free_count(row, "num_free_devices"))
     )
     side = set_aside(ctx, problem, offer_key=key, item=row)
     plans = _spot_plan(row, key, ctx, side)
@@ -106,13 +116,28 @@ def _spot_plan(
     if price is None:
         return ()
     try:
-        free = optional_int(row, "spot_num_free_devices")
+        free = (
+            None
+            if row.get("spot_num_free_devices") is None
+            else _free_count(row, "spot_num_free_devices")
+        )
     except FieldProblem as problem:
         side.extend(set_aside(ctx, problem, offer_key=key, item=row))
         return ()
     if price == 0 or free == 0:
         return ()
     return (price_plan(price, CURRENCY, PriceBasis.GPU, PriceKind.SPOT),)
+
+
+def _free_count(row: dict[str, Any], key: str) -> int:
+    """A free-card count: null says nothing (JarvisLabs documents no null), and a count no
+    region could hold is not a count."""
+    count = optional_int(row, key)
+    if count is None:
+        raise FieldProblem(MISSING_FIELD, key, f"{key} is null")
+    if count > MAX_FREE_CARDS:
+        raise FieldProblem(INVALID_VALUE, key, f"{key} is not a plausible count: {count}")
+    return count
 
 
 def _vram(row: dict[str, Any]) -> int | None:

@@ -5,11 +5,17 @@ so the spider reads the DOM after Chromium has run the script. The real page was
 captured: the table read here is the one of our recording (region, GPU with its memory
 such as "RTX 4090 24G", price per card such as "¥1.88/小时", stock such as "剩余3卡" or
 "已租满"). No add-on fee of 算家云 is known to us, so offers carry none.
+
+Contract (`ROW`): a row is read by its cell labels. The region and the GPU cells name the
+offer (its key is region/GPU: without the region cell, two regions' cards would share one
+key), the price and the stock cells must be there. An empty region cell is a row without a
+region (not checked for blanks); an empty stock cell is `unknown`.
 """
 
 from __future__ import annotations
 
-from gpurent.normalize.availability import parse_availability
+from collections.abc import Mapping
+
 from spiders.parsers.common import (
     MISSING_FIELD,
     FieldProblem,
@@ -17,13 +23,24 @@ from spiders.parsers.common import (
     ParseContext,
     Record,
     identify_gpu,
+    set_aside,
 )
-from spiders.parsers.page_table import Cells, card_offer, read_price, table_page
+from spiders.parsers.contract import Contract
+from spiders.parsers.page_table import (
+    Cells,
+    card_offer,
+    cell,
+    read_price,
+    read_stock,
+    table_page,
+)
 
 PRICING_URL = "https://www.suanjiayun.com/pricing"
 ROW_SELECTOR = "#gpu-market tbody tr.gpu-row"
 """What the spider waits for in the browser: rows exist only once the script has run."""
 CELLS = ("region", "gpu", "price", "stock")
+ROW = Contract("market row", identity=("region", "gpu"), price=("price",), stock=("stock",))
+CONTRACTS: tuple[Contract, ...] = (ROW,)
 
 
 def parse_market(html: str, ctx: ParseContext) -> PageResult:
@@ -32,26 +49,29 @@ def parse_market(html: str, ctx: ParseContext) -> PageResult:
         ctx,
         row_selector=ROW_SELECTOR,
         cell_names=CELLS,
-        required=("gpu", "price"),
+        contract=ROW,
+        filled=("gpu", "price", "stock"),
         no_rows=f"no market rows ({ROW_SELECTOR}) in the rendered page",
         offer_key=offer_key,
         build=_build,
     )
 
 
-def offer_key(cells: Cells) -> str | None:
-    if not cells["gpu"]:
+def offer_key(cells: Mapping[str, str]) -> str | None:
+    gpu, region = cell(cells, "gpu"), cell(cells, "region")
+    if not gpu:
         return None
-    return f"{cells['region']}/{cells['gpu']}" if cells["region"] else cells["gpu"]
+    return f"{region}/{gpu}" if region else gpu
 
 
 def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
-    raw_name = cells["gpu"]
+    raw_name = cell(cells, "gpu")
     key = offer_key(cells)
     if not raw_name or key is None:
         raise FieldProblem(MISSING_FIELD, "gpu", "gpu is empty")
     identity = identify_gpu(raw_name, field="gpu")  # "RTX 4090 24G": memory in the name
-    price = read_price(cells["price"], "price")
+    price = read_price(cell(cells, "price"), "price")
+    stock, bad_count = read_stock(cell(cells, "stock"), "stock")
     return [
         card_offer(
             ctx,
@@ -59,9 +79,10 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
             cells=cells,
             gpu=identity,
             raw_gpu_name=raw_name,
-            stock=parse_availability(cells["stock"]),
+            stock=stock,
             price=price,
-            region=cells["region"] or None,
+            region=cell(cells, "region") or None,
             url=PRICING_URL,
-        )
+        ),
+        *set_aside(ctx, bad_count, offer_key=key, item=cells),
     ]

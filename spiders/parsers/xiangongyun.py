@@ -6,13 +6,20 @@ page's structure is unknown to us: this parser reads the table of our recording 
 per GPU and data center: GPU, VRAM, data center, price per card such as "¥1.98/时", and a
 stock word such as 充足 / 紧张 / 售罄). When the live page is captured, this is the one
 place to adapt.
+
+Contract (`ROW`): a row is read by its cell labels. The GPU name, its memory cell (a 48 GB
+4090 is another card than a 24 GB one) and the data center (the offer's key is
+center/GPU) name the offer; the price and the stock cells must be there. An empty data
+center cell is a row without a region (not checked for blanks); an empty stock cell is
+`unknown`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from gpurent.billing_facts import platform_fees
 from gpurent.model import AddonFee
-from gpurent.normalize.availability import parse_availability
 from spiders.parsers.common import (
     MISSING_FIELD,
     FieldProblem,
@@ -20,12 +27,28 @@ from spiders.parsers.common import (
     ParseContext,
     Record,
     identify_gpu,
+    set_aside,
 )
-from spiders.parsers.page_table import Cells, card_offer, read_price, table_page
+from spiders.parsers.contract import Contract
+from spiders.parsers.page_table import (
+    Cells,
+    card_offer,
+    cell,
+    read_price,
+    read_stock,
+    table_page,
+)
 
 PRICING_URL = "https://www.xiangongyun.com/pricing"
 ROW_SELECTOR = "table.gpu-price-table tbody tr.gpu-row"
 CELLS = ("gpu-name", "gpu-memory", "gpu-region", "gpu-price", "gpu-stock")
+ROW = Contract(
+    "price row",
+    identity=("gpu-name", "gpu-memory", "gpu-region"),
+    price=("gpu-price",),
+    stock=("gpu-stock",),
+)
+CONTRACTS: tuple[Contract, ...] = (ROW,)
 
 # After shutdown_release_gpu (关机释放GPU) the used system-disk space stays billed; the fee
 # lives with the other billing facts (gpurent/data/billing_facts.toml). Platform-wide, so
@@ -39,28 +62,30 @@ def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
         ctx,
         row_selector=ROW_SELECTOR,
         cell_names=CELLS,
-        required=("gpu-name", "gpu-price"),
+        contract=ROW,
+        filled=("gpu-name", "gpu-memory", "gpu-price", "gpu-stock"),
         no_rows=f"no price rows ({ROW_SELECTOR}) in the page",
         offer_key=offer_key,
         build=_build,
     )
 
 
-def offer_key(cells: Cells) -> str | None:
-    name = cells["gpu-name"]
+def offer_key(cells: Mapping[str, str]) -> str | None:
+    name, region = cell(cells, "gpu-name"), cell(cells, "gpu-region")
     if not name:
         return None
-    return f"{cells['gpu-region']}/{name}" if cells["gpu-region"] else name
+    return f"{region}/{name}" if region else name
 
 
 def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
-    raw_name = cells["gpu-name"]
+    raw_name = cell(cells, "gpu-name")
     key = offer_key(cells)
     if not raw_name or key is None:
         raise FieldProblem(MISSING_FIELD, "gpu-name", "gpu-name is empty")
     # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
-    identity = identify_gpu(f"{raw_name} {cells['gpu-memory']}".strip(), field="gpu-name")
-    price = read_price(cells["gpu-price"], "gpu-price")
+    identity = identify_gpu(f"{raw_name} {cell(cells, 'gpu-memory')}".strip(), field="gpu-name")
+    price = read_price(cell(cells, "gpu-price"), "gpu-price")
+    stock, bad_count = read_stock(cell(cells, "gpu-stock"), "gpu-stock")
     return [
         card_offer(
             ctx,
@@ -68,10 +93,11 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
             cells=cells,
             gpu=identity,
             raw_gpu_name=raw_name,
-            stock=parse_availability(cells["gpu-stock"]),
+            stock=stock,
             price=price,
-            region=cells["gpu-region"] or None,
+            region=cell(cells, "gpu-region") or None,
             url=PRICING_URL,
             fees=ADDON_FEES,
-        )
+        ),
+        *set_aside(ctx, bad_count, offer_key=key, item=cells),
     ]

@@ -6,9 +6,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from crawl_kit import RUN_ID, crawl, crawl_scene
+from crawl_kit import RUN_ID, copy_recordings, crawl, crawl_scene, recorded
 from scrapy.settings import Settings
 
+from flows.health import classify_run
+from gpurent.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.browser import PLAYWRIGHT_HANDLER
 from spiders.providers.gongji import GongjiSpider
@@ -47,6 +49,8 @@ def test_gongji_reads_prices_spot_plans_and_free_cards_in_chromium(
     assert report["auth"] == "not_needed"
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (6, 1, 1)
     assert report["layout_errors"] == [] and report["errors"] == []
+    # the 询价 row is quarantined: partial, never plain ok (rule of truth 9)
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
 
 
 @pytest.mark.browser
@@ -57,6 +61,23 @@ def test_gongji_500_is_a_failed_request_not_sold_out(tmp_path: Path) -> None:
     report = result.report
     assert report["responses_by_status"] == {"500": 1}
     assert report["requests_gave_up"] == 1 and report["layout_errors"] == []
+
+
+@pytest.mark.browser
+def test_gongji_stock_label_renamed_by_the_script_is_a_layout_change(tmp_path: Path) -> None:
+    root = copy_recordings(tmp_path)
+    script = recorded(root, "gongji") / "pricing.js"
+    text = script.read_text(encoding="utf-8")
+    assert 'cell(row, "stock", ' in text
+    script.write_text(text.replace('cell(row, "stock", ', 'cell(row, "inventory", '), "utf-8")
+    result = crawl_scene("gongji", tmp_path, root=root)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.offers == {}  # not six cards of unknown stock
+    assert {q["reason"] for q in result.quarantined} == {"missing_field: key gone: stock"}
+    report = result.report
+    assert report["missing_fields"] == ["/pricing: stock"]
+    assert "stock (stock)" in report["layout_errors"][0]
+    assert classify_run(report, returncode=0).status is RunStatus.LAYOUT_CHANGED
 
 
 def test_gongji_is_a_public_chinese_browser_page() -> None:

@@ -9,6 +9,8 @@ import pytest
 from crawl_kit import RUN_ID, copy_recordings, crawl, crawl_scene, recorded
 from scrapy.settings import Settings
 
+from flows.health import classify_run
+from gpurent.model import RunStatus
 from replay import ReplayServer
 from spiders.browser import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER
 from spiders.providers.suanjia import SuanjiaSpider
@@ -40,6 +42,8 @@ def test_suanjia_reads_the_script_built_market_in_chromium(
     assert report["auth"] == "not_needed"
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (6, 1, 1)
     assert report["layout_errors"] == [] and report["errors"] == []
+    # the vGPU row is quarantined: partial, never plain ok (rule of truth 9)
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
 
 
 @pytest.mark.browser

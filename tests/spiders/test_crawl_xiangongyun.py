@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
 from crawl_kit import RUN_ID, copy_recordings, crawl, crawl_scene, recorded
 from scrapy.settings import Settings
 
+from flows.health import classify_run
+from gpurent.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.providers.xiangongyun import XiangongyunSpider
 
@@ -46,6 +49,8 @@ def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Pat
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (8, 1, 1)
     assert report["responses_by_status"] == {"200": 1}
     assert report["errors"] == [] and report["layout_errors"] == []
+    # the 面议 row is quarantined: partial, never plain ok (rule of truth 9)
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
 
 
 def test_xiangongyun_500s_are_a_failed_request_not_sold_out(tmp_path: Path) -> None:
@@ -69,6 +74,38 @@ def test_xiangongyun_changed_page_is_a_layout_error(tmp_path: Path) -> None:
     report = result.report
     assert report["layout_errors"] and "/pricing" in report["layout_errors"][0]
     assert report["pages_parsed"] == 0 and report["responses_by_status"] == {"200": 1}
+
+
+def _with_page(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    root = copy_recordings(tmp_path)
+    page = recorded(root, "xiangongyun") / "pricing.html"
+    page.write_text(edit(page.read_text(encoding="utf-8")), encoding="utf-8")
+    return root
+
+
+def test_xiangongyun_stock_label_renamed_is_a_layout_change(tmp_path: Path) -> None:
+    root = _with_page(tmp_path, lambda html: html.replace('"gpu-stock"', '"gpu-inventory"'))
+    result = crawl_scene("xiangongyun", tmp_path, root=root)
+    assert result.offers == {}  # not 8 cards of unknown stock
+    assert len(result.quarantined) == 9
+    report = result.report
+    assert report["missing_fields"] == ["/pricing: gpu-stock"]
+    assert "gpu-stock (stock)" in report["layout_errors"][0]
+    assert classify_run(report, returncode=0).status is RunStatus.LAYOUT_CHANGED
+
+
+def test_xiangongyun_stock_label_renamed_in_one_row_costs_that_row(tmp_path: Path) -> None:
+    first = '<td class="gpu-stock">充足</td>'
+    root = _with_page(
+        tmp_path, lambda html: html.replace(first, '<td class="gpu-inventory">充足</td>', 1)
+    )
+    result = crawl_scene("xiangongyun", tmp_path, root=root)
+    assert len(result.offers) == 7 and "宁波一区/RTX 4090" not in result.offers
+    assert result.offers["宿迁二区/RTX 4090"]["status"] == "low"
+    report = result.report
+    assert report["missing_fields"] == ["/pricing: gpu-stock"] and report["layout_errors"] == []
+    verdict = classify_run(report, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
 
 
 def test_xiangongyun_is_a_public_chinese_page_that_obeys_robots() -> None:

@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, StockStatus
+from gpurent.model import OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, feed_dicts, load_json
 from spiders.parsers.featurize import InstancesPage, parse_instances
 
@@ -73,7 +73,10 @@ def test_memory_part_after_the_card_settles_its_vram() -> None:
         10,
         StockStatus.IN_STOCK,
     )
-    assert [r for r in page.records if r.kind == "quarantine"] == []
+    # the one line set aside is the status word we do not know, beside its (unknown) offer
+    assert quarantine_reasons(page) == {
+        "f3a1a2d0": "invalid_value: status 'maintaining': stock unknown"
+    }
 
 
 def _one(gpu: str) -> list[dict[str, object]]:
@@ -90,13 +93,11 @@ def _one(gpu: str) -> list[dict[str, object]]:
     ("gpu", "expected"),
     [
         ("GeForce RTX 3080, 12 GB, EPYC 7543", {"gpu_model": "RTX 3080", "gpu_vram_gb": 12}),
-        ("GeForce RTX 3080", {"reason": "gpu_unresolved: 'GeForce RTX 3080': VRAM unknown"}),
+        # no size given: the model is known, its VRAM stays unknown (never guessed)
+        ("GeForce RTX 3080", {"gpu_model": "RTX 3080", "gpu_vram_gb": None}),
         # the part is only read when it is nothing but a size, and only on one-card machines:
         # on "x2" it may be the machine's total (2 x 24 GB), which would read as a modded 48 GB card
-        (
-            "GeForce RTX 3080, Xeon 10GB cache",
-            {"reason": "gpu_unresolved: 'GeForce RTX 3080': VRAM unknown"},
-        ),
+        ("GeForce RTX 3080, Xeon 10GB cache", {"gpu_model": "RTX 3080", "gpu_vram_gb": None}),
         ("GeForce RTX 4090 x2, 48GB", {"gpu_model": "RTX 4090", "gpu_vram_gb": 24}),
         ("GeForce RTX 4090, 48GB", {"gpu_model": "RTX 4090", "gpu_vram_gb": 48}),
         ("GeForce RTX 4090, 16GB", {"reason": "matches no variant"}),
@@ -117,13 +118,78 @@ def test_memory_part_is_a_hint_never_a_guess(gpu: str, expected: dict[str, objec
 
 
 def test_card_count_in_the_name_and_a_missing_status() -> None:
-    offers = offers_of(parse(case_named("bad_records")))
+    page = parse(case_named("bad_records"))
+    offers = offers_of(page)
     assert (offers["b001"].gpu_count, offers["b001"].gpu_model) == (2, "RTX 4090")
-    assert offers["b003"].status is StockStatus.UNKNOWN  # no status field
     assert offers["b004"].status is StockStatus.IN_STOCK  # "Online"
+    # No status key is drift, not "unknown": that record alone is quarantined, and named.
+    assert "b003" not in offers
+    assert quarantine_reasons(page)["b003"] == "missing_field: key gone: status"
+    assert page.layout_error is None and page.missing_fields == ["id", "status"]
+
+
+def quarantine_reasons(page: InstancesPage) -> dict[str | None, str]:
+    return {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
 
 
 def test_error_envelope_is_an_api_error_not_a_layout_change() -> None:
     page = parse(case_named("api_error"))
     assert page.api_error == "status 1: 内部错误"
     assert page.layout_error is None and page.records == []
+
+
+# -- drift and bad cells (rule of truth 9: never ok while blind) -----------------------
+
+
+def test_status_renamed_in_every_record_is_a_layout_error_naming_it() -> None:
+    page = parse(case_named("drift_status_renamed_everywhere"))
+    assert page.layout_error == "no instance carries status (stock): field renamed or removed"
+    assert offers_of(page) == {}  # never "all unknown", never "all sold out"
+    assert set(quarantine_reasons(page).values()) == {"missing_field: key gone: status"}
+    assert page.missing_fields == ["status"]
+
+
+def test_status_renamed_in_one_record_costs_that_record_only() -> None:
+    recorded = offers_of(parse(case_named("recorded_available_instances")))
+    page = parse(case_named("drift_status_renamed_in_one"))
+    assert quarantine_reasons(page)["f3a19c11"] == "missing_field: key gone: status"
+    assert offers_of(page) == {k: o for k, o in recorded.items() if k != "f3a19c11"}
+    assert page.layout_error is None and page.missing_fields == ["status"]
+
+
+def test_one_bad_cell_costs_its_record_and_a_bad_status_only_its_stock() -> None:
+    page = parse(case_named("bad_cells"))
+    reasons = quarantine_reasons(page)
+    assert reasons["f3a19c02"].startswith("price_unparsed: unit_price ")  # 1e400
+    assert reasons["f3a19c11"] == "price_unparsed: unit_price is not a number: {}"
+    assert reasons["f3a19d40"] == "price_unparsed: unit_price is negative: -1"
+    offers = offers_of(page)
+    assert sorted(offers) == ["f3a19d47", "f3a19d52"]
+    # a status that is no word: unknown (never in stock or taken), and said why beside it
+    assert offers["f3a19d47"].status is StockStatus.UNKNOWN
+    assert reasons["f3a19d47"].startswith("invalid_value: status not a status word")
+    assert offers["f3a19d52"].status is StockStatus.SOLD_OUT and page.layout_error is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        [],
+        "x",
+        None,
+        {"status": []},
+        {"status": 0, "data": []},
+        {"status": 0, "data": {"records": {}}},
+    ],
+)
+def test_any_answer_shape_is_a_page_verdict_not_an_exception(answer: object) -> None:
+    page = parse_instances(answer, CTX)
+    assert page.records == []
+    assert (page.layout_error is None) != (page.api_error is None)
+
+
+def test_a_null_status_is_unknown_with_its_reason() -> None:
+    item = {"id": "n1", "gpu": "GeForce RTX 3090, 24GB", "unit_price": 1, "status": None}
+    page = parse_instances({"status": 0, "data": {"records": [item]}}, CTX)
+    assert offers_of(page)["n1"].status is StockStatus.UNKNOWN
+    assert quarantine_reasons(page) == {"n1": "invalid_value: status is null: stock unknown"}

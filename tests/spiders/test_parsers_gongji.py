@@ -105,3 +105,54 @@ def test_bad_rows() -> None:
     assert offers["RTX 3090"].status is StockStatus.UNKNOWN  # "3/40": free or used? unknown
     assert by_key["RTX 5090"].reason.startswith("gpu_unresolved")  # no 48 GB 5090
     assert by_key[None].reason.startswith("missing_field")
+
+
+# -- drift and bad cells: the table's contract is its cell labels (rule of truth 9) ------
+
+
+def reasons_of(page: PageResult) -> dict[str | None, str]:
+    return {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+
+
+def test_stock_label_renamed_in_every_row_is_a_layout_error_naming_it() -> None:
+    page = _parsed("drift_stock_renamed_everywhere")
+    assert page.layout_error == "no GPU row carries stock (stock): field renamed or removed"
+    assert offers_of(page) == {}  # not 6 cards of unknown stock
+    assert set(reasons_of(page).values()) == {"missing_field: key gone: stock"}
+    assert len(page.records) == 7 and page.missing_fields == ["stock"]
+
+
+def test_stock_label_renamed_in_one_row_costs_that_row_only() -> None:
+    rendered = offers_of(_parsed("pricing_rendered"))
+    page = _parsed("drift_stock_renamed_in_one")
+    assert reasons_of(page)["RTX 3090"] == "missing_field: key gone: stock"
+    assert offers_of(page) == {k: o for k, o in rendered.items() if k != "RTX 3090"}
+    assert page.layout_error is None and page.missing_fields == ["stock"]
+
+
+def test_one_bad_number_costs_its_row_or_its_stock_only() -> None:
+    rendered = offers_of(_parsed("pricing_rendered"))
+    page = _parsed("bad_cells")
+    reasons = reasons_of(page)
+    assert reasons["L40"].startswith("price_unparsed: '¥1e400/时'")
+    assert reasons["A800"].startswith("price_unparsed: '¥999999999999999999999/时'")
+    # a negative free count: the price stands, the stock is unknown and the count set aside
+    rtx3090 = offers_of(page)["RTX 3090"]
+    assert (rtx3090.status, rtx3090.price) == (StockStatus.UNKNOWN, Decimal("1.30"))
+    assert reasons["RTX 3090"].startswith("invalid_value: ") and "-1/40" in reasons["RTX 3090"]
+    untouched = ("RTX 4090", "RTX 5090", "H800")
+    assert {k: offers_of(page)[k] for k in untouched} == {k: rendered[k] for k in untouched}
+
+
+def test_a_stock_column_left_empty_in_every_row_is_a_layout_error() -> None:
+    page = _parsed("layout_stock_blank")
+    assert page.layout_error == "no GPU row fills its stock (stock) cell"
+    assert offers_of(page) == {}
+    assert set(reasons_of(page).values()) == {"missing_field: empty in every row: stock"}
+
+
+def test_the_contract_is_declared() -> None:
+    from spiders.parsers import gongji
+
+    assert gongji.CONTRACTS == (gongji.ROW,)
+    assert gongji.ROW.stock == ("stock",) and "price-spot" not in gongji.ROW.paths

@@ -54,7 +54,7 @@ def test_rendered_market_reads_free_cards_and_prices_per_card() -> None:
     assert (rtx.status, rtx.available_count) == (StockStatus.IN_STOCK, 3)  # 剩余3卡
     assert offers["华北一区/RTX 4090 24G"].available_count == 12
     full = offers["华东一区/RTX 3090 24G"]
-    assert (full.status, full.available_count) == (StockStatus.SOLD_OUT, None)  # 已租满
+    assert (full.status, full.available_count) == (StockStatus.SOLD_OUT, 0)  # 已租满: none free
     assert offers["华北一区/A100 80G"].gpu_vram_gb == 80
     assert offers["华东一区/L40 48G"].status is StockStatus.SOLD_OUT
     [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
@@ -90,5 +90,54 @@ def test_broken_rows_are_quarantined_one_by_one() -> None:
 
 def test_renamed_cells_are_a_layout_error() -> None:
     page = _parsed("layout_cells_renamed")
-    assert page.layout_error == "no row has a gpu cell"
+    assert page.layout_error == "no market row carries gpu (identity): field renamed or removed"
+    assert page.missing_fields == ["gpu"]
     assert all(isinstance(r, QuarantineRecord) for r in page.records)
+    assert {r.reason for r in page.records if isinstance(r, QuarantineRecord)} == {
+        "missing_field: key gone: gpu"
+    }
+
+
+# -- drift and bad cells: the table's contract is its cell labels (rule of truth 9) ------
+
+
+def reasons_of(page: PageResult) -> dict[str | None, str]:
+    return {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+
+
+def test_stock_label_renamed_in_every_row_is_a_layout_error_naming_it() -> None:
+    page = _parsed("drift_stock_renamed_everywhere")
+    assert page.layout_error == "no market row carries stock (stock): field renamed or removed"
+    assert offers_of(page) == {}  # never a market of unknown or sold-out cards
+    assert set(reasons_of(page).values()) == {"missing_field: key gone: stock"}
+    assert len(page.records) == 7 and page.missing_fields == ["stock"]
+
+
+def test_stock_label_renamed_in_one_row_costs_that_row_only() -> None:
+    rendered = offers_of(_parsed("pricing_rendered"))
+    page = _parsed("drift_stock_renamed_in_one")
+    first = "华东一区/RTX 4090 24G"
+    assert reasons_of(page)[first] == "missing_field: key gone: stock"
+    assert offers_of(page) == {k: o for k, o in rendered.items() if k != first}
+    assert page.layout_error is None and page.missing_fields == ["stock"]
+
+
+def test_one_bad_number_costs_its_row_or_its_stock_only() -> None:
+    rendered = offers_of(_parsed("pricing_rendered"))
+    page = _parsed("bad_cells")
+    reasons = reasons_of(page)
+    assert reasons["华东一区/L40 48G"].startswith("price_unparsed: '¥1e400/小时'")
+    north = offers_of(page)["华北一区/RTX 4090 24G"]
+    assert (north.status, north.price) == (StockStatus.UNKNOWN, Decimal("1.88"))  # not 1 free
+    assert reasons["华北一区/RTX 4090 24G"].startswith("invalid_value: ")
+    bad = ("华东一区/L40 48G", "华北一区/RTX 4090 24G")
+    assert {k: o for k, o in offers_of(page).items() if k not in bad} == {
+        k: o for k, o in rendered.items() if k not in bad
+    }
+
+
+def test_the_contract_is_declared() -> None:
+    from spiders.parsers import suanjia
+
+    assert suanjia.CONTRACTS == (suanjia.ROW,)
+    assert suanjia.ROW.identity == ("region", "gpu") and suanjia.ROW.stock == ("stock",)

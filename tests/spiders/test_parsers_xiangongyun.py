@@ -99,3 +99,49 @@ def test_recorded_robots_txt_lets_us_read_the_pricing_page() -> None:
     for path, allowed in expected["allowed"].items():
         url = f"https://www.xiangongyun.com{path}"
         assert rules.can_fetch(url, USER_AGENT) is allowed, path
+
+
+# -- drift and bad cells: the table's contract is its cell labels (rule of truth 9) ------
+
+
+def reasons_of(page: PageResult) -> dict[str | None, str]:
+    return {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+
+
+def test_stock_label_renamed_in_every_row_is_a_layout_error_naming_it() -> None:
+    page = _parsed("drift_stock_renamed_everywhere")
+    assert page.layout_error == ("no price row carries gpu-stock (stock): field renamed or removed")
+    assert offers_of(page) == {}  # never a market of unknown or sold-out cards
+    assert set(reasons_of(page).values()) == {"missing_field: key gone: gpu-stock"}
+    assert len(page.records) == 9 and page.missing_fields == ["gpu-stock"]
+
+
+def test_stock_label_renamed_in_one_row_costs_that_row_only() -> None:
+    recorded = offers_of(_parsed("recorded_pricing"))
+    page = _parsed("drift_stock_renamed_in_one")
+    row = "宿迁二区/RTX 4090"
+    assert reasons_of(page)[row] == "missing_field: key gone: gpu-stock"
+    assert offers_of(page) == {k: o for k, o in recorded.items() if k != row}
+    assert page.layout_error is None and page.missing_fields == ["gpu-stock"]
+
+
+def test_one_bad_cell_costs_its_row_or_its_stock_only() -> None:
+    recorded = offers_of(_parsed("recorded_pricing"))
+    page = _parsed("bad_cells")
+    reasons = reasons_of(page)
+    assert reasons["宿迁二区/L40S"].startswith("price_unparsed: '¥1e400/时'")
+    assert reasons["宁波一区/RTX 5090"].startswith("gpu_unresolved: 'RTX 5090 -1GB'")
+    tight = offers_of(page)["宿迁二区/RTX 4090"]
+    assert (tight.status, tight.price) == (StockStatus.UNKNOWN, Decimal("1.88"))
+    assert reasons["宿迁二区/RTX 4090"].startswith("invalid_value: ")
+    bad = ("宿迁二区/L40S", "宁波一区/RTX 5090", "宿迁二区/RTX 4090")
+    assert {k: o for k, o in offers_of(page).items() if k not in bad} == {
+        k: o for k, o in recorded.items() if k not in bad
+    }
+
+
+def test_the_contract_is_declared() -> None:
+    from spiders.parsers import xiangongyun
+
+    assert xiangongyun.CONTRACTS == (xiangongyun.ROW,)
+    assert xiangongyun.ROW.stock == ("gpu-stock",)
