@@ -153,6 +153,9 @@ _NOW_TEXT: dict[str, Any] = {
     "run_id": pl.String,
     "url": pl.String,
     "raw_gpu_name": pl.String,
+    "gpu_vram_gb": pl.Int64,  # null: unknown VRAM
+    "stale": pl.Boolean,  # a partial run could not see it: its last good state
+    "age_s": pl.Int64,
 }
 _MONEY = pl.Decimal(38, 6)
 
@@ -231,9 +234,10 @@ def price_index(db: Path, currency: str) -> pl.DataFrame:
 
 def gpu_choices(db: Path) -> list[tuple[str, int]]:
     """(model, VRAM GB) of every GPU in the latest state: the most widely listed first
-    (providers listing it), then in catalog order."""
+    (providers listing it), then in catalog order. Offers of unknown VRAM are left out:
+    the availability pages pick a GPU by its size."""
     with reader(db) as con:
-        offers = latest_offers(con)
+        offers = latest_offers(con).filter(pl.col("gpu_vram_gb").is_not_null())
     counts = offers.group_by("gpu_model", "gpu_vram_gb").agg(pl.col("provider").n_unique())
     order = {model: i for i, model in enumerate(get_catalog().models())}
     ranked = sorted(

@@ -47,6 +47,21 @@ def plan_label(plan: str | None, lang: Lang) -> str:
     return f"{found['units']} x {unit} ({kind})"
 
 
+# A stale row (rule of truth 10): its provider's last run, being partial, could not see it.
+_STALE_AGE = {Lang.EN: "stale, {age}", Lang.ZH: "未更新，{age}"}
+
+
+def vram_cell(vram_gb: int | None) -> str:
+    """VRAM as shown: "?" when the name leaves it open and the offer does not state it."""
+    return "?" if vram_gb is None else str(vram_gb)
+
+
+def age_cell(lang: Lang, row: dict[str, Any], now: datetime) -> str:
+    """How old the row is, marked when it is a stale row's last good state."""
+    age = human_age(lang, row["observed_at"], now)
+    return _STALE_AGE[lang].format(age=age) if row.get("stale") else age
+
+
 def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
     """The Now page's table: one row per offer, in the frame's (ranked) order."""
     rows = []
@@ -56,7 +71,7 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
             {
                 t(lang, "col_provider"): r["provider"],
                 t(lang, "col_gpu"): r["gpu_model"],
-                t(lang, "col_vram"): r["gpu_vram_gb"],
+                t(lang, "col_vram"): vram_cell(r["gpu_vram_gb"]),
                 t(lang, "col_count"): r["gpu_count"],
                 t(lang, "col_status"): status_label(lang, r["status"]),
                 t(lang, "col_free"): "" if r["available_count"] is None else r["available_count"],
@@ -65,7 +80,7 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
                 t(lang, "col_price"): _price(r, lang),
                 t(lang, "col_plan"): plan_label(r["monthly_plan"], lang),
                 t(lang, "col_region"): r["region"] or "",
-                t(lang, "col_age"): human_age(lang, r["observed_at"], now),
+                t(lang, "col_age"): age_cell(lang, r, now),
                 t(lang, "col_raw_gpu"): r["raw_gpu_name"],
             }
         )
@@ -179,7 +194,7 @@ def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
             {
                 t(lang, "col_provider"): r["provider"],
                 t(lang, "col_gpu"): r["gpu_model"],
-                t(lang, "col_vram"): r["gpu_vram_gb"],
+                t(lang, "col_vram"): vram_cell(r["gpu_vram_gb"]),
                 t(lang, "col_count"): r["gpu_count"],
                 t(lang, "col_tp"): r["tensor_parallel"],
                 t(lang, "col_need"): f"{r['need_gib_per_gpu']:.2f}",

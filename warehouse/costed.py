@@ -68,6 +68,10 @@ class CostedOffer:
             "fx_rate": c.fx_rate.rate if c.fx_rate else None,
             "fx_date": c.fx_rate.rate_date if c.fx_rate else None,
             "observed_at": o["observed_at"],
+            # A stale row (rule 10): a partial run could not see it; this is its last good
+            # state, age_s seconds old. Frames without the column (past runs) are fresh.
+            "stale": bool(o.get("stale") or False),
+            "age_s": o.get("age_s"),
             "run_id": o["run_id"],
             "url": o["url"],
         }

@@ -101,7 +101,8 @@ _REQUIRED = {
     "observations": [
         c
         for c in OBSERVATION_SCHEMA
-        if c not in {"gpu_form_factor", "region", "url", "available_count"}
+        # gpu_vram_gb may be null: the name leaves the VRAM open and the offer does not say.
+        if c not in {"gpu_form_factor", "region", "url", "available_count", "gpu_vram_gb"}
     ],
     "addon_fees": [
         c for c in FEE_SCHEMA if c not in {"unit", "quantity", "included_quantity", "note"}

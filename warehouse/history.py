@@ -9,10 +9,21 @@ What rarely changes about an offer (its key, GPU, name, region, URL) is stored o
 offer_identities; a version holds what moves (stock, free count, price terms, fee and plan
 lists by id) and points at its identity. docs/history.md has the measurements behind this.
 
+A partial run (rule of truth 10) saw only part of the listing: what it lists is woven as
+above, but the offers it did not see keep their open versions, unchanged, and are marked
+stale: ``current_offers.last_seen_at`` holds when the last run that saw them observed them
+(NULL: the current run saw it), and ``stale_spans`` records the stretch of runs they stayed
+stale, so a past run's snapshot says what that run really saw. A later run that lists the
+offer makes it fresh again; a later ``ok`` run that no longer lists it closes it (rule 4).
+
 Runs are usually loaded in order, and then the versions to compare with are simply the open
 ones (current_offers). A run loaded late, between two runs already woven (a backfill), is
 handled too: versions covering its place are cut at it and, where they went on past the
-next run, continued from that run, so every run's snapshot still reads back exactly.
+next run, continued from that run, so every run's snapshot still reads back exactly. A late partial
+run keeps the versions it did not see uncut and records them stale for its place only (up
+to the next run); the last-seen time it records for them is the one the run before it had
+for them. A late run that sees an offer during a stale stretch splits the stretch around
+its place (docs/history.md).
 
 Called by warehouse.load inside its transaction; writes through the ``insert`` it is given
 (load's own helper), so a failure anywhere rolls the whole run back.
@@ -123,6 +134,8 @@ class WeaveResult:
     closed: int
     continued: int
     """Versions cut by a late run and continued after it (0 for runs loaded in order)."""
+    kept: int = 0
+    """Open versions a partial run did not see, kept unchanged and marked stale."""
 
 
 def history_position(
@@ -200,9 +213,13 @@ def weave_run(
     fees: pl.DataFrame,
     plans: pl.DataFrame,
     insert: InsertFrame,
+    keep_unseen: bool = False,
 ) -> WeaveResult:
     """Record the snapshot ``offers`` (with ``fees``/``plans``) of a good run at ``position``
     (``next_position`` as ``place_run`` found it).
+
+    ``keep_unseen`` (a partial run): offers the run does not list stay as they were, stale,
+    instead of being closed.
 
     The frames follow warehouse.feed's schemas. The run's crawl_runs row must already be
     written with ``history_at = position``; current_runs is the caller's to update.
@@ -212,7 +229,7 @@ def weave_run(
     for name, frame in views:
         con.register(name, frame.to_arrow())
     try:
-        return _weave(con, provider, position, next_position, fees, plans, insert)
+        return _weave(con, provider, position, next_position, fees, plans, insert, keep_unseen)
     finally:
         for name, _ in views:
             con.unregister(name)
@@ -226,6 +243,7 @@ def _weave(
     fees: pl.DataFrame,
     plans: pl.DataFrame,
     insert: InsertFrame,
+    keep_unseen: bool,
 ) -> WeaveResult:
     in_order = next_position is None
     con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} AS {_STAGE_SQL}")
@@ -256,9 +274,11 @@ def _weave(
         f"""
         SELECT c.* FROM {_COVER} AS c
         LEFT JOIN {_STAGE} AS s ON s.offer_key = c.offer_key
-        WHERE s.offer_key IS NULL OR s.content_hash <> c.content_hash
+        WHERE (s.offer_key IS NULL AND NOT ?) OR s.content_hash <> c.content_hash
         """,
+        [keep_unseen],
     )
+    kept = _unseen_count(con) if keep_unseen else 0
     # Only an opened state can carry an identity or a list that no earlier state had.
     tops = fetch_one(
         con,
@@ -304,10 +324,162 @@ def _weave(
                 new_rows.select("offer_key", "version_id", "valid_from"), on="offer_key"
             )
             insert(con, "current_offers", _with_lists(current, fees, plans))
+        _mark_stale(con, provider, position, keep_unseen)
     else:
+        _split_stale_spans(con, provider, position, next_position)
+        if keep_unseen:
+            _record_late_stale(con, provider, position, next_position)
         _repoint_current(con, provider, continued, new_rows)
     # The temporary tables stay until the next run replaces them (dropping costs a statement).
-    return WeaveResult(opened=opened.height, closed=closed.height, continued=continued.height)
+    return WeaveResult(
+        opened=opened.height, closed=closed.height, continued=continued.height, kept=kept
+    )
+
+
+def _unseen_count(con: duckdb.DuckDBPyConnection) -> int:
+    row = fetch_one(
+        con,
+        f"SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN (SELECT offer_key FROM {_STAGE})",
+    )
+    return int(row[0]) if row else 0
+
+
+def _mark_stale(
+    con: duckdb.DuckDBPyConnection, provider: str, position: datetime, keep_unseen: bool
+) -> None:
+    """After an in-order run: what it listed is fresh; what a partial run missed is stale.
+
+    Runs before advance_current_run, so current_runs still names the run that saw the
+    offers whose last_seen_at is NULL: its observation time is when they were last seen.
+    A stale offer keeps the time it first went stale through further partial runs.
+    """
+    if keep_unseen:
+        con.execute(
+            f"""
+            UPDATE current_offers
+            SET last_seen_at = (SELECT observed_at FROM current_runs WHERE provider = $p)
+            WHERE provider = $p AND last_seen_at IS NULL
+              AND offer_key NOT IN (SELECT offer_key FROM {_STAGE})
+            """,
+            {"p": provider},
+        )
+    con.execute(
+        f"""
+        UPDATE current_offers SET last_seen_at = NULL
+        WHERE provider = $p AND last_seen_at IS NOT NULL
+          AND offer_key IN (SELECT offer_key FROM {_STAGE})
+        """,
+        {"p": provider},
+    )
+    # Stretches end where the offer is no longer stale (seen again, or closed by an ok run)...
+    con.execute(
+        """
+        UPDATE stale_spans SET stale_to = $at
+        WHERE provider = $p AND stale_to IS NULL AND offer_key NOT IN (
+            SELECT offer_key FROM current_offers WHERE provider = $p AND last_seen_at IS NOT NULL
+        )
+        """,
+        {"p": provider, "at": position},
+    )
+    # ... and begin where it went stale.
+    con.execute(
+        """
+        INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
+        SELECT provider, offer_key, $at, NULL, last_seen_at FROM current_offers
+        WHERE provider = $p AND last_seen_at IS NOT NULL AND offer_key NOT IN (
+            SELECT offer_key FROM stale_spans WHERE provider = $p AND stale_to IS NULL
+        )
+        """,
+        {"p": provider, "at": position},
+    )
+
+
+def _late_observed_at(
+    con: duckdb.DuckDBPyConnection, provider: str, position: datetime
+) -> datetime | None:
+    row = fetch_one(
+        con,
+        "SELECT observed_at FROM crawl_runs WHERE provider = ? AND history_at = ?",
+        [provider, position],
+    )
+    return row[0] if row else None
+
+
+def _split_stale_spans(
+    con: duckdb.DuckDBPyConnection,
+    provider: str,
+    position: datetime,
+    next_position: datetime | None,
+) -> None:
+    """A late run that lists an offer inside one of its stale stretches: the stretch is cut
+    at the run and, where it went on past the next run, continued from there. Seen
+    unchanged, the continuation was last seen by this run; seen changed, the state that
+    continues is the old one, still last seen when it was.
+    """
+    seen = _late_observed_at(con, provider, position)
+    params = {"p": provider, "at": position, "next": next_position, "seen": seen}
+    con.execute(
+        f"""
+        INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
+        SELECT sp.provider, sp.offer_key, $next, sp.stale_to,
+            CASE WHEN c.content_hash = s.content_hash THEN $seen ELSE sp.last_seen_at END
+        FROM stale_spans AS sp
+        JOIN {_STAGE} AS s ON s.offer_key = sp.offer_key
+        JOIN {_COVER} AS c ON c.offer_key = sp.offer_key
+        WHERE sp.provider = $p AND sp.stale_from < $at
+          AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > $next
+        """,
+        params,
+    )
+    con.execute(
+        f"""
+        UPDATE stale_spans SET stale_to = $at
+        WHERE provider = $p AND stale_from < $at
+          AND coalesce(stale_to, 'infinity'::TIMESTAMPTZ) > $at
+          AND offer_key IN (SELECT offer_key FROM {_STAGE})
+        """,
+        {"p": provider, "at": position},
+    )
+    # A stale offer of the current state seen, unchanged, by the late run: seen later.
+    con.execute(
+        f"""
+        UPDATE current_offers AS co SET last_seen_at = greatest(co.last_seen_at, $seen)
+        FROM {_STAGE} AS s
+        WHERE co.provider = $p AND co.last_seen_at IS NOT NULL
+          AND s.offer_key = co.offer_key AND s.content_hash = co.content_hash
+        """,
+        {"p": provider, "seen": seen},
+    )
+
+
+def _record_late_stale(
+    con: duckdb.DuckDBPyConnection,
+    provider: str,
+    position: datetime,
+    next_position: datetime | None,
+) -> None:
+    """A late partial run: the versions holding at its place that it did not list are stale
+    there, up to the next run, unless a stretch already covers the place (the offer was
+    stale at the run before too). Otherwise the run before saw it: last seen then."""
+    con.execute(
+        f"""
+        WITH prev AS (
+            SELECT observed_at FROM crawl_runs
+            WHERE provider = $p AND history_at < $at
+            ORDER BY history_at DESC LIMIT 1
+        )
+        INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
+        SELECT $p, c.offer_key, $at, $next, prev.observed_at
+        FROM {_COVER} AS c, prev
+        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_STAGE})
+          AND NOT EXISTS (
+            SELECT 1 FROM stale_spans AS sp
+            WHERE sp.provider = $p AND sp.offer_key = c.offer_key AND sp.stale_from < $at
+              AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > $at
+          )
+        """,
+        {"p": provider, "at": position, "next": next_position},
+    )
 
 
 def _store_new_identities(con: duckdb.DuckDBPyConnection, top: int, insert: InsertFrame) -> None:

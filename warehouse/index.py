@@ -287,11 +287,15 @@ def price_index(
         return pl.DataFrame(schema=schema)
     converter = FxConverter(fx or fx_table_for(con))
     offers = daily_offers(con, start, end, gpu_model=gpu_model)
-    groups: dict[tuple[date, str, int], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[date, str, int | None], list[dict[str, Any]]] = defaultdict(list)
     for row in offers.iter_rows(named=True):
         groups[(row["day"], row["gpu_model"], row["gpu_vram_gb"])].append(row)
     rows = []
-    for (day, model, vram), members in sorted(groups.items()):
+    # Unknown VRAM (None) is its own group, after the known sizes of the model.
+    ordered = sorted(
+        groups.items(), key=lambda g: (g[0][0], g[0][1], g[0][2] is None, g[0][2] or 0)
+    )
+    for (day, model, vram), members in ordered:
         observed = len(members)
         in_stock = sum(1 for m in members if m["in_stock"])
         share = (Decimal(in_stock) / Decimal(observed)).quantize(SHARE_PLACES)

@@ -3,8 +3,9 @@
 Rules of truth 2, 5 and 6: a run's ``crawl_runs`` row and its rows commit together (a crash
 mid-load leaves the database as it was); loading a run already stored changes nothing
 (skip: the first load wins); only ok / partial / auth_required runs with offers change the
-offer history (warehouse.history: versions, not one row per offer per poll); bad input lands
-in ``quarantine`` whatever the status.
+offer history (warehouse.history: versions, not one row per offer per poll); a partial run
+closes nothing it did not list: those offers stay in the latest state, marked stale (rule
+10); bad input lands in ``quarantine`` whatever the status.
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatc
                 fees=fees,
                 plans=plans,
                 insert=_insert_frame,  # looked up now, so tests can wrap it
+                # Rule 10: what a partial run could not see stays, stale, with its age.
+                keep_unseen=run.status is RunStatus.PARTIAL,
             )
             if place.next_position is None:  # the newest good run: the state now
                 advance_current_run(

@@ -45,6 +45,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "history views", "history_views.sql"),
     Migration(10, "watches", "sql/0010_watches.sql"),
     Migration(11, "alerts_outbox", "sql/0011_alerts_outbox.sql"),
+    Migration(12, "stale rows", "sql/0012_stale_rows.sql"),
 )
 
 

@@ -84,7 +84,10 @@ def latest_offers(
     observed_at), ``fees`` (list of structs: seq, fee_type, amount, currency, unit, basis,
     quantity, included_quantity, mandatory, charged_while_stopped, note; ordered by seq)
     and ``plans`` (list of structs: seq, price, currency, billing_unit, price_basis,
-    price_kind). Offers without fees or plans get empty lists. ``gpu_model`` matches the
+    price_kind), ``stale`` (true for an offer the provider's latest run, being partial, could
+    not see: its last good state, with observed_at / age_s of the run that last saw it).
+    Offers without fees or plans get empty lists. ``gpu_vram_gb`` is null when unknown;
+    ``min_vram_gb`` never keeps those. ``gpu_model`` matches the
     canonical model case-insensitively; ``in_stock_only`` keeps in_stock and low offers
     (never unknown: unknown is not in stock either). Ordered by provider, gpu_model, offer_key.
     """
@@ -94,7 +97,8 @@ def latest_offers(
         where.append("lower(o.gpu_model) = lower(?)")
         params.append(gpu_model)
     if min_vram_gb is not None:
-        where.append("o.gpu_vram_gb >= ?")
+        # Unknown VRAM (NULL) never counts as fitting: the card may be the small variant.
+        where.append("o.gpu_vram_gb IS NOT NULL AND o.gpu_vram_gb >= ?")
         params.append(min_vram_gb)
     if provider is not None:
         where.append("o.provider = ?")

@@ -6,8 +6,14 @@ exactly the offers that run loaded, fees and plans included. Failed and layout_c
 saw nothing that was stored: their snapshot is empty, and the state at their time is the
 last good run's (rule of truth 2).
 
+A partial run did not see every offer it kept (rule of truth 10): ``stale_spans`` says which
+offers were stale at a run. ``offers_at`` gives them, as the latest state did, with
+``stale`` true and the time they were last seen; ``offers_of_run`` leaves them out, since
+that run did not observe them.
+
 One caveat, by design: a reconstructed row's ``observed_at`` is its run's observation time
-(the earliest ``observed_at`` in the run's feed), not each offer's own instant.
+(the earliest ``observed_at`` in the run's feed), not each offer's own instant; a stale
+row's is the last-seen time of its stale stretch.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ __all__ = ["STATE_COLUMNS", "offers_at", "offers_of_run"]
 
 STATE_COLUMNS = (
     "run_id", "provider", "offer_key", "observed_at", *CONTENT_FIELDS, "run_finished_at",
-    "fees", "plans",
+    "fees", "plans", "stale",
 )  # fmt: skip
 
 _STATE_SQL = """
@@ -37,26 +43,39 @@ plan_lists AS (
     SELECT plan_set_id, {plan_list} AS plans FROM price_plan_sets GROUP BY plan_set_id
 )
 SELECT
-    h.run_id, v.provider, v.offer_key, h.observed_at,
+    h.run_id, v.provider, v.offer_key, coalesce(sp.last_seen_at, h.observed_at) AS observed_at,
     {fields},
     h.finished_at AS run_finished_at,
     coalesce(f.fees, []) AS fees,
-    coalesce(p.plans, []) AS plans
+    coalesce(p.plans, []) AS plans,
+    sp.offer_key IS NOT NULL AS stale
 FROM heads AS h
 JOIN version_rows AS v
     ON v.provider = h.provider
     AND v.valid_from <= h.history_at
     AND coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ) > h.history_at
+LEFT JOIN stale_spans AS sp
+    ON sp.provider = v.provider AND sp.offer_key = v.offer_key
+    AND sp.stale_from <= h.history_at
+    AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > h.history_at
 LEFT JOIN fee_lists AS f ON f.fee_set_id = v.fee_set_id
 LEFT JOIN plan_lists AS p ON p.plan_set_id = v.plan_set_id
-WHERE v.valid_from <= (SELECT max(history_at) FROM heads)
+WHERE v.valid_from <= (SELECT max(history_at) FROM heads) {seen_only}
 ORDER BY v.provider, v.gpu_model, v.offer_key
 """
 _FIELDS = ", ".join(f"v.{c}" for c in CONTENT_FIELDS)
 
 
-def _state(con: duckdb.DuckDBPyConnection, heads: str, params: list[Any]) -> pl.DataFrame:
-    sql = _STATE_SQL.format(heads=heads, fields=_FIELDS, fee_list=FEE_LIST, plan_list=PLAN_LIST)
+def _state(
+    con: duckdb.DuckDBPyConnection, heads: str, params: list[Any], *, seen_only: bool = False
+) -> pl.DataFrame:
+    sql = _STATE_SQL.format(
+        heads=heads,
+        fields=_FIELDS,
+        fee_list=FEE_LIST,
+        plan_list=PLAN_LIST,
+        seen_only="AND sp.offer_key IS NULL" if seen_only else "",
+    )
     return query_frame(con, sql, params)
 
 
@@ -67,7 +86,7 @@ def offers_at(
     its latest good run started at or before then.
 
     Columns: STATE_COLUMNS, the ones ``latest_offers`` has but ``age_s``. Providers with
-    no good run by then have no rows. ``offers_at(con, now)`` equals ``latest_offers``.
+    no good run by then have no rows; offers a partial run kept are there with ``stale``. ``offers_at(con, now)`` equals ``latest_offers``.
     """
     if when.tzinfo is None:
         raise ValueError("when must be timezone-aware (times in the warehouse are UTC)")
@@ -89,11 +108,12 @@ def offers_of_run(con: duckdb.DuckDBPyConnection, provider: str, run_id: str) ->
     """Exactly the offers one run of ``provider`` loaded, with fees and plans (STATE_COLUMNS).
 
     Empty for a run that did not feed the state (failed, layout_changed, no offers) and for
-    an unknown run.
+    an unknown run. The offers a partial run kept without seeing them (stale) are left out:
+    ``stale`` is always false here.
     """
     heads = """
         SELECT run_id, provider, observed_at, finished_at, history_at
         FROM crawl_runs
         WHERE run_id = ? AND provider = ? AND history_at IS NOT NULL
     """
-    return _state(con, heads, [run_id, provider])
+    return _state(con, heads, [run_id, provider], seen_only=True)

@@ -374,7 +374,7 @@ def rental_heat(
     rows = []
     groups = sorted(
         current.group_by(["gpu_model", "gpu_vram_gb"]),
-        key=lambda kg: (str(kg[0][0]), int(kg[0][1])),
+        key=lambda kg: (str(kg[0][0]), kg[0][1] is None, int(kg[0][1] or 0)),
     )
     for (model, vram), group in groups:
         in_stock = group.filter(pl.col("status").is_in(_RENTABLE))

@@ -35,7 +35,8 @@ OFFER_COLUMNS = [
 ]
 JSON_EXTRA = [
     "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
-    "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "run_id", "url",
+    "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "stale", "age_s",
+    "run_id", "url",
 ]
 # fmt: on
 
@@ -76,6 +77,17 @@ def _money(value: Decimal | None) -> str:
     return "" if value is None else f"{value:,.2f}"
 
 
+def vram_label(vram_gb: int | None) -> str:
+    """VRAM for tables: "?" when the name leaves it open and the offer does not state it."""
+    return "?" if vram_gb is None else str(vram_gb)
+
+
+def age_label(row: dict[str, Any]) -> str:
+    """How old the row is; a stale one (its provider's last run could not see it) says so."""
+    age = str(row["age"]).removesuffix(" ago")
+    return f"stale {age}" if row.get("stale") else age
+
+
 def table_row(row: dict[str, Any]) -> dict[str, Any]:
     """A compact line for people; JSON and CSV keep every field at full precision."""
     free = row["available_count"]
@@ -85,14 +97,14 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     unit = UNIT_ABBREV.get(row["billing_unit"], row["billing_unit"])
     return {
         "provider": row["provider"],
-        "gpu": f"{row['gpu_model']} {row['gpu_vram_gb']}G",
+        "gpu": f"{row['gpu_model']} {vram_label(row['gpu_vram_gb'])}G",
         "n": row["gpu_count"],
         "status": row["status"] + (f" {free} free" if free is not None else ""),
         "price": f"{shown} {row['currency']}/{unit}{per}",
         f"true/h {row['cost_currency']}": _money(row["true_hourly"]),
         f"true/month {row['cost_currency']}": _money(row["true_monthly"]),
         "region": row["region"],
-        "age": row["age"].removesuffix(" ago"),
+        "age": age_label(row),
     }
 
 

@@ -74,6 +74,11 @@ class HistoryView(StrEnum):
     """When cards are usually free, by hour (Asia/Shanghai and UTC), per provider."""
 
 
+def gpu_label(model: str, vram_gb: int | None) -> str:
+    """ "H100 80G"; "H20 ?G" when the VRAM is unknown (the name leaves it open)."""
+    return f"{model} {'?' if vram_gb is None else vram_gb}G"
+
+
 def _day(value: datetime | None) -> date | None:
     return value.date() if value is not None else None
 
@@ -205,7 +210,7 @@ def register(app: typer.Typer) -> None:
             shown = [
                 {
                     "date": r["date"],
-                    "gpu": f"{r['gpu_model']} {r['gpu_vram_gb']}G",
+                    "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
                     "index": "withheld" if r["index_price"] is None else f"{r['index_price']:,.4f}",
                     "ccy": r["currency"],
                     "offers": r["n_offers"],
@@ -329,7 +334,7 @@ def register(app: typer.Typer) -> None:
                 {
                     "perf": r["perf_rank"],
                     "heat": r["heat_rank"],
-                    "gpu": f"{r['gpu_model']} {r['gpu_vram_gb']}G",
+                    "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
                     "BF16 TF": r["bf16_dense_tflops"],
                     "GB/s": r["mem_bandwidth_gbps"],
                     "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],

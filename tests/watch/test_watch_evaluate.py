@@ -111,7 +111,7 @@ def test_a_count_short_of_the_watch_needs_a_second_poll(
 
 
 @pytest.mark.parametrize(
-    "bad", [RunStatus.FAILED, RunStatus.PARTIAL, RunStatus.AUTH_REQUIRED, RunStatus.LAYOUT_CHANGED]
+    "bad", [RunStatus.FAILED, RunStatus.AUTH_REQUIRED, RunStatus.LAYOUT_CHANGED]
 )
 def test_runs_that_are_not_ok_never_fire_or_re_arm(
     con: duckdb.DuckDBPyConnection, market: Market, bad: RunStatus

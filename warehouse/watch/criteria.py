@@ -16,6 +16,12 @@ from warehouse.costed import CostedOffer, cost_offer
 from warehouse.watch.machine import Reading, Signal
 
 
+def fits_vram(offer: Mapping[str, Any], min_vram_gb: int) -> bool:
+    """The offer states at least ``min_vram_gb`` per card; an unknown VRAM never fits."""
+    vram = offer.get("gpu_vram_gb")
+    return vram is not None and int(vram) >= min_vram_gb
+
+
 class PricePer(StrEnum):
     """What a watch's price cap is compared with."""
 
@@ -67,7 +73,7 @@ class Watch:
             str(offer["gpu_model"]).casefold() != self.gpu_model.casefold()
         ):
             return False
-        if self.min_vram_gb is not None and int(offer["gpu_vram_gb"]) < self.min_vram_gb:
+        if self.min_vram_gb is not None and not fits_vram(offer, self.min_vram_gb):
             return False
         if not self.covers_provider(str(offer["provider"])):
             return False

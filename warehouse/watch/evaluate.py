@@ -1,7 +1,7 @@
 """Run the alert state machine over the good runs the watches have not seen yet.
 
-For each watch and each provider it covers, the provider's ``ok`` runs since the watch's
-cursor are applied in order (older polls first, each exactly once); the new states, the
+For each watch and each provider it covers, the provider's ``ok`` and ``partial`` runs
+since the watch's cursor are applied in order (older polls first, each exactly once); the new states, the
 cursors and the outbox rows of the alerts they fire are written in ONE transaction, so a
 crash leaves neither a state change without its notification nor the reverse, and the
 next evaluation simply redoes the work.
@@ -9,6 +9,11 @@ next evaluation simply redoes the work.
 A watch only reads runs that started after it was created; its first good run of a
 provider is its baseline: offers in stock then were in stock before the watch existed,
 which is not a transition (``machine.first_state``).
+
+No alert from drift (rule of truth 7): a layout_changed or failed run is never read; a
+partial run gives readings only for the offers it saw. What it kept stale, or did not
+list, gets no reading at all (not ABSENT: the run could not see it), so a stale row never
+fires, never counts as a confirming poll and never re-arms.
 """
 
 from __future__ import annotations
@@ -276,7 +281,8 @@ def _apply_run(
     now: datetime,
     result: Evaluation,
 ) -> list[Alert]:
-    """One good run applied to one watch: a reading for every pair, absent ones included."""
+    """One good run applied to one watch: a reading for every pair it saw; a complete run
+    reads the pairs it no longer lists as absent, a partial run leaves them as they were."""
     alerts: list[Alert] = []
     listed: set[str] = set()
     for offer in offers:
@@ -306,6 +312,8 @@ def _apply_run(
                     stale=now - run.finished_at > STALE_AFTER,
                 )
             )
+    if not run.complete:
+        return alerts  # unseen is not absent: the partial run could not see them
     for offer_key in states.offer_keys(watch.watch_id, provider):
         if offer_key in listed:
             continue

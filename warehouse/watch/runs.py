@@ -1,13 +1,15 @@
 """The good runs a watch has not evaluated yet, and the offers each of them saw.
 
-Only ``ok`` runs feed the alert state: a failed, partial, auth_required or layout_changed
-run never fires or re-arms anything (rules of truth 2 and 7); its poll is skipped as if it
-had not happened, so "two consecutive good polls" means two consecutive ``ok`` runs.
+Only ``ok`` and ``partial`` runs with offers feed the alert state: a failed, auth_required or
+layout_changed run never fires or re-arms anything (rules of truth 2 and 7); its poll is
+skipped as if it had not happened. A partial run counts only for the offers it saw: an
+offer it kept without seeing (stale, rule 10) or did not list is "not observed this poll",
+neither in nor absent, so it never fires, confirms or re-arms on what the run missed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +17,8 @@ import duckdb
 
 from gpurent.model import RunStatus
 from warehouse import queries
+
+WATCHED_STATUSES = (RunStatus.OK.value, RunStatus.PARTIAL.value)
 
 
 @dataclass(frozen=True, order=True)
@@ -24,6 +28,8 @@ class RunRef:
     started_at: datetime
     finished_at: datetime
     run_id: str
+    complete: bool = field(default=True, compare=False)
+    """An ``ok`` run: what it does not list is absent. False for a partial run."""
 
 
 def good_runs_after(
@@ -33,19 +39,19 @@ def good_runs_after(
     after: RunRef | None,
     not_before: datetime,
 ) -> list[RunRef]:
-    """The provider's ``ok`` runs later than ``after`` that started at or after
+    """The provider's ok and partial runs later than ``after`` that started at or after
     ``not_before`` (the watch's creation), oldest first. A run that stored no offers is
     never good (rule of truth 3: zero offers is a layout problem, not "all sold out")."""
     floor = not_before if after is None else max(not_before, after.started_at)
     rows = con.execute(
         """
-        SELECT started_at, finished_at, run_id FROM crawl_runs
-        WHERE provider = ? AND status = ? AND offers > 0 AND started_at >= ?
+        SELECT started_at, finished_at, run_id, status FROM crawl_runs
+        WHERE provider = ? AND list_contains(?, status) AND offers > 0 AND started_at >= ?
         ORDER BY started_at, finished_at, run_id
         """,
-        [provider, RunStatus.OK.value, floor],
+        [provider, list(WATCHED_STATUSES), floor],
     ).fetchall()
-    runs = [RunRef(s, f, str(r)) for s, f, r in rows]
+    runs = [RunRef(s, f, str(r), complete=st == RunStatus.OK.value) for s, f, r, st in rows]
     return [r for r in runs if after is None or r > after]
 
 
@@ -53,5 +59,5 @@ def offers_of_run(
     con: duckdb.DuckDBPyConnection, provider: str, run_id: str
 ) -> list[dict[str, Any]]:
     """Every offer one run saw, as dicts with ``fees`` and ``plans`` (read back from the
-    change history by the warehouse's shared query)."""
+    change history by the warehouse's shared query; a partial run's stale rows left out)."""
     return list(queries.offers_of_run(con, provider, run_id).iter_rows(named=True))
