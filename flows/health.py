@@ -95,7 +95,8 @@ def classify_run(
     quarantined = int(report.get("quarantined") or 0)
     parse_errors = int(report.get("parse_errors") or 0)
     missing = [str(p) for p in report.get("missing_fields") or []]
-    if gave_up or layout_errors or quarantined or parse_errors or missing:
+    page_cap = report.get("page_cap_reached")
+    if gave_up or layout_errors or quarantined or parse_errors or missing or page_cap:
         return Verdict(
             RunStatus.PARTIAL,
             _partial_message(

@@ -175,15 +175,20 @@ class ProviderSpider(scrapy.Spider):
         """Pages 2..`count` of a listing whose first page says how many it has, at most
         GPURENT_MAX_PAGES (stopping short is noted as an error)."""
         if count > self.max_pages:
-            self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+            self.note_page_cap()
         return range(2, min(count, self.max_pages) + 1)
 
     def page_limit_reached(self, page: int) -> bool:
         """True, and noted as an error, when `page` is the last GPURENT_MAX_PAGES allows."""
         if page < self.max_pages:
             return False
-        self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+        self.note_page_cap()
         return True
+
+    def note_page_cap(self) -> None:
+        """The listing has pages beyond GPURENT_MAX_PAGES: the run is partial (rule 9)."""
+        self.ledger.page_cap_reached = self.max_pages
+        self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
 
     # -- records -------------------------------------------------------------
 

@@ -34,6 +34,7 @@ REPORT_FIELDS = (
     "layout_errors",
     "missing_fields",
     "parse_errors",
+    "page_cap_reached",
     "notes",
     "retry_after_waits_s",
 )
@@ -56,6 +57,8 @@ class RunLedger:
     """Declared field paths (spiders.parsers.contract) gone from some item: drift, named."""
     parse_errors: int = 0
     """Pages whose callback raised: not parsed at all (a bug or an input nothing foresaw)."""
+    page_cap_reached: int | None = None
+    """The GPURENT_MAX_PAGES value a listing stopped at with pages left: the market is cut off."""
     notes: list[str] = field(default_factory=list)
     offers: int = 0
     quarantined: int = 0
@@ -117,6 +120,7 @@ def build_report(
         "layout_errors": list(ledger.layout_errors),
         "missing_fields": list(ledger.missing_fields),
         "parse_errors": ledger.parse_errors,
+        "page_cap_reached": ledger.page_cap_reached,
         "notes": list(ledger.notes),
         "retry_after_waits_s": list(ledger.retry_after_waits_s),
     }

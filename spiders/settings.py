@@ -16,7 +16,9 @@ GPURENT_RETRY_AFTER_MAX (float seconds; default 60.0)
 GPURENT_PAGE_SIZE (int | None; default None = the spider's own: Vast.ai 500, AutoDL 20)
     Offers asked per page where the provider API pages, e.g. ``100``.
 GPURENT_MAX_PAGES (int; default 200)
-    Safety stop for pagination loops, e.g. ``50``; hitting it is reported as an error.
+    Safety stop for pagination loops, e.g. ``50``. A listing that still has pages when it is
+    reached ends the run `partial` (report field ``page_cap_reached``), never `ok`: the market
+    was cut off. Raise it for markets larger than 200 pages.
 
 Secrets never go through settings (Scrapy logs overridden settings): the AutoDL token
 comes from the environment variable ``AUTODL_TOKEN`` and the Chromium binary from

@@ -157,3 +157,16 @@ def test_a_clean_report_with_the_new_keys_empty_stays_ok() -> None:
     r = report(quarantined=0, parse_errors=0, missing_fields=[])
     verdict = classify_run(r, returncode=0)
     assert (verdict.status, verdict.message) == (RunStatus.OK, "10 offers")
+
+
+def test_a_page_cap_reached_is_partial_with_the_reason() -> None:
+    verdict = classify_run(
+        report(
+            offers=40,
+            page_cap_reached=2,
+            errors=["stopped at GPURENT_MAX_PAGES=2"],
+        ),
+        returncode=0,
+    )
+    assert verdict.status is RunStatus.PARTIAL
+    assert "GPURENT_MAX_PAGES=2" in verdict.message

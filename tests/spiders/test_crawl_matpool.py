@@ -122,3 +122,15 @@ def test_business_error_code_is_a_failed_request(
     assert result.feed == [] and report["layout_errors"] == []
     assert report["errors"] == ["api error on /api/machines: code 500: busy"]
     assert classify_run(report, returncode=0).status is RunStatus.FAILED
+
+
+def test_a_page_cap_cuts_the_market_and_the_run_says_partial(
+    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    result = crawl("matpool", server, tmp_path, settings={"GPURENT_MAX_PAGES": "1"})
+    assert result.returncode == 0, result.log[-2000:]
+    assert [r.query["page"] for r in result.calls] == ["1"]  # page 2 of 2 never asked
+    assert result.report["page_cap_reached"] == 1
+    verdict = classify_run(result.report, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL and "GPURENT_MAX_PAGES=1" in verdict.message
