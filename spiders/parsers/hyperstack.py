@@ -13,8 +13,11 @@ Two answers (PROVIDERS.md B9; skypilot's `fetch_hyperstack.py` for the join):
 
 Our offer is one flavor in one region (`n3-A100x2` in CANADA-1): `gpu_count` cards at the
 per-GPU list price (basis `gpu`), in stock when `stock_available`. An account discount is a
-`member` plan, the spot rate a `spot` plan. vCPUs, RAM and the flavor's own disks are part of
-the flavor price (the price book lists them at 0; a non-zero rate becomes a mandatory fee);
+`member` plan, the spot rate a `spot` plan. A flavor whose `stock_available` key is gone is
+drift (quarantined by `FLAVOR_CONTRACT`, never read as sold out); a null or non-boolean flag
+is unknown stock with a quarantine line saying why. A group whose `gpu` is "" holds CPU-only
+flavors (skipped, counted in a note); a null or non-text group `gpu` quarantines its flavors.
+vCPUs, RAM and the flavor's own disks are part of the flavor price (the price book lists them at 0; a non-zero rate becomes a mandatory fee);
 persistent volumes are an optional per-GB fee.
 """
 
@@ -28,23 +31,31 @@ from gpurent.billing_facts import platform_fees
 from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
 from gpurent.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
+    INVALID_VALUE,
     MISSING_FIELD,
+    NOT_AN_OFFER,
     PRICE_UNPARSED,
     FieldProblem,
+    PageResult,
     ParseContext,
     Record,
     gpu_offer,
-    guarded,
     identify_gpu,
-    keys_missing_everywhere,
     make_quarantine,
     not_an_object,
     price_plan,
-    renamed_fields,
     require,
+    set_aside,
     to_decimal,
     to_int,
     to_price,
+)
+from spiders.parsers.contract import (
+    Contract,
+    apply_check,
+    check_items,
+    contracted,
+    drift_quarantine,
 )
 from spiders.parsers.envelope import ApiPage, answer_keys
 from spiders.parsers.fees import per_gb_fee, vm_part_fee
@@ -56,8 +67,14 @@ VCPU_PRICE = "vCPU"
 RAM_PRICE = "RAM"
 # Volume types priced per GB per hour in the price book.
 VOLUME_PRICES = ("Cloud-SSD",)
-# Keys every flavor carries (the stock flag included: without it all stock is unknown).
-CORE_KEYS = ("name", "gpu", "gpu_count", "stock_available")
+# What every flavor must carry (its price comes from the price book, joined on `gpu`).
+FLAVOR_CONTRACT = Contract(
+    "flavor", identity=("name", "gpu", "gpu_count"), stock=("stock_available",)
+)
+# A group names its GPU (none: CPU-only flavors) and lists its flavors.
+GROUP_CONTRACT = Contract("flavor group", identity=("gpu", "flavors"))
+PRICEBOOK_CONTRACT = Contract("price book entry", identity=("name",), price=("value",))
+CONTRACTS: tuple[Contract, ...] = (GROUP_CONTRACT, FLAVOR_CONTRACT, PRICEBOOK_CONTRACT)
 
 
 @dataclass(frozen=True)
@@ -69,9 +86,10 @@ class BookPrice:
 
 
 @dataclass
-class PricebookPage:
+class PricebookPage(PageResult):
+    """The price book (no records of its own: its prices price the flavors)."""
+
     prices: dict[str, BookPrice] = field(default_factory=dict)
-    layout_error: str | None = None
     api_error: str | None = None
     problems: list[str] = field(default_factory=list)
     """Entries that could not be read (named, so a missing price can be traced)."""
@@ -96,11 +114,10 @@ def parse_pricebook(data: Any) -> PricebookPage:
             page.prices[name] = _book_price(entry)
         except FieldProblem as problem:
             page.problems.append(f"{name}: {problem.detail}")
-    missing = keys_missing_everywhere(data, ("name", "value"))
     if not data:
         page.layout_error = "price book is empty"
-    elif missing:
-        page.layout_error = f"no price book entry carries {', '.join(missing)}"
+    else:
+        apply_check(page, check_items(data, PRICEBOOK_CONTRACT))
     return page
 
 
@@ -120,41 +137,118 @@ def parse_flavors(data: Any, prices: dict[str, BookPrice], ctx: ParseContext) ->
     if not isinstance(groups, list):
         keys = answer_keys(data)
         return FlavorsPage(layout_error=f"no 'data' list of flavor groups (got {keys})")
+    if not any(isinstance(group, dict) for group in groups):
+        # Empty, or a list of something else: an answer without a single flavor group is a
+        # changed layout (Hyperstack always lists its flavors), never "nothing for rent".
+        return FlavorsPage(layout_error=f"no flavor group in 'data' ({len(groups)} entries)")
     page = FlavorsPage()
     flavors: list[Any] = []
     cpu_only = 0
     for group in groups:
         if not isinstance(group, dict) or not isinstance(group.get("flavors"), list):
-            page.records.append(
-                make_quarantine(
-                    ctx, reason=f"{MISSING_FIELD}: flavor group without a flavors list",
-                    field="flavors", raw=group if isinstance(group, dict) else str(group),
-                    offer_key=None,
-                )
-            )  # fmt: skip
+            page.records.append(_unlisted_group(ctx, group, page))
             continue
-        if not str(group.get("gpu") or "").strip():
-            cpu_only += len(group["flavors"])  # CPU-only flavors: not GPU rentals
+        if "gpu" not in group:
+            # The group's GPU key gone is drift, not a CPU-only group: its flavors are held.
+            page.records.extend(
+                drift_quarantine(ctx, f, ["gpu"], offer_key=_flavor_key(f, group))
+                for f in group["flavors"]
+            )
+            continue
+        gpu = group["gpu"]
+        if not isinstance(gpu, str):
+            # Only "" says CPU-only (as recorded); a null or garbled name is not that signal.
+            page.records.extend(
+                _group_quarantine(ctx, f, group, f"group gpu is not a name: {gpu!r}")
+                for f in group["flavors"]
+            )
+            continue
+        if not gpu.strip():
+            # CPU-only flavors: not GPU rentals. A flavor naming a GPU in such a group
+            # contradicts it: held back with why, never skipped unaccounted.
+            for flavor in group["flavors"]:
+                held = _not_cpu_only(ctx, flavor, group)
+                page.records.extend(held)
+                if not held:
+                    cpu_only += 1
             continue
         for flavor in group["flavors"]:
             flavors.append(flavor)
             page.records.extend(flavor_records(flavor, group, prices, ctx))
-    page.layout_error = renamed_fields(flavors, CORE_KEYS, "flavor")
+    apply_check(page, check_items(groups, GROUP_CONTRACT))
+    apply_check(page, check_items(flavors, FLAVOR_CONTRACT))
     if cpu_only:
         page.notes.append(f"skipped {cpu_only} CPU-only flavors")
+    for volume in VOLUME_PRICES:
+        if flavors and volume not in prices:
+            # An optional fee: the offers stand without it, and the run says what is unknown.
+            page.notes.append(f"price book has no {volume!r} rate: volume fee unknown")
     return page
+
+
+def _unlisted_group(ctx: ParseContext, group: Any, page: FlavorsPage) -> Record:
+    """The line of a group whose flavors cannot be read. A `flavors` that is there but is not
+    a list cannot even be counted, so the page says so too (its other groups stand; the run
+    is partial and those offers stay as they were, stale)."""
+    if not isinstance(group, dict):
+        reason = f"{NOT_AN_OFFER}: flavor group is not an object"
+    elif "flavors" not in group:
+        reason = f"{MISSING_FIELD}: key gone: flavors"
+    else:
+        reason = f"{INVALID_VALUE}: flavors is not a list"
+        garbled = f"flavor group {str(group.get('gpu'))[:40]!r}: flavors is not a list"
+        page.layout_error = page.layout_error or garbled
+    raw = group if isinstance(group, dict) else str(group)
+    return make_quarantine(ctx, reason=reason, field="flavors", raw=raw, offer_key=None)
+
+
+def _not_cpu_only(ctx: ParseContext, flavor: Any, group: dict[str, Any]) -> list[Record]:
+    """Nothing for a CPU-only flavor of a CPU-only group (its own `gpu` is "" too); else the
+    line that holds it back: not an object, its `gpu` key gone, or a GPU named in it."""
+    if not isinstance(flavor, dict):
+        return not_an_object(ctx, flavor)
+    if "gpu" not in flavor:
+        return [drift_quarantine(ctx, flavor, ["gpu"], offer_key=_flavor_key(flavor, group))]
+    named = flavor["gpu"]
+    if isinstance(named, str) and not named.strip():
+        return []
+    detail = f"flavor gpu {named!r} in a CPU-only group"
+    return [_group_quarantine(ctx, flavor, group, detail)]
+
+
+def _group_quarantine(ctx: ParseContext, flavor: Any, group: dict[str, Any], detail: str) -> Record:
+    """The line of one flavor held back by its group (keyed like its offer when it can be)."""
+    raw = flavor if isinstance(flavor, dict) else str(flavor)
+    return make_quarantine(
+        ctx,
+        reason=f"{INVALID_VALUE}: {detail}",
+        field="gpu",
+        raw=raw,
+        offer_key=_flavor_key(flavor, group),
+    )
+
+
+def _flavor_key(flavor: Any, group: dict[str, Any]) -> str | None:
+    """`<region>/<flavor name>`, the offer key (None when either is missing)."""
+    if not isinstance(flavor, dict):
+        return None
+    region = _text(flavor.get("region_name")) or _text(group.get("region_name"))
+    name = _text(flavor.get("name"))
+    return f"{region}/{name}" if region and name else None
 
 
 def flavor_records(
     flavor: Any, group: dict[str, Any], prices: dict[str, BookPrice], ctx: ParseContext
 ) -> list[Record]:
-    if not isinstance(flavor, dict):
-        return not_an_object(ctx, flavor)
-    region = _text(flavor.get("region_name")) or _text(group.get("region_name"))
-    name = _text(flavor.get("name"))
-    key = f"{region}/{name}" if region and name else None
-    return guarded(
-        ctx, offer_key=key, raw=flavor, build=lambda: _build(flavor, key, region, prices, ctx)
+    region, key = None, _flavor_key(flavor, group)
+    if isinstance(flavor, dict):
+        region = _text(flavor.get("region_name")) or _text(group.get("region_name"))
+    return contracted(
+        ctx,
+        flavor,
+        FLAVOR_CONTRACT,
+        offer_key=key,
+        build=lambda: _build(flavor, key, region, prices, ctx),
     )
 
 
@@ -181,6 +275,12 @@ def _build(
         spot_price = spot.account_price or spot.list_price
         plans.append(price_plan(spot_price, CURRENCY, PriceBasis.GPU, PriceKind.SPOT))
     flag = flavor.get("stock_available")
+    problem = None
+    if not isinstance(flag, bool):
+        # Null or not a yes/no: unknown stock, with a line saying why (never a state).
+        problem = FieldProblem(
+            INVALID_VALUE, "stock_available", f"stock_available is not a flag: {flag!r}"
+        )
     return [
         gpu_offer(
             ctx,
@@ -197,7 +297,8 @@ def _build(
             url=CONSOLE_URL,
             fees=_fees(flavor, prices),
             plans=plans,
-        )
+        ),
+        *set_aside(ctx, problem, offer_key=key, item=flavor),
     ]
 
 

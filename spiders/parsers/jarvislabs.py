@@ -63,6 +63,10 @@ def parse_server_meta(data: Any, ctx: ParseContext) -> PageResult:
     rows = list_at(data, "server_meta")
     if rows is None:
         return PageResult(layout_error=no_list(data, "server_meta"))
+    if not any(isinstance(row, dict) for row in rows):
+        # JarvisLabs lists every GPU type, free or not: no row at all is a changed answer,
+        # never "nothing for rent".
+        return PageResult(layout_error=f"no server_meta row in the list ({len(rows)} entries)")
     return contract_page(rows, CONTRACT, lambda row: row_records(row, ctx))
 
 

@@ -39,19 +39,30 @@ from spiders.parsers.common import (
     gpu_offer,
     guarded,
     identify_gpu,
-    keys_missing_everywhere,
     make_quarantine,
     minor_units,
     require,
+    set_aside,
     to_int,
+    to_price,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, drift_quarantine
 from spiders.parsers.envelope import ApiPage, answer_keys
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
-# Keys every entry carries (the capacity list included: without it all stock is unknown).
-CORE_KEYS = ("instance_type", "regions_with_capacity_available")
-TYPE_KEYS = ("name", "price_cents_per_hour", "specs")
+# What one entry of `data` must carry. The card count may come from the description
+# ("8x Tesla V100") when `specs.gpus` is absent, and the GPU name from either description.
+CONTRACT = Contract(
+    "instance type",
+    identity=(
+        "instance_type.gpu_description|instance_type.description",
+        "instance_type.specs.gpus|instance_type.description",
+    ),
+    price=("instance_type.price_cents_per_hour",),
+    stock=("regions_with_capacity_available",),
+)
+CONTRACTS: tuple[Contract, ...] = (CONTRACT,)
 AUTH_ERROR_CODES = ("global/invalid-api-key", "global/unauthorized")
 
 
@@ -70,18 +81,21 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> InstanceTypesPage:
         keys = answer_keys(data)
         return InstanceTypesPage(layout_error=f"no 'data' object in the answer (got {keys})")
     entries: dict[str, Any] = data["data"]
+    if not entries:
+        # Lambda lists every type, sold out or not: an empty map is not a market state.
+        return InstanceTypesPage(layout_error="'data' holds no instance type")
     page = InstanceTypesPage()
     for name, entry in entries.items():
-        page.records.extend(entry_records(name, entry, ctx))
-    missing = keys_missing_everywhere(entries.values(), CORE_KEYS)
-    types = [e.get("instance_type") for e in entries.values() if isinstance(e, dict)]
-    missing += keys_missing_everywhere(types, TYPE_KEYS)
-    if missing:
-        page.layout_error = f"no instance type carries {', '.join(missing)}"
+        page.records.extend(entry_records(str(name), entry, ctx))
+    apply_check(page, check_items(entries.values(), CONTRACT))
     return page
 
 
 def entry_records(name: str, entry: Any, ctx: ParseContext) -> list[Record]:
+    if isinstance(entry, dict):
+        gone = CONTRACT.gone(entry)
+        if gone:
+            return [drift_quarantine(ctx, entry, gone, offer_key=name)]
     if not isinstance(entry, dict) or not isinstance(entry.get("instance_type"), dict):
         return [
             make_quarantine(
@@ -116,9 +130,19 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
             url=ENDPOINT_URL,
         )
 
-    regions = entry.get("regions_with_capacity_available")
+    regions = entry["regions_with_capacity_available"]  # present: the contract held
+    if regions is None:
+        # Nothing to read: unknown, and a line saying why (the run is partial, not `ok`).
+        problem = FieldProblem(
+            MISSING_FIELD,
+            "regions_with_capacity_available",
+            "regions_with_capacity_available is null",
+        )
+        return [offer(name, None, UNKNOWN), *set_aside(ctx, problem, offer_key=name, item=entry)]
     if not isinstance(regions, list):
-        return [offer(name, None, UNKNOWN)]
+        raise FieldProblem(
+            INVALID_VALUE, "regions_with_capacity_available", "not a list of regions"
+        )
     if not regions:
         return [offer(name, None, availability_from_flag(False))]
     names: list[str] = []
@@ -135,11 +159,20 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
 
 def _price(cents: Any) -> Decimal:
     # The schema says a whole number of cents; a fraction would mean the unit changed.
-    if isinstance(cents, Decimal) and cents != cents.to_integral_value():
+    # to_price first: a value of the wrong type, a negative or non-finite one, is refused
+    # with the field's name before any arithmetic.
+    number = to_price(cents, "price_cents_per_hour")
+    if number != number.to_integral_value():
         raise FieldProblem(
             PRICE_UNPARSED, "price_cents_per_hour", f"not a whole number of cents: {cents}"
         )
-    return minor_units(cents, LAMBDA_PRICE_SCALE, "price_cents_per_hour")
+    try:
+        return minor_units(number, LAMBDA_PRICE_SCALE, "price_cents_per_hour")
+    except ArithmeticError:
+        # Beyond what exact decimal arithmetic holds (1e400 cents): not a price.
+        raise FieldProblem(
+            PRICE_UNPARSED, "price_cents_per_hour", f"out of range: {str(cents)[:24]}"
+        ) from None
 
 
 def _gpu_count(itype: dict[str, Any], specs: dict[str, Any]) -> int:
@@ -150,7 +183,9 @@ def _gpu_count(itype: dict[str, Any], specs: dict[str, Any]) -> int:
         if written is None:
             raise FieldProblem(MISSING_FIELD, "specs.gpus", "specs.gpus is missing")
         count = written
-    if count < 1:
+    if count < 0:
+        raise FieldProblem(INVALID_VALUE, "specs.gpus", f"negative card count: {count}")
+    if count == 0:
         raise FieldProblem(NOT_AN_OFFER, "specs.gpus", "CPU-only instance type (no GPU)")
     return count
 

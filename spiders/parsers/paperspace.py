@@ -14,7 +14,12 @@ Field meanings (PROVIDERS.md B8; the gradient-cli fixture in
 
 Our offer is one machine type in one cluster: the hourly rate is the headline (on demand,
 or spot for a preemptible type) and the monthly rate is a commitment plan beside it.
-CPU-only types (no GPU model) and the free notebook tier (`Free-*` labels, capped
+Each entry must carry what `CONTRACT` names: a key gone (drift) quarantines that entry, never
+reads as "not available", and no entry carrying it is a layout error. `isPreemptible` is part
+of the offer's key, and a type with its `gpuModel` key gone is not taken for a CPU-only type.
+A null or non-boolean `isAvailable` is unknown stock, with a quarantine line saying why.
+
+CPU-only types (a GPU model labelled "None") and the free notebook tier (`Free-*` labels, capped
 sessions) are not GPU rentals: skipped, and counted in a page note.
 """
 
@@ -39,20 +44,28 @@ from spiders.parsers.common import (
     make_quarantine,
     not_an_object,
     price_plan,
-    renamed_fields,
     require,
+    set_aside,
     to_int,
     to_price,
 )
+from spiders.parsers.contract import Contract, apply_check, check_items, drift_quarantine
 from spiders.parsers.envelope import answer_keys
 
 CURRENCY = "USD"
 ENDPOINT_URL = "https://api.paperspace.io/vmTypes/getVmTypesByClusters"
-# Keys every entry carries (the stock flag included: without it all stock is unknown).
-CORE_KEYS = ("vmType", "isAvailable")
+# What every machine type entry must carry.
+CONTRACT = Contract(
+    "machine type entry",
+    identity=("vmType.label", "vmType.gpuModel", "vmType.gpuCount", "isPreemptible"),
+    price=("vmType.defaultUsageRates",),
+    stock=("isAvailable",),
+)
+CONTRACTS: tuple[Contract, ...] = (CONTRACT,)
 FREE_TIER_PREFIX = "Free-"
 # GPU model labels Paperspace gives CPU-only machine types.
-NO_GPU_LABELS = frozenset({"", "none", "none (cpu)"})
+# An empty label is not among them: it is a name gone, quarantined, never read as CPU-only.
+NO_GPU_LABELS = frozenset({"none", "none (cpu)"})
 
 # Every Core machine's boot volume fee, from the billing facts (gpurent/data/billing_facts.toml).
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("paperspace")
@@ -74,7 +87,7 @@ def parse_vm_types(data: Any, ctx: ParseContext) -> PageResult:
         for item in items:
             entries.append(item)
             page.records.extend(_entry_records(str(cluster_id), item, ctx, seen, skipped))
-    page.layout_error = renamed_fields(entries, CORE_KEYS, "machine type entry")
+    apply_check(page, check_items(entries, CONTRACT))
     if skipped["cpu"] or skipped["free"]:
         page.notes.append(
             f"skipped {skipped['cpu']} CPU-only and {skipped['free']} free-tier machine types"
@@ -97,7 +110,7 @@ def _entry_records(
     if not isinstance(item, dict):
         return not_an_object(ctx, item)
     vm_type = item.get("vmType")
-    if isinstance(vm_type, dict):
+    if isinstance(vm_type, dict) and "gpuModel" in vm_type:
         if _is_cpu_only(vm_type):
             skipped["cpu"] += 1
             return []
@@ -105,6 +118,12 @@ def _entry_records(
             skipped["free"] += 1
             return []
     key = offer_key(cluster_id, item)
+    gone = CONTRACT.gone(item)
+    if gone:
+        # The entry still holds its key: a twin after it is set aside as before.
+        if key is not None:
+            seen.add(key)
+        return [drift_quarantine(ctx, item, gone, offer_key=key)]
     if key is not None and key in seen:
         # Two entries for one machine type and cluster (staff and public rate lists, as in
         # the gradient-cli fixture): keep the first, set the other aside.
@@ -120,9 +139,12 @@ def _entry_records(
 
 
 def _is_cpu_only(vm_type: dict[str, Any]) -> bool:
+    """Paperspace marks a CPU-only type with a GPU model labelled "None" (the recordings and
+    the gradient-cli fixture); a null or garbled `gpuModel` is not that signal, so such an
+    entry is quarantined by `_build`, never skipped as CPU-only."""
     model = vm_type.get("gpuModel")
     label = model.get("label") if isinstance(model, dict) else None
-    return model is None or (isinstance(label, str) and label.strip().lower() in NO_GPU_LABELS)
+    return isinstance(label, str) and label.strip().lower() in NO_GPU_LABELS
 
 
 def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Record]:
@@ -131,7 +153,9 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
         raise FieldProblem(MISSING_FIELD, "vmType.label", "vmType.label is missing")
     model = vm_type.get("gpuModel")
     if not isinstance(model, dict):
-        raise FieldProblem(MISSING_FIELD, "vmType.gpuModel", "vmType.gpuModel is missing")
+        raise FieldProblem(
+            INVALID_VALUE, "vmType.gpuModel", f"vmType.gpuModel is not an object: {model!r}"
+        )
     raw_name = require(model, "label")
     mem = model.get("memInGb")
     identity = identify_gpu(
@@ -162,6 +186,10 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             "no public hourly or monthly rate (employee-only rates ignored)",
         )
     flag = item.get("isAvailable")
+    problem = None
+    if not isinstance(flag, bool):
+        # Null or not a yes/no: nothing can be read, so unknown, with a line saying why.
+        problem = FieldProblem(INVALID_VALUE, "isAvailable", f"isAvailable is not a flag: {flag!r}")
     return [
         gpu_offer(
             ctx,
@@ -180,7 +208,8 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             url=ENDPOINT_URL,
             fees=ADDON_FEES,
             plans=plans,
-        )
+        ),
+        *set_aside(ctx, problem, offer_key=key, item=item),
     ]
 
 

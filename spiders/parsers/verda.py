@@ -15,12 +15,22 @@ under `{base}/v1` after an OAuth2 client-credentials token:
 
 Our offer is one instance type at one location, priced per instance (basis `instance`,
 `gpu_count` = number_of_gpus). Stock: listed in the on-demand availability at that
-location = `in_stock`, else `sold_out`; when that answer is missing, `unknown`.
-Locations are those of `/locations` plus any the availability answers name.
+location = `in_stock`, else `sold_out`; when that answer is missing, `unknown`. An
+availability entry whose `availabilities` key is gone (drift) or is not a list of type
+names makes every type not listed at its location `unknown`, never sold out, with a
+quarantine line for the entry (`on-demand-availability/<location>`); every entry without it
+is a layout error (the answer is then missing). An entry whose location cannot be read makes
+the locations no readable entry names unknown. Locations are those of `/locations` plus any
+the availability answers name.
+
+Each answer's entries are checked against its contract (`CONTRACTS`). An instance type that
+lost a declared field, or cannot be read, costs one quarantine line per offer it would have
+made (`<type>/<location>`); a CPU-only type is one `not_an_offer` line.
 
 Spot: `spot_price` becomes a spot plan on the offer where the spot availability lists the
 type at that location (a plan carries no stock of its own, so a plan is present only where
-spot can be rented now, or where the spot answer is missing: unknown is not sold out).
+spot can be rented now, or where the spot answer cannot say: unknown is not sold out). The
+plan follows the spot answer alone, never the on-demand one.
 
 Storage: instance types whose storage is "dynamic" boot from a block volume, so the NVMe
 volume price is a mandatory fee there (the size is the user's choice); other volume types,
@@ -30,11 +40,21 @@ deleted, while the instance is shut down too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from functools import partial
+from typing import Any, TypeGuard
 
-from gpurent.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent.model import (
+    AddonFee,
+    BillingUnit,
+    OfferRecord,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+    QuarantineRecord,
+)
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from gpurent.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
@@ -46,24 +66,44 @@ from spiders.parsers.common import (
     ParseContext,
     Record,
     gpu_offer,
-    guarded,
     identify_gpu,
     kept_price,
-    keys_missing_everywhere,
     make_quarantine,
     not_an_object,
     price_plan,
     require,
+    set_aside,
     to_decimal,
     to_int,
     to_price,
 )
+from spiders.parsers.contract import Contract, check_items, contracted
 from spiders.parsers.fees import per_gb_fee
 
 ENDPOINT_URL = "https://api.datacrunch.io/v1/instance-types"
-TYPE_KEYS = ("instance_type", "price_per_hour", "gpu")
-AVAILABILITY_KEYS = ("location_code", "availabilities")
+# The fields each answer's items must carry (spiders.parsers.contract).
+INSTANCE_TYPE_CONTRACT = Contract(
+    "instance type",
+    identity=("instance_type", "gpu.description", "gpu.number_of_gpus"),
+    price=("price_per_hour", "currency"),
+)
+AVAILABILITY_CONTRACT = Contract("location", identity=("location_code",), stock=("availabilities",))
+LOCATION_CONTRACT = Contract("location", identity=("code",))
+VOLUME_TYPE_CONTRACT = Contract(
+    "volume type",
+    identity=("type",),
+    price=("price.price_per_month_per_gb", "price.currency"),
+)
+CONTRACTS: tuple[Contract, ...] = (
+    INSTANCE_TYPE_CONTRACT,
+    AVAILABILITY_CONTRACT,
+    LOCATION_CONTRACT,
+    VOLUME_TYPE_CONTRACT,
+)
 BOOT_VOLUME_TYPE = "NVMe"
+# Bounds past which a number is a broken cell, not a machine (Verda's largest has 8 cards).
+MAX_GPUS = 64
+MAX_VRAM_GB = 1024
 
 
 def token_body(client_id: str, client_secret: str) -> dict[str, str]:
@@ -87,54 +127,134 @@ def read_token(data: Any) -> str | None:
 class InstanceTypes:
     items: list[Any] = field(default_factory=list)
     layout_error: str | None = None
+    missing_fields: list[str] = field(default_factory=list)
+    """Declared paths gone from some instance type (those types are quarantined)."""
 
 
 def read_instance_types(data: Any) -> InstanceTypes:
     if not isinstance(data, list):
         return InstanceTypes(layout_error=f"not a list of instance types ({_kind(data)})")
-    missing = keys_missing_everywhere(data, TYPE_KEYS)
-    if missing or not data:
-        what = ", ".join(missing) if missing else "anything"
-        return InstanceTypes(layout_error=f"no instance type carries {what}")
-    return InstanceTypes(items=data)
+    if not any(isinstance(item, dict) for item in data):
+        # Empty, or a list of something else ([[...]]): nothing here is an instance type.
+        return InstanceTypes(layout_error=f"no instance type in the list ({len(data)} entries)")
+    check = check_items(data, INSTANCE_TYPE_CONTRACT)
+    if check.layout_error is not None:
+        return InstanceTypes(layout_error=check.layout_error, missing_fields=check.missing_fields)
+    return InstanceTypes(items=data, missing_fields=check.missing_fields)
 
 
 @dataclass
 class Availabilities:
+    """One availability answer (on demand or spot): the types listed per location, and where
+    the answer cannot be read (an entry without its list, or without its location)."""
+
     by_location: dict[str, frozenset[str]] = field(default_factory=dict)
+    unreadable: set[str] = field(default_factory=set)
+    """Locations whose entry lost or garbled its list: a type not listed there is unknown."""
+    blind: bool = False
+    """An entry whose location cannot be read: any location no readable entry names is
+    unknown (that entry may have been its list)."""
+    records: list[Record] = field(default_factory=list)
+    """Quarantine lines of the unreadable entries."""
     layout_error: str | None = None
+    missing_fields: list[str] = field(default_factory=list)
 
-    def listed(self, instance_type: str, location: str | None) -> bool:
-        return location is not None and instance_type in self.by_location.get(location, ())
+    def listed(self, instance_type: str, location: str | None) -> bool | None:
+        """True: launchable there now; False: not listed; None: this answer cannot say."""
+        if location is None:
+            return None
+        if instance_type in self.by_location.get(location, ()):
+            return True
+        if location in self.unreadable or (self.blind and location not in self.by_location):
+            return None
+        return False
 
 
-def read_availability(data: Any) -> Availabilities:
+def read_availability(data: Any, ctx: ParseContext, *, kind: str = "on-demand") -> Availabilities:
+    """`kind` ("on-demand", "spot") names the answer in its quarantine lines."""
     if not isinstance(data, list):
         return Availabilities(layout_error=f"not a list of locations ({_kind(data)})")
-    missing = keys_missing_everywhere(data, AVAILABILITY_KEYS)
-    if missing:
-        return Availabilities(layout_error=f"no location carries {', '.join(missing)}")
-    result = Availabilities()
+    if data and not any(isinstance(entry, dict) for entry in data):
+        return Availabilities(layout_error=f"no location in the list ({len(data)} entries)")
+    check = check_items(data, AVAILABILITY_CONTRACT)
+    if check.layout_error is not None:
+        return Availabilities(layout_error=check.layout_error, missing_fields=check.missing_fields)
+    result = Availabilities(missing_fields=check.missing_fields)
     for entry in data:
-        code = entry.get("location_code") if isinstance(entry, dict) else None
-        listed = entry.get("availabilities") if isinstance(entry, dict) else None
-        if isinstance(code, str) and code and isinstance(listed, list):
-            names = frozenset(t for t in listed if isinstance(t, str))
-            result.by_location[code] = result.by_location.get(code, frozenset()) | names
+        problem = _read_availability_entry(entry, result)
+        if problem is not None:
+            code = entry.get("location_code") if isinstance(entry, dict) else None
+            key = f"{kind}-availability/{code}" if _is_code(code) else None
+            result.records.append(
+                make_quarantine(
+                    ctx, reason=problem.reason, field=problem.field, raw=_raw(entry),
+                    offer_key=key,
+                )
+            )  # fmt: skip
     return result
+
+
+def _read_availability_entry(entry: Any, result: Availabilities) -> FieldProblem | None:
+    """Add one entry's listing to `result`; the problem that makes (part of) it unreadable."""
+    if not isinstance(entry, dict):
+        result.blind = True
+        return FieldProblem(NOT_AN_OFFER, None, "availability entry is not an object")
+    gone = AVAILABILITY_CONTRACT.gone(entry)
+    code = entry.get("location_code")
+    if "location_code" in gone or not _is_code(code):
+        result.blind = True
+        if "location_code" in gone:
+            return FieldProblem(MISSING_FIELD, "location_code", "key gone: location_code")
+        return FieldProblem(INVALID_VALUE, "location_code", f"location_code is {code!r}")
+    listed = entry.get("availabilities")
+    names = frozenset(t for t in listed if _is_code(t)) if isinstance(listed, list) else frozenset()
+    result.by_location[code] = result.by_location.get(code, frozenset()) | names
+    if "availabilities" in gone:
+        result.unreadable.add(code)
+        return FieldProblem(MISSING_FIELD, "availabilities", "key gone: availabilities")
+    if not isinstance(listed, list) or len(names) != len(listed):
+        # Null, a retyped list, or entries that are not type names: what it lists is unknown.
+        result.unreadable.add(code)
+        return FieldProblem(
+            INVALID_VALUE, "availabilities", f"availabilities is not a list of type names at {code}"
+        )
+    return None
 
 
 @dataclass
 class Locations:
     codes: list[str] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    """Quarantine lines of the entries whose code cannot be read."""
     layout_error: str | None = None
+    missing_fields: list[str] = field(default_factory=list)
 
 
-def read_locations(data: Any) -> Locations:
-    if not isinstance(data, list) or keys_missing_everywhere(data, ("code",)):
-        return Locations(layout_error=f"not a list of locations with a code ({_kind(data)})")
-    codes = [e["code"] for e in data if isinstance(e, dict) and isinstance(e.get("code"), str)]
-    return Locations(codes=list(dict.fromkeys(codes)))
+def read_locations(data: Any, ctx: ParseContext) -> Locations:
+    if not isinstance(data, list) or not any(isinstance(e, dict) for e in data):
+        return Locations(layout_error=f"not a list of locations ({_kind(data)})")
+    check = check_items(data, LOCATION_CONTRACT)
+    if check.layout_error is not None:
+        return Locations(layout_error=check.layout_error, missing_fields=check.missing_fields)
+    result = Locations(missing_fields=check.missing_fields)
+    for entry in data:
+        code = entry.get("code") if isinstance(entry, dict) else None
+        if _is_code(code):
+            result.codes.append(code)
+            continue
+        # The offers at that location still appear where an availability answer names it.
+        problem = (
+            FieldProblem(MISSING_FIELD, "code", "key gone: code")
+            if isinstance(entry, dict) and "code" not in entry
+            else FieldProblem(INVALID_VALUE, "code", f"location code is {code!r}")
+        )
+        result.records.append(
+            make_quarantine(
+                ctx, reason=problem.reason, field=problem.field, raw=_raw(entry), offer_key=None
+            )
+        )
+    result.codes = list(dict.fromkeys(result.codes))
+    return result
 
 
 @dataclass(frozen=True)
@@ -150,32 +270,41 @@ class VolumeTypes:
     records: list[Record] = field(default_factory=list)
     """Quarantine lines for volume types whose price cannot be read."""
     layout_error: str | None = None
+    missing_fields: list[str] = field(default_factory=list)
 
 
 def read_volume_types(data: Any, ctx: ParseContext) -> VolumeTypes:
-    if not isinstance(data, list) or keys_missing_everywhere(data, ("type", "price")):
+    if not isinstance(data, list) or not any(isinstance(e, dict) for e in data):
         return VolumeTypes(layout_error=f"not a list of priced volume types ({_kind(data)})")
-    result = VolumeTypes()
+    check = check_items(data, VOLUME_TYPE_CONTRACT)
+    if check.layout_error is not None:
+        return VolumeTypes(layout_error=check.layout_error, missing_fields=check.missing_fields)
+    result = VolumeTypes(missing_fields=check.missing_fields)
     for entry in data:
         name = entry.get("type") if isinstance(entry, dict) else None
-        key = f"volume-type/{name}" if isinstance(name, str) and name else None
-        try:
-            if not isinstance(entry, dict) or key is None:
-                raise FieldProblem(MISSING_FIELD, "type", "volume type without a name")
-            price = entry.get("price")
-            if not isinstance(price, dict):
-                raise FieldProblem(MISSING_FIELD, "price", "price is missing")
-            amount = to_price(price.get("price_per_month_per_gb"), "price_per_month_per_gb")
-            currency = _currency(price.get("currency"))
-            result.prices.append(VolumePrice(str(name), amount, currency))
-        except FieldProblem as problem:
-            result.records.append(
-                make_quarantine(
-                    ctx, reason=problem.reason, field=problem.field, raw=_raw(entry),
-                    offer_key=key,
-                )
-            )  # fmt: skip
+        key = f"volume-type/{name}" if _is_code(name) else None
+        result.records.extend(
+            contracted(
+                ctx,
+                entry,
+                VOLUME_TYPE_CONTRACT,
+                offer_key=key,
+                build=partial(_volume_price, entry, result),
+            )
+        )
     return result
+
+
+def _volume_price(entry: dict[str, Any], result: VolumeTypes) -> list[Record]:
+    name = entry["type"]
+    if not _is_code(name):
+        raise FieldProblem(INVALID_VALUE, "type", f"volume type name is {name!r}")
+    price = entry["price"]
+    if not isinstance(price, dict):
+        raise FieldProblem(INVALID_VALUE, "price", f"price is not an object: {price!r}")
+    amount = to_price(price["price_per_month_per_gb"], "price.price_per_month_per_gb")
+    result.prices.append(VolumePrice(name, amount, _currency(price["currency"])))
+    return []
 
 
 # -- offers: instance type x location ----------------------------------------------
@@ -193,15 +322,28 @@ class Inputs:
 
 
 def build_offers(inputs: Inputs, ctx: ParseContext) -> PageResult:
-    page = PageResult()
-    if inputs.on_demand is None:
-        page.notes.append("on-demand availability missing: stock unknown")
-    if inputs.volume_types is None:
-        page.notes.append("volume types missing: offers without storage fees")
+    page = PageResult(missing_fields=list(inputs.instance_types.missing_fields))
+    page.notes.extend(_answer_notes(inputs))
     locations = _locations(inputs)
     for item in inputs.instance_types.items:
         page.records.extend(instance_type_records(item, locations, inputs, ctx))
     return page
+
+
+def _answer_notes(inputs: Inputs) -> list[str]:
+    """What the offers cannot say because an answer, or part of one, is missing."""
+    notes: list[str] = []
+    if inputs.on_demand is None:
+        notes.append("on-demand availability missing: stock unknown")
+    elif inputs.on_demand.records:
+        notes.append("on-demand availability partly unreadable: stock unknown there")
+    if inputs.spot is not None and inputs.spot.records:
+        notes.append("spot availability partly unreadable: spot plans kept there")
+    if inputs.volume_types is None:
+        notes.append("volume types missing: offers without storage fees")
+    elif inputs.volume_types.records:
+        notes.append("some volume types unreadable: their storage fees unknown")
+    return notes
 
 
 def _locations(inputs: Inputs) -> list[str | None]:
@@ -215,13 +357,37 @@ def _locations(inputs: Inputs) -> list[str | None]:
 def instance_type_records(
     item: Any, locations: list[str | None], inputs: Inputs, ctx: ParseContext
 ) -> list[Record]:
+    """The offers of one instance type, one per location; a type that cannot be read costs
+    one quarantine line per offer it would have made (a CPU-only type: one line)."""
     if not isinstance(item, dict):
         return not_an_object(ctx, item)
     name = item.get("instance_type")
-    key = name if isinstance(name, str) and name else None
-    return guarded(
-        ctx, offer_key=key, raw=item, build=lambda: _build(item, key, locations, inputs, ctx)
+    key = name if _is_code(name) else None
+    records = contracted(
+        ctx,
+        item,
+        INSTANCE_TYPE_CONTRACT,
+        offer_key=key,
+        build=lambda: _build(item, key, locations, inputs, ctx),
     )
+    if any(isinstance(r, OfferRecord) for r in records):
+        return records
+    return [line for record in records for line in _per_location(record, key, locations)]
+
+
+def _per_location(record: Record, name: str | None, locations: list[str | None]) -> list[Record]:
+    if not isinstance(record, QuarantineRecord) or record.reason.startswith(NOT_AN_OFFER):
+        return [record]
+    return [
+        record.model_copy(update={"offer_key": _offer_key(name, location)})
+        for location in locations
+    ]
+
+
+def _offer_key(name: str | None, location: str | None) -> str | None:
+    if name is None or location is None:
+        return name
+    return f"{name}/{location}"
 
 
 def _build(
@@ -232,28 +398,37 @@ def _build(
     ctx: ParseContext,
 ) -> list[Record]:
     if name is None:
-        raise FieldProblem(MISSING_FIELD, "instance_type", "instance_type is missing")
-    gpu: dict[str, Any] = item["gpu"] if isinstance(item.get("gpu"), dict) else {}
-    count = to_int(require(gpu, "number_of_gpus"), "gpu.number_of_gpus")
-    if count < 1:
-        raise FieldProblem(NOT_AN_OFFER, "gpu.number_of_gpus", "CPU-only instance type (no GPU)")
+        raise FieldProblem(
+            INVALID_VALUE, "instance_type", f"instance_type is {item.get('instance_type')!r}"
+        )
+    gpu = item["gpu"]
+    if not isinstance(gpu, dict):
+        raise FieldProblem(INVALID_VALUE, "gpu", f"gpu is not an object: {gpu!r}")
+    count = _gpu_count(gpu)
     raw_name = require(gpu, "description")
     written, _ = split_gpu_count(str(raw_name))
     if written is not None and written != count:
         raise FieldProblem(
             INVALID_VALUE, "gpu.description", f"{raw_name!r} disagrees with number_of_gpus {count}"
         )
-    identity = identify_gpu(raw_name, field="gpu.description", vram_gb=_vram_per_card(item, count))
+    side: list[Record] = []
+    vram = _vram_per_card(
+        item,
+        count,
+        set_aside_at=lambda p: side.extend(set_aside(ctx, p, offer_key=name, item=item)),
+    )
+    identity = identify_gpu(raw_name, field="gpu.description", vram_gb=vram)
     price = to_price(require(item, "price_per_hour"), "price_per_hour")
     currency = _currency(item.get("currency"))
-    side: list[Record] = []
     spot = _spot_price(item, name, ctx, side)
     fees = _fees(item, inputs.volume_types)
     records: list[Record] = []
     for location in locations:
-        availability = _availability(name, location, inputs.on_demand)
-        spot_here = spot is not None and (inputs.spot is None or inputs.spot.listed(name, location))
-        plans = (_plan(spot, currency),) if spot is not None and spot_here else ()
+        plans = (
+            (_plan(spot, currency),)
+            if spot is not None and _spot_here(name, location, inputs)
+            else ()
+        )
         records.append(
             gpu_offer(
                 ctx,
@@ -262,7 +437,7 @@ def _build(
                 gpu=identity,
                 raw_gpu_name=raw_name,
                 gpu_count=count,
-                stock=availability,
+                stock=_availability(name, location, inputs.on_demand),
                 price=price,
                 currency=currency,
                 price_basis=PriceBasis.INSTANCE,
@@ -275,20 +450,50 @@ def _build(
     return [*records, *side]
 
 
+def _spot_here(name: str, location: str | None, inputs: Inputs) -> bool:
+    """The spot plan follows the spot answer alone (never the on-demand one): kept where spot
+    lists the type, and where that answer cannot say (unknown is not sold out)."""
+    if inputs.spot is None:
+        return True
+    return inputs.spot.listed(name, location) is not False
+
+
 def _availability(name: str, location: str | None, answer: Availabilities | None) -> Availability:
-    if answer is None or location is None:
+    if answer is None:
         return UNKNOWN
     return availability_from_flag(answer.listed(name, location))
 
 
-def _vram_per_card(item: dict[str, Any], count: int) -> int | None:
+def _gpu_count(gpu: dict[str, Any]) -> int:
+    count = to_int(require(gpu, "number_of_gpus"), "gpu.number_of_gpus")
+    if count == 0:
+        raise FieldProblem(NOT_AN_OFFER, "gpu.number_of_gpus", "CPU-only instance type (no GPU)")
+    if not 0 < count <= MAX_GPUS:
+        raise FieldProblem(
+            INVALID_VALUE, "gpu.number_of_gpus", f"number_of_gpus is not a card count: {count}"
+        )
+    return count
+
+
+def _vram_per_card(
+    item: dict[str, Any], count: int, *, set_aside_at: Callable[[FieldProblem], None]
+) -> int | None:
+    """The memory per card from `gpu_memory` (all cards), a hint to the catalog; a hint that
+    is not a plausible size is set aside and the name alone decides."""
     memory = item.get("gpu_memory")
     total = memory.get("size_in_gigabytes") if isinstance(memory, dict) else None
     if total is None:
         return None
-    size = to_decimal(total, "gpu_memory.size_in_gigabytes")
+    where = "gpu_memory.size_in_gigabytes"
+    try:
+        size = to_decimal(total, where)
+        if not 0 < size <= MAX_VRAM_GB * count:
+            raise FieldProblem(INVALID_VALUE, where, f"{where} is not a memory size: {total!r}")
+    except FieldProblem as problem:
+        set_aside_at(problem)
+        return None
     # A hint only (the catalog snaps it to a nominal size): whole GB are enough.
-    return int((size / count).to_integral_value()) if size > 0 else None
+    return int((size / count).to_integral_value())
 
 
 def _spot_price(
@@ -343,3 +548,8 @@ def _kind(data: Any) -> str:
 
 def _raw(entry: Any) -> Any:
     return entry if isinstance(entry, dict) else str(entry)
+
+
+def _is_code(value: Any) -> TypeGuard[str]:
+    """A name or code as the answers write them: non-empty text."""
+    return isinstance(value, str) and bool(value.strip())

@@ -65,6 +65,9 @@ class HyperstackSpider(ApiSpider):
             self.note_api_error(PRICEBOOK_PATH, book.api_error)
             return
         self.note_auth("ok")
+        for path in book.missing_fields:
+            # Price book entries that lost a declared field (their rate is unread).
+            self.ledger.add_missing_field(f"{PRICEBOOK_PATH}: {path}")
         if book.layout_error is not None:
             self.note_layout_error(f"{PRICEBOOK_PATH}: {book.layout_error}")
             return

@@ -6,7 +6,9 @@
    `/v1/instance-availability?is_spot=false` and `?is_spot=true`, `/v1/locations` and
    `/v1/volume-types`. When all five have answered (or failed), the offers are built
    (spiders.parsers.verda): a missing instance-types answer means no offers; any other
-   missing answer only makes its part unknown (stock, spot plans, storage fees).
+   missing answer only makes its part unknown (stock, spot plans, storage fees). Each answer's
+   unreadable entries are quarantine lines, and the declared fields gone from some of its
+   entries go into the run report (`missing_fields`, named by path).
 
 Either variable unset: nothing is sent and the report says `auth: missing` (Verda publishes
 no prices without credentials). The token endpoint refusing them (HTTP 400/401/403, as the
@@ -58,9 +60,9 @@ def verda_credentials() -> tuple[str, str] | None:
 def _readers(ctx: ParseContext) -> dict[str, Callable[[Any], Any]]:
     return {
         "instance_types": read_instance_types,
-        "on_demand": read_availability,
-        "spot": read_availability,
-        "locations": read_locations,
+        "on_demand": lambda data: read_availability(data, ctx, kind="on-demand"),
+        "spot": lambda data: read_availability(data, ctx, kind="spot"),
+        "locations": lambda data: read_locations(data, ctx),
         "volume_types": lambda data: read_volume_types(data, ctx),
     }
 
@@ -117,6 +119,8 @@ class VerdaSpider(ApiSpider):
         answer: Any = None
         if not self.key_refused(response, path):
             answer = self.json_page(response, where, lambda data, ctx: _readers(ctx)[source](data))
+            if answer is not None:
+                self.note_missing_fields(where, answer.missing_fields)
             if answer is not None and answer.layout_error is not None:
                 self.note_layout_error(f"{where}: {answer.layout_error}")
                 answer = None
@@ -131,6 +135,12 @@ class VerdaSpider(ApiSpider):
         if isinstance(source, str):
             yield from self.settle(source, None)
 
+    def note_missing_fields(self, where: str, paths: list[str]) -> None:
+        """Declared paths gone from some items of one answer, into the run report (as
+        `emit_page` does for a page)."""
+        for path in paths:
+            self.ledger.add_missing_field(f"{where}: {path}")
+
     def settle(self, source: str, answer: Any) -> Iterator[Any]:
         """Keep one answer (None: missing); once all are in, build and yield the offers."""
         self._answers[source] = answer
@@ -138,8 +148,10 @@ class VerdaSpider(ApiSpider):
             return
         types = self._answers["instance_types"]
         volumes = self._answers["volume_types"]
-        if volumes is not None:
-            yield from self.emit(volumes.records)
+        for side in ("on_demand", "spot", "locations", "volume_types"):
+            # The quarantine lines of the entries an answer could not read.
+            if self._answers[side] is not None:
+                yield from self.emit(self._answers[side].records)
         if types is None:
             return  # nothing to price; the failure or layout error is already noted
         inputs = Inputs(

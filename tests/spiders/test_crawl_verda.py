@@ -18,7 +18,10 @@ from crawl_kit import (
     crawl_scene,
     recordings_with_routes,
 )
+from spider_fixture_cases import RECORDINGS
 
+from flows.health import classify_run
+from gpurent.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.providers.verda import ID_ENV, SECRET_ENV, VerdaSpider
 
@@ -77,6 +80,10 @@ def test_token_then_types_availability_and_locations(server: ReplayServer, tmp_p
     assert report["responses_by_status"] == {"200": 6}
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (24, 1, 5)
     assert report["errors"] == [] and report["layout_errors"] == []
+    assert report["missing_fields"] == []
+    # The CPU-only type is quarantined (not an offer), so the run is partial with its counts.
+    verdict = classify_run(report, returncode=0)
+    assert (verdict.status, verdict.message) == (RunStatus.PARTIAL, "24 offers, 1 quarantined")
     assert_secrets_kept(result, SECRET, ACCESS_TOKEN)
 
 
@@ -128,6 +135,54 @@ def test_failed_on_demand_availability_makes_stock_unknown(tmp_path: Path) -> No
     report = result.report
     assert report["layout_errors"] and "is_spot=false" in report["layout_errors"][0]
     assert "on-demand availability missing: stock unknown" in report["notes"]
+
+
+@pytest.mark.usefixtures("credentials")
+def test_an_availability_entry_that_lost_its_list_is_unknown_and_reported(
+    tmp_path: Path,
+) -> None:
+    def drop_fin02_list(routes: Routes) -> None:
+        on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
+        entries = json.loads((RECORDINGS / "verda" / on_demand.pop("body")).read_text())
+        entries[1]["availability"] = entries[1].pop("availabilities")  # FIN-02 renamed
+        on_demand["body_text"] = json.dumps(entries)
+
+    root = recordings_with_routes(tmp_path, "verda", drop_fin02_list)
+    result = crawl_scene("verda", tmp_path, root=root)
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    assert len(offers) == 24
+    assert {o["status"] for k, o in offers.items() if k.endswith("/FIN-02")} == {"unknown"}
+    assert offers["1H100.80S.30V/FIN-01"]["status"] == "in_stock"
+    assert offers["1H100.80S.30V/ICE-01"]["status"] == "sold_out"
+    lines = {q["offer_key"]: q["reason"] for q in result.quarantined}
+    assert lines["on-demand-availability/FIN-02"] == "missing_field: key gone: availabilities"
+    report = result.report
+    assert report["missing_fields"] == ["/v1/instance-availability?is_spot=false: availabilities"]
+    assert report["layout_errors"] == []
+    verdict = classify_run(report, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+    assert "fields gone: /v1/instance-availability?is_spot=false: availabilities" in (
+        verdict.message
+    )
+
+
+@pytest.mark.usefixtures("credentials")
+def test_a_type_that_lost_its_price_costs_its_offers_and_is_reported(tmp_path: Path) -> None:
+    def drop_one_price(routes: Routes) -> None:
+        types_route = next(r for r in routes if r["path"] == "/v1/instance-types")
+        types = json.loads((RECORDINGS / "verda" / types_route.pop("body")).read_text())
+        types[0]["hourly_price"] = types[0].pop("price_per_hour")  # 1H100.80S.30V
+        types_route["body_text"] = json.dumps(types)
+
+    root = recordings_with_routes(tmp_path, "verda", drop_one_price)
+    result = crawl_scene("verda", tmp_path, root=root)
+    assert len(result.offers) == 21  # 24 less the three of 1H100.80S.30V
+    lost = sorted(q["offer_key"] for q in result.quarantined if "key gone" in q["reason"])
+    assert lost == [f"1H100.80S.30V/{loc}" for loc in ("FIN-01", "FIN-02", "ICE-01")]
+    report = result.report
+    assert report["missing_fields"] == ["/v1/instance-types: price_per_hour"]
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
 
 
 def test_verda_is_a_plain_api_spider() -> None:

@@ -17,8 +17,15 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeType, OfferRecord, PriceBasis, PriceKind, StockStatus
-from spiders.parsers.common import ParseContext, load_json
+from gpurent.model import (
+    FeeType,
+    OfferRecord,
+    PriceBasis,
+    PriceKind,
+    QuarantineRecord,
+    StockStatus,
+)
+from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.hyperstack import BookPrice, parse_flavors, parse_pricebook
 
 CTX = ParseContext("hyperstack", RUN_ID, OBSERVED_AT)
@@ -31,6 +38,15 @@ def recorded_prices() -> dict[str, BookPrice]:
 
 def is_pricebook(case: Case) -> bool:
     return "pricebook" in case.name
+
+
+def parse(case: Case) -> PageResult:
+    """The case's page: a price book case parsed alone, a flavors case joined with the
+    recorded price book (as the spider does)."""
+    data = load_json(case.input_bytes())
+    if is_pricebook(case):
+        return parse_pricebook(data)
+    return parse_flavors(data, recorded_prices(), CTX)
 
 
 def book_json(prices: dict[str, BookPrice]) -> dict[str, Any]:
@@ -48,6 +64,7 @@ def book_json(prices: dict[str, BookPrice]) -> dict[str, Any]:
 )
 def test_price_book_parses_to_expected_prices(case: Case) -> None:
     book = parse_pricebook(load_json(case.input_bytes()))
+    assert book.records == []
     assert book_json(book.prices) == case.expected_records()
     for key, value in case.expected_page().items():
         assert getattr(book, key) == value, key
@@ -57,8 +74,7 @@ def test_price_book_parses_to_expected_prices(case: Case) -> None:
     "case", [c for c in cases("hyperstack") if not is_pricebook(c)], ids=lambda c: c.name
 )
 def test_flavors_parse_to_expected_records(case: Case) -> None:
-    page = parse_flavors(load_json(case.input_bytes()), recorded_prices(), CTX)
-    assert_matches_case(page, case)
+    assert_matches_case(parse(case), case)
 
 
 def test_every_recorded_page_has_a_parse_case() -> None:
@@ -105,3 +121,76 @@ def test_flavor_without_a_price_is_quarantined_not_free() -> None:
     page = parse_flavors(data, {}, CTX)
     assert page.offers == []
     assert all(r.kind == "quarantine" for r in page.records)
+
+
+def case_named(name: str) -> Case:
+    return next(c for c in cases("hyperstack") if c.name == name)
+
+
+def quarantined(name: str) -> list[tuple[str | None, str]]:
+    return [(r.offer_key, r.reason) for r in parse(case_named(name)).records
+            if isinstance(r, QuarantineRecord)]  # fmt: skip
+
+
+def test_stock_flag_renamed_everywhere_is_a_layout_error() -> None:
+    page = parse(case_named("flavors_stock_renamed_everywhere"))
+    assert page.offers == [] and page.missing_fields == ["stock_available"]
+    assert page.layout_error is not None and "stock_available" in page.layout_error
+    assert len(quarantined("flavors_stock_renamed_everywhere")) == 2
+
+
+def test_stock_flag_renamed_in_one_flavor_costs_that_flavor() -> None:
+    page = parse(case_named("flavors_stock_renamed_in_one"))
+    assert {o.offer_key: o.status for o in page.offers} == {
+        "NORWAY-1/n3-L40x1": StockStatus.IN_STOCK,
+        "NORWAY-1/n3-L40x4": StockStatus.SOLD_OUT,
+    }
+    assert quarantined("flavors_stock_renamed_in_one") == [
+        ("NORWAY-1/n3-L40x2", "missing_field: key gone: stock_available")
+    ]
+
+
+def test_one_bad_cell_costs_only_its_flavor() -> None:
+    page = parse(case_named("flavors_bad_cells"))
+    assert [k for k, _ in quarantined("flavors_bad_cells")] == [
+        "NORWAY-1/n3-L40x1",
+        "NORWAY-1/n3-L40x2",
+        "NORWAY-1/n3-L40x4",  # null flag: unknown stock, and why
+    ]
+    statuses = {o.offer_key: o.status for o in page.offers}
+    assert statuses == {
+        "NORWAY-1/n3-L40x4": StockStatus.UNKNOWN,
+        "NORWAY-1/n3-L40x8": StockStatus.IN_STOCK,
+    }
+
+
+def test_missing_volume_rate_keeps_the_offer_and_says_the_fee_is_unknown() -> None:
+    prices = {k: v for k, v in recorded_prices().items() if k != "Cloud-SSD"}
+    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    page = parse_flavors(data, prices, CTX)
+    l40 = next(r for r in page.offers if r.offer_key == "NORWAY-1/n3-L40x1")
+    assert not any(f.fee_type is FeeType.DATA_DISK for f in l40.fees)
+    assert "price book has no 'Cloud-SSD' rate: volume fee unknown" in page.notes
+
+
+def test_a_garbled_group_holds_its_flavors_and_only_them() -> None:
+    page = parse(case_named("flavors_group_gpu_garbled"))
+    held = {k for k, _ in quarantined("flavors_group_gpu_garbled")}
+    # Group gpu {} or null: not read as CPU-only; "" beside flavors naming a GPU: held too.
+    assert {"NORWAY-1/n3-L40x1", "NORWAY-1/n3-RTX-A6000x2", "CANADA-1/n3-H100x1"} <= held
+    kept = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+    recorded = recorded_offers()
+    assert kept == {k: o for k, o in recorded.items() if k not in held}
+    assert page.notes[0] == "skipped 1 CPU-only flavors"  # the recorded CPU flavor only
+
+
+def test_a_flavors_value_that_is_not_a_list_is_a_layout_error_beside_the_rest() -> None:
+    page = parse(case_named("flavors_list_garbled"))
+    assert page.layout_error == "flavor group 'L40': flavors is not a list"
+    kept = {r.offer_key for r in page.records if isinstance(r, OfferRecord)}
+    assert kept == {k for k in recorded_offers() if "L40" not in k}
+
+
+def test_no_flavor_group_at_all_is_a_layout_error() -> None:
+    page = parse(case_named("flavors_empty_data"))
+    assert page.records == [] and page.layout_error == "no flavor group in 'data' (0 entries)"

@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, StockStatus
+from gpurent.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.jarvislabs import parse_server_meta
 
@@ -73,9 +73,65 @@ def test_unknown_type_is_quarantined() -> None:
     )
 
 
-def test_missing_or_bad_free_count_is_unknown_not_sold_out() -> None:
+def quarantined(case_name: str) -> list[tuple[str | None, str]]:
+    case = next(c for c in cases("jarvislabs") if c.name == case_name)
+    return [(r.offer_key, r.reason) for r in parse(case).records if isinstance(r, QuarantineRecord)]
+
+
+def test_free_count_gone_is_drift_bad_or_null_is_unknown_not_sold_out() -> None:
     offers = offers_of("bad_fields")
-    assert offers["europe-01/H100/any"].status is StockStatus.UNKNOWN  # no num_free_devices
-    assert offers["india-01/A100/container"].status is StockStatus.UNKNOWN  # -1
+    # num_free_devices key gone: drift, the row is quarantined (never unknown, never sold out)
+    assert "europe-01/H100/any" not in offers
+    assert ("europe-01/H100/any", "missing_field: key gone: num_free_devices") in quarantined(
+        "bad_fields"
+    )
+    assert offers["india-01/A100/container"].status is StockStatus.UNKNOWN  # -1, set aside
+    assert offers_of("bad_cells")["europe-01/H200/any"].status is StockStatus.UNKNOWN  # null
     # "RTX5000" with 16 GB is the Turing Quadro RTX 5000, not the 32 GB RTX 5000 Ada.
     assert offers["india-01/RTX5000/container"].gpu_model == "Quadro RTX 5000"
+
+
+def test_free_count_renamed_everywhere_is_a_layout_error() -> None:
+    case = next(c for c in cases("jarvislabs") if c.name == "stock_renamed_everywhere")
+    page = parse(case)
+    assert page.offers == [] and page.missing_fields == ["num_free_devices"]
+    assert page.layout_error is not None and "num_free_devices" in page.layout_error
+    assert [key for key, _ in quarantined("stock_renamed_everywhere")] == [
+        "india-noida-01/L4/vm",
+        "india-noida-01/A100-80GB/vm",
+    ]
+
+
+def test_free_count_renamed_in_one_row_costs_that_row() -> None:
+    offers = offers_of("stock_renamed_in_one")
+    assert sorted(offers) == ["europe-01/H200/any", "india-noida-01/L4/vm"]
+    assert offers["europe-01/H200/any"].status is StockStatus.SOLD_OUT
+    assert quarantined("stock_renamed_in_one") == [
+        ("india-noida-01/A100-80GB/vm", "missing_field: key gone: num_free_devices")
+    ]
+
+
+def test_one_bad_cell_costs_only_its_row() -> None:
+    # The availability rules word their refusal themselves: only the code is checked there.
+    lines = [
+        (key, "invalid_value: free count" if "free count" in reason else reason)
+        for key, reason in quarantined("bad_cells")
+    ]
+    assert lines == [
+        ("india-noida-01/L4/vm", "price_unparsed: price_per_hour is negative: '-0.44'"),
+        ("india-noida-01/L4/container", "price_unparsed: price_per_hour is not a number: {}"),
+        ("india-noida-01/A100-80GB/vm", "invalid_value: free count"),
+        ("india-01/A6000/container", "invalid_value: vram is not a number: {}"),
+        ("europe-01/H200/any", "missing_field: num_free_devices is null"),
+        ("india-01/A100/container", "price_unparsed: spot_price is not a number: '1..5'"),
+    ]
+    offers = offers_of("bad_cells")
+    # A bad spot price or spot count is set aside: the on-demand offer stands, without a plan.
+    assert offers["india-01/A100/container"].status is StockStatus.IN_STOCK
+    assert offers["india-01/A100/container"].plans == ()
+
+
+def test_no_row_at_all_is_a_layout_error_not_an_empty_market() -> None:
+    case = next(c for c in cases("jarvislabs") if c.name == "empty_server_meta")
+    page = parse(case)
+    assert page.records == [] and page.layout_error is not None

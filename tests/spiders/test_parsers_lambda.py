@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, StockStatus
+from gpurent.model import OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.lambdalabs import InstanceTypesPage, parse_instance_types
 
@@ -46,7 +46,8 @@ def test_one_offer_per_region_with_capacity_and_one_sold_out_offer_without() -> 
     assert a10 == ["gpu_1x_a10/us-east-1", "gpu_1x_a10/us-west-1", "gpu_1x_a10/europe-central-1"]
     assert all(offers[k].status is StockStatus.IN_STOCK for k in a10)
     sold = offers["gpu_8x_h100_sxm5"]
-    assert (sold.status, sold.region, sold.available_count) == (StockStatus.SOLD_OUT, None, None)
+    assert (sold.status, sold.region) == (StockStatus.SOLD_OUT, None)
+    assert not sold.available_count  # Lambda gives no counts (sold out may say 0 free)
 
 
 def test_price_is_cents_per_instance_hour() -> None:
@@ -67,11 +68,49 @@ def test_cpu_only_type_is_quarantined_not_dropped() -> None:
     ]
 
 
-def test_missing_capacity_list_is_unknown_not_sold_out() -> None:
-    offers = offers_of("bad_fields")
-    assert offers["gpu_1x_h100_pcie"].status is StockStatus.UNKNOWN
+def quarantine_of(case_name: str) -> dict[str | None, QuarantineRecord]:
+    case = next(c for c in cases("lambda") if c.name == case_name)
+    return {r.offer_key: r for r in parse(case).records if isinstance(r, QuarantineRecord)}
+
+
+def test_capacity_list_gone_is_drift_null_is_unknown() -> None:
+    # Key gone from one entry: that entry alone is quarantined, never read as sold out.
+    gone = quarantine_of("bad_fields")["gpu_1x_h100_pcie"]
+    assert gone.reason == "missing_field: key gone: regions_with_capacity_available"
+    assert "gpu_1x_h100_pcie" not in offers_of("bad_fields")
     # specs.gpus missing: the count written in the description stands in for it.
-    assert offers["gpu_8x_v100"].gpu_count == 8
+    assert offers_of("bad_fields")["gpu_8x_v100"].gpu_count == 8
+    # Present but null: nothing can be read from it, so unknown.
+    assert offers_of("bad_cells")["gpu_1x_gh200"].status is StockStatus.UNKNOWN
+
+
+def test_capacity_list_renamed_everywhere_is_a_layout_error() -> None:
+    case = next(c for c in cases("lambda") if c.name == "stock_renamed_everywhere")
+    page = parse(case)
+    assert page.offers == [] and len(page.records) == 2
+    assert page.layout_error is not None
+    assert "regions_with_capacity_available" in page.layout_error
+    assert page.missing_fields == ["regions_with_capacity_available"]
+
+
+def test_capacity_list_renamed_in_one_entry_costs_that_entry() -> None:
+    offers = offers_of("stock_renamed_in_one")
+    assert sorted(offers) == ["gpu_1x_a10/us-east-1", "gpu_1x_a100_sxm4"]
+    assert offers["gpu_1x_a100_sxm4"].status is StockStatus.SOLD_OUT
+    assert list(quarantine_of("stock_renamed_in_one")) == ["gpu_8x_h100_sxm5"]
+
+
+def test_one_bad_cell_costs_only_its_entry() -> None:
+    reasons = {k: q.reason for k, q in quarantine_of("bad_cells").items()}
+    # 1e400 cents: refused by the minor-units reader, in its own words (only the code here).
+    assert reasons.pop("gpu_1x_a10").startswith("price_unparsed: ")
+    assert reasons == {
+        "gpu_1x_a100_sxm4": "price_unparsed: price_cents_per_hour is not a number: {}",
+        "gpu_2x_a6000": "invalid_value: negative card count: -1",
+        "gpu_1x_h100_pcie": "invalid_value: not a list of regions",
+        "gpu_1x_gh200": "missing_field: regions_with_capacity_available is null",
+    }
+    assert offers_of("bad_cells")["gpu_8x_h100_sxm5/us-west-1"].price == Decimal("31.92")
 
 
 def test_refused_key_and_other_api_errors() -> None:

@@ -97,3 +97,53 @@ def test_monthly_only_type_is_priced_per_month() -> None:
         BillingUnit.MONTH,
         PriceKind.COMMITMENT,
     )
+
+
+def quarantined(case: Case) -> list[tuple[str | None, str]]:
+    return [(r.offer_key, r.reason) for r in parse(case).records if isinstance(r, QuarantineRecord)]
+
+
+def test_stock_flag_renamed_everywhere_is_a_layout_error_with_every_entry_quarantined() -> None:
+    page = parse(case_named("layout_renamed_flag"))
+    assert page.offers == [] and page.records
+    assert page.layout_error is not None and "isAvailable" in page.layout_error
+    assert page.missing_fields == ["isAvailable"]
+
+
+def test_stock_flag_renamed_in_one_entry_costs_that_entry() -> None:
+    case = case_named("stock_renamed_in_one")
+    kept = offers(case)
+    assert {k: o.status for k, o in kept.items()} == {
+        "31/A4000": StockStatus.IN_STOCK,
+        "31/A100-80G": StockStatus.SOLD_OUT,
+    }
+    assert quarantined(case) == [("31/A6000", "missing_field: key gone: isAvailable")]
+    assert parse(case).missing_fields == ["isAvailable"]
+
+
+def test_one_bad_cell_costs_only_its_entry() -> None:
+    case = case_named("bad_cells")
+    assert [key for key, _ in quarantined(case)] == ["31/A4000", "31/A6000", "31/A5000", "31/H100"]
+    kept = offers(case)
+    # A flag that is not a yes/no (or null) is unknown stock, never in stock or sold out.
+    assert kept["31/A5000"].status is StockStatus.UNKNOWN
+    assert kept["31/H100"].status is StockStatus.UNKNOWN
+    assert kept["31/A100-80G"].status is StockStatus.SOLD_OUT
+
+
+def test_a_gpu_model_key_gone_is_not_a_cpu_only_type() -> None:
+    data = load_json(case_named("stock_renamed_in_one").input_bytes())
+    del data["31"][0]["vmType"]["gpuModel"]
+    page = parse_vm_types(data, CTX)
+    assert page.notes == [] and "vmType.gpuModel" in page.missing_fields
+    quarantined_keys = [r.offer_key for r in page.records if isinstance(r, QuarantineRecord)]
+    assert quarantined_keys == ["31/A4000", "31/A6000"]  # A6000: isAvailable gone
+
+
+def test_a_null_gpu_model_or_empty_label_is_held_not_taken_for_cpu_only() -> None:
+    page = parse(case_named("gpu_model_null"))
+    lines = {r.offer_key: r.reason for r in page.records if not isinstance(r, OfferRecord)}
+    assert lines["31/P5000"] == "invalid_value: vmType.gpuModel is not an object: None"
+    assert lines["37/A5000"].startswith("missing_field: ")
+    # Only the recorded CPU-only type (labelled "None") is skipped as CPU-only.
+    assert page.notes == ["skipped 1 CPU-only and 1 free-tier machine types"]

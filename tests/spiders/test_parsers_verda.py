@@ -3,7 +3,8 @@
 Every case holds `args.json` with `source`: the answer its input is (`instance_types`,
 `on_demand`, `spot`, `locations`, `volume_types`, `token`). An `instance_types` case builds
 the offers with the other answers taken from the recordings, unless `args.json` names
-another file for one (`recording:...` / `shared:...`) or null (that answer missing).
+another file for one (`recording:...` / `shared:...` / `fixture:<provider>/<case>/...`) or
+null (that answer missing).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from spider_fixture_cases import (
+    FIXTURES,
     OBSERVED_AT,
     RECORDINGS,
     RUN_ID,
@@ -26,9 +28,10 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, StockStatus
+from gpurent.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.verda import (
+    CONTRACTS,
     Inputs,
     build_offers,
     read_availability,
@@ -40,6 +43,7 @@ from spiders.parsers.verda import (
 )
 
 CTX = ParseContext("verda", RUN_ID, OBSERVED_AT)
+KINDS = {"on_demand": "on-demand", "spot": "spot"}
 RECORDED = {
     "on_demand": "recording:verda/availability_on_demand.json",
     "spot": "recording:verda/availability_spot.json",
@@ -53,6 +57,7 @@ class VerdaPage(PageResult):
     """A parse result with what a non-offer answer says (checked through page.json)."""
 
     by_location: dict[str, list[str]] | None = None
+    unreadable: list[str] | None = None
     codes: list[str] | None = None
     volume_prices: list[list[str]] | None = None
     token: str | None = None
@@ -60,7 +65,7 @@ class VerdaPage(PageResult):
 
 def load_ref(ref: str) -> Any:
     kind, _, rel = ref.partition(":")
-    base = {"recording": RECORDINGS, "shared": SHARED_SAMPLES}[kind]
+    base = {"recording": RECORDINGS, "shared": SHARED_SAMPLES, "fixture": FIXTURES}[kind]
     return load_json((base / rel).read_bytes())
 
 
@@ -69,15 +74,20 @@ def case_args(case: Case) -> dict[str, Any]:
 
 
 def answer(args: dict[str, Any], source: str) -> Any:
+    """One of the other answers, as the spider hands it on: None when missing or unreadable
+    (a layout error)."""
     ref = args.get(source, RECORDED[source])
     if ref is None:
         return None
     data = load_ref(ref)
+    read: Any
     if source in ("on_demand", "spot"):
-        return read_availability(data)
-    if source == "locations":
-        return read_locations(data)
-    return read_volume_types(data, CTX)
+        read = read_availability(data, CTX, kind=KINDS[source])
+    elif source == "locations":
+        read = read_locations(data, CTX)
+    else:
+        read = read_volume_types(data, CTX)
+    return None if read.layout_error is not None else read
 
 
 def parse(case: Case) -> VerdaPage:
@@ -87,22 +97,38 @@ def parse(case: Case) -> VerdaPage:
     if source == "instance_types":
         types = read_instance_types(data)
         if types.layout_error is not None:
-            return VerdaPage(layout_error=types.layout_error)
+            return VerdaPage(layout_error=types.layout_error, missing_fields=types.missing_fields)
         inputs = Inputs(types, *(answer(args, s) for s in RECORDED))
         built = build_offers(inputs, CTX)
-        return VerdaPage(records=built.records, notes=built.notes)
+        return VerdaPage(
+            records=built.records, notes=built.notes, missing_fields=built.missing_fields
+        )
     if source in ("on_demand", "spot"):
-        availability = read_availability(data)
+        availability = read_availability(data, CTX, kind=KINDS[source])
         shown = {k: sorted(v) for k, v in sorted(availability.by_location.items())}
-        return VerdaPage(layout_error=availability.layout_error, by_location=shown)
+        return VerdaPage(
+            records=availability.records,
+            layout_error=availability.layout_error,
+            missing_fields=availability.missing_fields,
+            by_location=shown,
+            unreadable=sorted(availability.unreadable),
+        )
     if source == "locations":
-        locations = read_locations(data)
-        return VerdaPage(layout_error=locations.layout_error, codes=locations.codes)
+        locations = read_locations(data, CTX)
+        return VerdaPage(
+            records=locations.records,
+            layout_error=locations.layout_error,
+            missing_fields=locations.missing_fields,
+            codes=locations.codes,
+        )
     if source == "volume_types":
         volumes = read_volume_types(data, CTX)
         prices = [[v.volume_type, str(v.amount), v.currency] for v in volumes.prices]
         return VerdaPage(
-            records=volumes.records, layout_error=volumes.layout_error, volume_prices=prices
+            records=volumes.records,
+            layout_error=volumes.layout_error,
+            missing_fields=volumes.missing_fields,
+            volume_prices=prices,
         )
     assert source == "token"
     return VerdaPage(token=read_token(data))
@@ -179,7 +205,7 @@ def test_real_fixtures_read_in_place() -> None:
     assert (a6000.gpu_model, a6000.gpu_vram_gb, a6000.gpu_count) == ("RTX A6000", 48, 2)
     assert [p.price for p in a6000.plans] == [Decimal("0.70")]
     assert offers["2A6000.20V/FIN-02"].plans == ()
-    assert sorted({o.region for o in offers.values()}) == ["FIN-01", "FIN-02", "ICE-01"]
+    assert sorted({str(o.region) for o in offers.values()}) == ["FIN-01", "FIN-02", "ICE-01"]
 
 
 def test_token_body_is_client_credentials() -> None:
@@ -190,3 +216,75 @@ def test_token_body_is_client_credentials() -> None:
         "client_secret": "secret-1",
     }
     assert read_token({"access_token": ""}) is None and read_token([]) is None
+
+
+def test_an_entry_without_its_list_is_unknown_never_sold_out() -> None:
+    offers = offers_of("offers_availability_renamed_in_one")
+    recorded = offers_of("recorded_instance_types")
+    at_fin2 = [o for key, o in offers.items() if key.endswith("/FIN-02")]
+    assert at_fin2 and all(o.status is StockStatus.UNKNOWN for o in at_fin2)
+    # Elsewhere the page is as recorded.
+    others = {k: stock_of(o) for k, o in offers.items() if not k.endswith("/FIN-02")}
+    assert others == {k: stock_of(o) for k, o in recorded.items() if not k.endswith("/FIN-02")}
+    case = next(c for c in cases("verda") if c.name == "availability_renamed_in_one")
+    page = parse(case)
+    assert [(r.offer_key, r.reason) for r in page.records if isinstance(r, QuarantineRecord)] == [
+        ("on-demand-availability/FIN-02", "missing_field: key gone: availabilities")
+    ]
+    assert page.missing_fields == ["availabilities"] and page.layout_error is None
+
+
+def test_every_entry_without_its_list_is_a_layout_error() -> None:
+    case = next(c for c in cases("verda") if c.name == "availability_renamed_everywhere")
+    page = parse(case)
+    assert page.layout_error is not None and "availabilities (stock)" in page.layout_error
+    offers = offers_of("offers_availability_renamed_everywhere")
+    assert offers and all(o.status is StockStatus.UNKNOWN for o in offers.values())
+
+
+def test_unreadable_entries_make_their_location_unknown() -> None:
+    case = next(c for c in cases("verda") if c.name == "availability_bad_cells")
+    availability = read_availability(load_json(case.input_bytes()), CTX)
+    assert availability.listed("1H100.80S.30V", "FIN-01") is True  # readable names count
+    assert availability.listed("1A100.22V", "FIN-01") is None  # beside a garbled name
+    assert availability.listed("1H100.80S.30V", "FIN-02") is None  # null list
+    assert availability.listed("CPU.4V.16G", "ICE-01") is None  # text, not a list
+    # An entry without a readable location: a location no entry names cannot say either.
+    assert availability.listed("1B200.31V", "FIN-03") is None
+    assert len(availability.records) == 4
+
+
+def test_spot_plan_follows_the_spot_answer_not_on_demand() -> None:
+    offers = offers_of("recorded_instance_types")
+    # In stock on demand, not listed for spot: no spot plan copied from on demand.
+    assert offers["1RTX6000ADA.10V/FIN-01"].status is StockStatus.IN_STOCK
+    assert offers["1RTX6000ADA.10V/FIN-01"].plans == ()
+    # A spot entry that lost its list: its location's plans stay (unknown is not sold out),
+    # the other locations follow the spot answer as before.
+    spot_blind = offers_of("offers_spot_renamed_in_one")
+    assert [p.price for p in spot_blind["1RTX6000ADA.10V/FIN-02"].plans] == [Decimal("0.37")]
+    assert spot_blind["1RTX6000ADA.10V/FIN-01"].plans == ()
+    assert spot_blind["1RTX6000ADA.10V/FIN-02"].status is StockStatus.SOLD_OUT  # on demand
+
+
+def test_a_type_that_lost_a_field_costs_its_offers_alone() -> None:
+    case = next(c for c in cases("verda") if c.name == "instance_types_renamed_in_one")
+    page = parse(case)
+    lost = {"1H200.141S.44V", "1B200.31V"}
+    lines = {r.offer_key: r.reason for r in page.records if not isinstance(r, OfferRecord)}
+    for name in lost:
+        for location in ("FIN-01", "FIN-02", "ICE-01"):
+            assert lines[f"{name}/{location}"].startswith("missing_field: key gone: ")
+    recorded = offers_of("recorded_instance_types")
+    kept = {k: o for k, o in recorded.items() if k.split("/")[0] not in lost}
+    assert offers_of("instance_types_renamed_in_one") == kept
+    assert page.missing_fields == ["gpu.number_of_gpus", "price_per_hour"]
+
+
+def test_every_contract_is_listed() -> None:
+    assert {c.noun for c in CONTRACTS} == {"instance type", "location", "volume type"}
+    assert len(CONTRACTS) == 4
+
+
+def stock_of(offer: OfferRecord) -> tuple[StockStatus, int | None]:
+    return (offer.status, offer.available_count)
