@@ -21,7 +21,7 @@ import json
 import random
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,6 +53,10 @@ NIGHT_HOURS_CST = range(1, 8)
 FREE_WHEN_NOT_BUSY = 0.6
 MAX_PARALLEL_CRAWLS = 3
 
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: ``crawl`` (providers crawled for the templates), then
+``polls`` (synthetic polls loaded, today's live one last). Called after each step."""
+
 
 class DemoError(RuntimeError):
     """The demo could not be built (no recordings crawled, database already there)."""
@@ -78,23 +82,28 @@ def build_demo_history(
     now: datetime | None = None,
     providers: list[str] | None = None,
     replay_dir: Path | None = None,
+    progress: Progress | None = None,
 ) -> DemoSummary:
     """Crawl the recordings once, then load ``days`` days of varied polls and today's real
-    one into a new database at ``db_path`` (which must not exist yet)."""
+    one into a new database at ``db_path`` (which must not exist yet); ``progress`` hears
+    of each provider crawled and each poll loaded."""
     if days < 1 or polls_per_day < 1:
         raise DemoError("days and polls per day must be at least 1")
     if db_path.exists():
         raise DemoError(f"{db_path} already exists: the demo builds a fresh database")
     now = (now or datetime.now(UTC)).astimezone(UTC)
     with _scratch() as work:
-        templates = crawl_templates(work / "crawl", providers=providers, replay_dir=replay_dir)
+        templates = crawl_templates(
+            work / "crawl", providers=providers, replay_dir=replay_dir, progress=progress
+        )
         if not templates:
             raise DemoError("no provider's recordings could be crawled; see the crawl logs")
         con = connect(db_path)
         try:
             runs = failed = 0
             rng_root = f"{seed}"
-            for when in poll_times(now, days, polls_per_day):
+            total = days * polls_per_day + 1  # and today's live poll
+            for done, when in enumerate(poll_times(now, days, polls_per_day), start=1):
                 stamp = when.strftime("%Y%m%dT%H%MZ")
                 for provider, records in sorted(templates.items()):
                     rng = random.Random(f"{rng_root}/{provider}/{stamp}")
@@ -106,12 +115,16 @@ def build_demo_history(
                     load_run(con, run, feed)
                     runs += 1
                     failed += run.status is RunStatus.FAILED
+                if progress is not None:
+                    progress("polls", done, total)
             today = f"demo-{now.strftime('%Y%m%dT%H%MZ')}-live"
             for provider, records in sorted(templates.items()):
                 run = _run(provider, today, now, failed=False)
                 lines = [_as_of(r, run, now) for r in records]
                 load_run(con, run, _write(work / "feeds" / f"{today}-{provider}.jsonl", lines))
                 runs += 1
+            if progress is not None:
+                progress("polls", total, total)
         finally:
             con.close()
     first = (now - timedelta(days=days)).date()
@@ -212,7 +225,11 @@ def _scratch() -> Iterator[Path]:
 
 
 def crawl_templates(
-    work_dir: Path, *, providers: list[str] | None = None, replay_dir: Path | None = None
+    work_dir: Path,
+    *,
+    providers: list[str] | None = None,
+    replay_dir: Path | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, list[OfferRecord]]:
     """Crawl the default replay scene once; the offers of each provider whose run was good."""
     infos = provider_infos()
@@ -231,8 +248,12 @@ def crawl_templates(
             )
             for p in chosen
         ]
+        outcomes = []
         with ThreadPoolExecutor(max_workers=MAX_PARALLEL_CRAWLS) as pool:
-            outcomes = list(pool.map(run_crawl, specs))
+            for done, outcome in enumerate(pool.map(run_crawl, specs), start=1):
+                outcomes.append(outcome)
+                if progress is not None:
+                    progress("crawl", done, len(specs))
     templates = {}
     for outcome in outcomes:
         records = _good_offers(outcome)
@@ -258,4 +279,11 @@ def _good_offers(outcome: CrawlOutcome) -> list[OfferRecord]:
     return records
 
 
-__all__ = ["DemoError", "DemoSummary", "build_demo_history", "crawl_templates", "poll_times"]
+__all__ = [
+    "DemoError",
+    "DemoSummary",
+    "Progress",
+    "build_demo_history",
+    "crawl_templates",
+    "poll_times",
+]

@@ -1,11 +1,20 @@
 """Sending notifications through apprise URLs (DingTalk, WeCom, Feishu/Lark, Telegram, email,
 ntfy, a JSON webhook as ``json://host:port/path`` ...), and keeping their secrets out of sight.
 
-Rule of truth 8: a URL may reference environment variables as ``${NAME}``, expanded only at
-send time, so a bot token can live in the environment instead of the database. URLs are
-never shown in full: ``mask_url`` keeps the scheme and host and hides what apprise calls
-private (tokens, passwords), and error texts are scrubbed of every secret-looking piece of
-the URL before they are stored or printed.
+Rule of truth 8: secrets never reach the warehouse. A destination is stored as one of
+
+- an apprise URL whose secrets are environment references, ``${NAME}``, expanded only at
+  send time (``tgram://${TG_BOT_TOKEN}/CHAT_ID``, ``json://me:${HOOK_PW}@host/hook``);
+- a reference to an apprise configuration file, ``apprise-config:///abs/path.yml``
+  (``watch add --notify-config PATH``): the file holds the URLs, secrets included, and
+  stays where the user keeps it; only its path is stored.
+
+``literal_secrets`` finds what must not be stored (a password in the address, or a part
+apprise's privacy mode hides for that service: a bot token, a webhook key), so callers can
+refuse it. URLs are never shown in full: ``mask_url`` keeps the scheme and host and hides
+what apprise calls private, and error texts are scrubbed of every secret-looking piece of
+the URL (and of its expansion, and of a config file's URLs) before they are stored or
+printed.
 """
 
 from __future__ import annotations
@@ -15,13 +24,17 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import apprise
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Pieces of a URL at least this long are treated as possible secrets when scrubbing errors.
 _SECRET_PIECE_MIN = 6
+_PIECES = re.compile(r"[/:@?&=#,;]+")
+CONFIG_SCHEME = "apprise-config"
+"""Stored form of an apprise configuration file: ``apprise-config:///absolute/path``."""
 
 
 class NotifyError(Exception):
@@ -31,6 +44,32 @@ class NotifyError(Exception):
 def env_refs(url: str) -> list[str]:
     """The ``${NAME}`` variables a URL references, in order."""
     return _ENV_REF.findall(url)
+
+
+def config_ref(path: Path) -> str:
+    """How a configuration file is stored as a destination (its absolute path)."""
+    return f"{CONFIG_SCHEME}://{path.expanduser().resolve().as_posix()}"
+
+
+def config_path(url: str) -> Path | None:
+    """The configuration file a stored destination names, or None for a plain URL."""
+    prefix = f"{CONFIG_SCHEME}://"
+    return Path(url[len(prefix) :]) if url.startswith(prefix) else None
+
+
+def _load_config(path: Path) -> apprise.Apprise:
+    if not path.is_file():
+        raise NotifyError(f"apprise config {path}: no such file")
+    config = apprise.AppriseConfig()
+    notifier = apprise.Apprise()
+    if not config.add(str(path)) or not notifier.add(config) or len(notifier) == 0:
+        raise NotifyError(f"apprise config {path}: no notification URL apprise can read in it")
+    return notifier
+
+
+def config_readable_by_others(path: Path) -> bool:
+    """The file's mode lets group or others read it (its secrets are only as safe as it)."""
+    return bool(path.stat().st_mode & 0o044)
 
 
 def expand_url(url: str, env: Mapping[str, str] | None = None) -> str:
@@ -47,7 +86,12 @@ def _plugin(url: str) -> apprise.plugins.NotifyBase | None:
 
 
 def validate_url(url: str, env: Mapping[str, str] | None = None) -> None:
-    """Raise NotifyError unless apprise accepts the URL (after expanding ``${NAME}``)."""
+    """Raise NotifyError unless apprise accepts the URL (after expanding ``${NAME}``), or
+    the configuration file it names holds at least one URL apprise reads."""
+    path = config_path(url)
+    if path is not None:
+        _load_config(path)
+        return
     expanded = expand_url(url, env)
     if _plugin(expanded) is None:
         scheme = urlsplit(url).scheme or "?"
@@ -57,42 +101,84 @@ def validate_url(url: str, env: Mapping[str, str] | None = None) -> None:
         )
 
 
-def holds_secret(url: str) -> bool:
-    """Apprise hides part of this URL when asked for privacy: it has a literal secret in it."""
-    if env_refs(url):
-        return False
-    plugin = _plugin(url)
+def _pieces(url: str) -> set[str]:
+    return {p for p in _PIECES.split(unquote(url)) if p}
+
+
+def literal_secrets(url: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """What in ``url`` is a secret written out instead of referenced as ``${NAME}``: a
+    password in the address, or a part apprise hides in privacy mode for that service (a
+    bot token, a webhook key). Described, never quoted; [] when there is none.
+
+    A hidden part counts as referenced when it comes from the expansion of a ``${NAME}``
+    (checked with the variables set, ``env`` or the process environment; a URL whose
+    variables are unset can only be checked for a password).
+    """
+    if config_path(url) is not None:
+        return []
+    found: list[str] = []
+    password = urlsplit(url).password
+    if password and _ENV_REF.sub("", password):
+        found.append("a password in the address")
+    source = os.environ if env is None else env
+    try:
+        expanded = expand_url(url, source)
+    except NotifyError:
+        return found
+    plugin = _plugin(expanded)
     if plugin is None:
-        return False
-    return _strip_query(plugin.url(privacy=True)) != _strip_query(plugin.url(privacy=False))
+        return found
+    shown = _pieces(plugin.url(privacy=True))
+    hidden = _pieces(plugin.url(privacy=False)) - shown
+    values = [source[name] for name in env_refs(url)]
+    literal = {p for p in hidden if not any(p in v for v in values)}
+    if found:  # the password is already named
+        literal.discard(unquote(urlsplit(expanded).password or ""))
+    if literal:
+        found.append(f"a {urlsplit(url).scheme}:// token or key")
+    return found
+
+
+def holds_secret(url: str, env: Mapping[str, str] | None = None) -> bool:
+    """The URL has a literal secret in it (see ``literal_secrets``)."""
+    return bool(literal_secrets(url, env))
 
 
 def _strip_query(url: str) -> str:
     return url.split("?", 1)[0]
 
 
-def mask_url(url: str) -> str:
-    """A form of the URL that is safe to print: ``${NAME}`` references are shown as they
-    are (they are not secrets), anything else through apprise's privacy mode, options
-    dropped; a URL apprise cannot read shows only its scheme and host."""
-    if env_refs(url):
-        return _strip_query(url)
-    plugin = _plugin(url)
-    if plugin is not None:
-        return _strip_query(plugin.url(privacy=True))
+def _generic_mask(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
     return f"{parts.scheme}://{host}/***" if parts.scheme else "***"
 
 
-def scrub(text: str, url: str) -> str:
-    """``text`` with every secret-looking piece of ``url`` (and of its expansion) replaced."""
-    candidates = {url}
+def mask_url(url: str) -> str:
+    """A form of the URL that is safe to print: a config file reference and ``${NAME}``
+    references are shown as they are (they are not secrets), anything else through
+    apprise's privacy mode, options dropped; a URL apprise cannot read, or one that mixes
+    references with a literal secret, shows only its scheme and host."""
+    if config_path(url) is not None:
+        return url
+    if env_refs(url):
+        return _generic_mask(url) if holds_secret(url) else _strip_query(url)
+    plugin = _plugin(url)
+    if plugin is not None:
+        return _strip_query(plugin.url(privacy=True))
+    return _generic_mask(url)
+
+
+def scrub(text: str, url: str, also: tuple[str, ...] = ()) -> str:
+    """``text`` with every secret-looking piece of ``url`` (and of its expansion, and of
+    the URLs in ``also``: a config file's) replaced."""
+    candidates = {url, *also}
     with contextlib.suppress(NotifyError):
         candidates.add(expand_url(url))
     pieces: set[str] = set()
     for candidate in candidates:
         pieces.update(p for p in re.split(r"[/:@?&=#,;]+", candidate) if p)
+        pieces.update(_pieces(candidate))
     for piece in sorted(pieces, key=len, reverse=True):
         if len(piece) >= _SECRET_PIECE_MIN and not _is_harmless(piece):
             text = text.replace(piece, "***")
@@ -105,17 +191,27 @@ def _is_harmless(piece: str) -> bool:
 
 
 def send(url: str, title: str, body: str) -> None:
-    """Send one notification to one apprise URL; raise NotifyError (scrubbed) on failure."""
-    expanded = expand_url(url)
-    notifier = apprise.Apprise()
-    if not notifier.add(expanded):
-        raise NotifyError(f"apprise does not accept the URL {mask_url(url)}")
+    """Send one notification to one destination (an apprise URL, or every URL of a config
+    file); raise NotifyError (scrubbed) on failure.
+
+    A config file is one destination: when one of its services refuses, the retry sends to
+    all of them again (apprise reports one verdict for the file).
+    """
+    path = config_path(url)
+    inner: tuple[str, ...] = ()
+    if path is not None:
+        notifier = _load_config(path)
+        inner = tuple(server.url(privacy=False) for server in notifier)
+    else:
+        notifier = apprise.Apprise()
+        if not notifier.add(expand_url(url)):
+            raise NotifyError(f"apprise does not accept the URL {mask_url(url)}")
     with apprise.LogCapture(level=logging.WARNING) as captured:
         ok = notifier.notify(body=body, title=title)
         logs = captured.getvalue()
     if not ok:
         reason = _last_lines(logs) or "the service did not accept the notification"
-        raise NotifyError(f"{mask_url(url)}: {scrub(reason, url)}")
+        raise NotifyError(f"{mask_url(url)}: {scrub(reason, url, inner)}")
 
 
 def _last_lines(logs: str, keep: int = 2) -> str:

@@ -37,7 +37,16 @@ USUALLY = 0.5
 """An hour is "usually free" when at least half of the polls in it and the hour either side
 found a card in stock (pooling three hours steadies the verdict when polls are sparse)."""
 MIN_POLLS_PER_HOUR = 2
-"""Hours with fewer polls than this say nothing either way."""
+"""A bucket (an hour of day, pooled or not, or an hour of week) with fewer polls than this
+says nothing either way (its share is None)."""
+MIN_DAYS_PER_HOUR = 2
+"""... nor one whose polls all fall on fewer distinct days than this: two polls a minute
+apart are one observation of one day, not a habit."""
+MIN_HISTORY_POLLS = 24
+MIN_HISTORY_DAYS = 7
+"""A provider's pattern needs at least MIN_HISTORY_POLLS polls over MIN_HISTORY_DAYS distinct
+days (a week: every weekday seen once) in the zone's local calendar; below that it says
+"not enough history (N polls over D days)" and claims no hour at all."""
 PATTERN_ZONES = ("Asia/Shanghai", "UTC")
 TREND_DAYS = 7
 _RENTABLE = [s.value for s in StockStatus if s.rentable]
@@ -245,7 +254,12 @@ def _money(value: Decimal) -> Decimal:
 
 @dataclass(frozen=True)
 class Pattern:
-    """When one provider's cards of one GPU are free, by hour, in one time zone."""
+    """When one provider's cards of one GPU are free, by hour, in one time zone.
+
+    Every share is backed by its counts (``polls_by_*``, ``days_by_*``); a share whose bucket
+    has fewer than MIN_POLLS_PER_HOUR polls or MIN_DAYS_PER_HOUR days is None, and with less
+    than MIN_HISTORY_POLLS polls over MIN_HISTORY_DAYS days every share is None.
+    """
 
     provider: str
     timezone: str
@@ -256,12 +270,40 @@ class Pattern:
     """The same per hour of week: Monday 00:00 is 0, Sunday 23:00 is 167."""
     free_hours: str
     """Hours usually free as ranges, e.g. "02:00-07:00, 22:00-23:00" ("" when none)."""
+    days: int = 0
+    """Distinct local days with a poll."""
+    polls_by_hour: tuple[int, ...] = ()
+    days_by_hour: tuple[int, ...] = ()
+    polls_by_hour_of_week: tuple[int, ...] = ()
+    days_by_hour_of_week: tuple[int, ...] = ()
+
+    @property
+    def enough_history(self) -> bool:
+        return self.polls >= MIN_HISTORY_POLLS and self.days >= MIN_HISTORY_DAYS
+
+    def evidence(self) -> str:
+        """How many observations back the pattern, e.g. "168 polls over 7 days"."""
+        return f"{self.polls} poll{'s' * (self.polls != 1)} over {self.days} day" + (
+            "s" * (self.days != 1)
+        )
+
+    def summary(self, gpu_label: str) -> str:
+        """The sentence with the observations that back it."""
+        text = self.sentence(gpu_label)
+        if not self.polls or not self.enough_history:
+            return text
+        return f"{text}, from {self.evidence()}"
 
     def sentence(self, gpu_label: str) -> str:
         if not self.polls:
             return f"{gpu_label} on {self.provider}: no polls yet"
         known = [s for s in self.by_hour if s is not None]
         where = f"({self.timezone})"
+        if not self.enough_history:
+            return (
+                f"{gpu_label} on {self.provider}: not enough history ({self.evidence()}; a "
+                f"pattern needs {MIN_HISTORY_POLLS} polls over {MIN_HISTORY_DAYS} days) {where}"
+            )
         if not known:
             return f"{gpu_label} on {self.provider}: too few polls per hour to tell {where}"
         if self.free_hours == "00:00-24:00":
@@ -285,6 +327,7 @@ def availability_patterns(
             local=pl.col("polled_at").dt.convert_time_zone(zone),
             free=(pl.col("free_offers") > 0).cast(pl.Int32()),
         ).with_columns(
+            day=pl.col("local").dt.date(),
             hour=pl.col("local").dt.hour().cast(pl.Int32()),
             # weekday() and hour() are Int8: widen before multiplying (6 x 24 > 127).
             how=(pl.col("local").dt.weekday().cast(pl.Int32()) - 1) * 24
@@ -292,38 +335,68 @@ def availability_patterns(
         )
         for provider in sorted(local["provider"].unique().to_list()):
             mine = local.filter(pl.col("provider") == provider)
-            smooth = _shares(mine, "hour", 24, spread=1)
+            days = mine["day"].n_unique()
+            enough = mine.height >= MIN_HISTORY_POLLS and days >= MIN_HISTORY_DAYS
+            hourly = _buckets(mine, "hour", 24)
+            weekly = _buckets(mine, "how", 168)
+            smooth = _buckets(mine, "hour", 24, spread=1)
             out.append(
                 Pattern(
                     provider=provider,
                     timezone=zone,
                     polls=mine.height,
-                    by_hour=_shares(mine, "hour", 24),
-                    by_hour_of_week=_shares(mine, "how", 168),
-                    free_hours=_ranges([s is not None and s >= USUALLY for s in smooth]),
+                    by_hour=_shares(hourly, enough),
+                    by_hour_of_week=_shares(weekly, enough),
+                    free_hours=_ranges(
+                        [s is not None and s >= USUALLY for s in _shares(smooth, enough)]
+                    ),
+                    days=days,
+                    polls_by_hour=tuple(b.polls for b in hourly),
+                    days_by_hour=tuple(b.days for b in hourly),
+                    polls_by_hour_of_week=tuple(b.polls for b in weekly),
+                    days_by_hour_of_week=tuple(b.days for b in weekly),
                 )
             )
     return out
 
 
-def _shares(
-    frame: pl.DataFrame, column: str, size: int, spread: int = 0
-) -> tuple[float | None, ...]:
-    """Share of polls with a card free per slot; with ``spread``, pooled with that many
+@dataclass(frozen=True)
+class _Bucket:
+    polls: int
+    free: int
+    days: int
+
+    @property
+    def share(self) -> float | None:
+        """Share of polls with a card free; None below the minimum sample."""
+        if self.polls < MIN_POLLS_PER_HOUR or self.days < MIN_DAYS_PER_HOUR:
+            return None
+        return round(self.free / self.polls, 4)
+
+
+def _buckets(frame: pl.DataFrame, column: str, size: int, spread: int = 0) -> list[_Bucket]:
+    """Polls, free polls and distinct days per slot; with ``spread``, pooled with that many
     neighbouring slots each side (cyclically), which steadies sparse hours."""
-    counts = {
-        r[column]: (r["n"], r["free"])
-        for r in frame.group_by(column)
-        .agg(n=pl.len(), free=pl.col("free").sum())
+    per_slot: dict[int, tuple[int, int, set[date]]] = {}
+    for r in (
+        frame.group_by(column)
+        .agg(n=pl.len(), free=pl.col("free").sum(), days=pl.col("day").unique())
         .iter_rows(named=True)
-    }
-    shares: list[float | None] = []
+    ):
+        per_slot[r[column]] = (int(r["n"]), int(r["free"]), set(r["days"]))
+    out = []
     for slot in range(size):
-        pooled = [counts.get((slot + d) % size, (0, 0)) for d in range(-spread, spread + 1)]
-        n = sum(p[0] for p in pooled)
-        free = sum(p[1] for p in pooled)
-        shares.append(round(free / n, 4) if n >= MIN_POLLS_PER_HOUR else None)
-    return tuple(shares)
+        pooled = [per_slot.get((slot + d) % size) for d in range(-spread, spread + 1)]
+        found = [p for p in pooled if p is not None]
+        days: set[date] = set().union(*(p[2] for p in found)) if found else set()
+        out.append(
+            _Bucket(polls=sum(p[0] for p in found), free=sum(p[1] for p in found), days=len(days))
+        )
+    return out
+
+
+def _shares(buckets: Sequence[_Bucket], enough: bool) -> tuple[float | None, ...]:
+    return tuple(b.share if enough else None for b in buckets)
 
 
 def _ranges(flags: list[bool]) -> str:
@@ -418,6 +491,10 @@ def _median_true_hourly(
 
 
 __all__ = [
+    "MIN_DAYS_PER_HOUR",
+    "MIN_HISTORY_DAYS",
+    "MIN_HISTORY_POLLS",
+    "MIN_POLLS_PER_HOUR",
     "Pattern",
     "availability_patterns",
     "daily_history",

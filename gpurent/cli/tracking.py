@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,6 +28,9 @@ from gpurent.cli.common import (
 )
 from gpurent.cli.output import OutputFormat, render
 from gpurent.config import load_settings
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 SHOW_DAYS = 30
 """Days `index show` lists when not given --from."""
@@ -183,6 +188,34 @@ def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
     return by_perf
 
 
+DEMO_STAGES = {
+    "crawl": "crawling the recordings (providers)",
+    "polls": "loading synthetic polls",
+}
+
+
+@contextmanager
+def demo_progress(console: Console) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress display (one bar per demo stage) and the callback that feeds it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    tasks: dict[str, TaskID] = {}
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bars:
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(DEMO_STAGES.get(stage, stage), total=total)
+            bars.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
 def register(app: typer.Typer) -> None:
     index_app = typer.Typer(
         help="The daily GPU price index (method in docs/price-index.md).",
@@ -263,7 +296,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Prices and availability of a GPU over time, and when it is usually free.
 
-        Availability counts good polls only: a failed crawl is not a sold-out market.
+        Availability counts good polls only: a failed crawl is not a sold-out market. A
+        pattern ("usually free 02:00-07:00") needs at least 24 polls over 7 days of a
+        provider, and each hour at least 2 polls on 2 different days; below that it says
+        "not enough history (N polls over D days)". Every pattern says how many polls back it.
         """
         from gpurent.cli.queries import reader
         from warehouse import trends
@@ -296,10 +332,16 @@ def register(app: typer.Typer) -> None:
                         "provider": p.provider,
                         "timezone": p.timezone,
                         "polls": p.polls,
+                        "days": p.days,
+                        "enough_history": p.enough_history,
                         "usually_free": p.free_hours,
-                        "summary": p.sentence(label),
+                        "summary": p.summary(label),
                         "free_share_by_hour": list(p.by_hour),
                         "free_share_by_hour_of_week": list(p.by_hour_of_week),
+                        "polls_by_hour": list(p.polls_by_hour),
+                        "days_by_hour": list(p.days_by_hour),
+                        "polls_by_hour_of_week": list(p.polls_by_hour_of_week),
+                        "days_by_hour_of_week": list(p.days_by_hour_of_week),
                     }
                     for p in patterns
                 ]
@@ -307,13 +349,14 @@ def register(app: typer.Typer) -> None:
             render(rows, fmt)
             return
         if by is HistoryView.PATTERN:
-            rows = [{k: v for k, v in r.items() if not k.startswith("free_share")} for r in rows]
+            rows = [{k: v for k, v in r.items() if not k.endswith(("_by_hour", "_by_hour_of_week"))}
+                    for r in rows]  # fmt: skip
         render(rows, fmt, title=f"{label}: history by {by.value}",
                empty_message=f"No history of {label} yet (check the name with `gpurent gpus`).")  # fmt: skip
         console = Console()
         for p in patterns:
             if by is not HistoryView.PATTERN:
-                console.print(p.sentence(label), markup=False, highlight=False)
+                console.print(p.summary(label), markup=False, highlight=False)
 
     @app.command()
     def rank(
@@ -374,7 +417,10 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True)
         console.print(f"crawling the bundled recordings, then {days} days of synthetic polls ...")
         try:
-            summary = build_demo_history(path, days=days, polls_per_day=polls_per_day, seed=seed)
+            with demo_progress(console) as progress:
+                summary = build_demo_history(
+                    path, days=days, polls_per_day=polls_per_day, seed=seed, progress=progress
+                )
         except DemoError as exc:
             typer.secho(str(exc), err=True, fg="red")
             raise typer.Exit(2) from exc

@@ -66,15 +66,12 @@ def _reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
 def _watch_row(watch: Any) -> dict[str, Any]:
     from gpurent.notify import mask_url
 
-    cap = None
-    if watch.max_price is not None:
-        cap = f"{watch.max_price} {watch.currency}/{watch.price_per.value}"
     return {
         "id": watch.watch_id,
         "gpu": watch.gpu_model,
         "min_vram_gb": watch.min_vram_gb,
         "count": watch.gpu_count,
-        "max_price": cap,
+        "max_price": watch.cap_text(),
         "providers": ", ".join(watch.providers),
         "regions": ", ".join(watch.regions),
         "notify": " ".join(mask_url(u) for u in watch.notify_urls),
@@ -107,9 +104,10 @@ def _resolve_gpu(gpu: str | None, min_vram: int | None) -> tuple[str | None, int
 
 
 def _price_cap(
-    max_price: str | None, currency: str | None, per: str | None
+    max_price: str | None, currency: str | None, per: str | None, count: int
 ) -> tuple[Decimal | None, str | None, Any]:
-    from warehouse.watch.criteria import PricePer
+    """The cap as stored: for the whole rental of ``count`` cards (``CapUnit.stored``)."""
+    from warehouse.watch.criteria import CapUnit
 
     if max_price is None:
         if currency is not None or per is not None:
@@ -125,27 +123,63 @@ def _price_cap(
         raise typer.BadParameter("must be a positive number", param_hint="--max-price")
     code = normalise_currency(currency) or load_settings().currency
     try:
-        unit = PricePer(per or "hour")
+        unit = CapUnit.parse(per or CapUnit.CARD_HOUR.value)
     except ValueError as exc:
-        raise typer.BadParameter("hour or month", param_hint="--per") from exc
-    return value, code, unit
+        raise typer.BadParameter(
+            "card-hour (or hour), offer-hour, card-month (or month) or offer-month",
+            param_hint="--per",
+        ) from exc
+    stored, price_per = unit.stored(value, count)
+    return stored, code, price_per
 
 
-def _check_urls(urls: list[str]) -> None:
-    from gpurent.notify import NotifyError, holds_secret, mask_url, validate_url
+def _destinations(urls: list[str], configs: list[Path]) -> list[str]:
+    """The destinations to store, checked: apprise reads each, none holds a literal secret
+    (refused, rule of truth 8: the warehouse never stores one), config files exist."""
+    from gpurent.notify import (
+        NotifyError,
+        config_readable_by_others,
+        config_ref,
+        literal_secrets,
+        mask_url,
+        validate_url,
+    )
 
+    if not urls and not configs:
+        raise typer.BadParameter("give --notify URL or --notify-config FILE (repeatable)")
     for url in urls:
+        if url.startswith("apprise-config://"):
+            raise typer.BadParameter(
+                "use --notify-config FILE for a config file", param_hint="--notify"
+            )
         try:
             validate_url(url)
         except NotifyError as exc:
             raise typer.BadParameter(f"{mask_url(url)}: {exc}", param_hint="--notify") from exc
-        if holds_secret(url):
+        found = literal_secrets(url)
+        if found:
+            raise typer.BadParameter(
+                f"{mask_url(url)} has {' and '.join(found)} written out; secrets are never "
+                "stored: write it as ${NAME} and set NAME in the environment (e.g. "
+                "tgram://${TG_BOT_TOKEN}/CHAT_ID), or use --notify-config FILE",
+                param_hint="--notify",
+            )
+    refs = []
+    for path in configs:
+        ref = config_ref(path)
+        try:
+            validate_url(ref)
+        except NotifyError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--notify-config") from exc
+        if config_readable_by_others(path.expanduser()):
             typer.secho(
-                f"note: {mask_url(url)} holds a secret that will be stored in the database; "
-                "put it in an environment variable and write ${NAME} in the URL instead.",
+                f"note: {path} is readable by other users; its secrets are only as safe as "
+                "the file (chmod 600 it).",
                 err=True,
                 fg="yellow",
             )
+        refs.append(ref)
+    return [*urls, *refs]
 
 
 def _run_poll(**kwargs: Any) -> dict[str, Any]:
@@ -162,13 +196,25 @@ def _run_poll(**kwargs: Any) -> dict[str, Any]:
 @watch_app.command("add")
 def add(
     notify: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--notify",
             help="Apprise URL to notify (repeatable), e.g. json://host:port/path, "
-            "dingtalk://TOKEN, tgram://BOT/CHAT, ntfy://topic. Write secrets as ${ENV_VAR}.",
+            "dingtalk://${DINGTALK_TOKEN}, tgram://${TG_BOT_TOKEN}/CHAT_ID, ntfy://topic. "
+            "Secrets (passwords, tokens, keys) must be written as ${ENV_VAR}, read from the "
+            "environment when sending: a URL with a literal secret is refused, because the "
+            "warehouse never stores one.",
         ),
-    ],
+    ] = None,
+    notify_config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--notify-config",
+            help="An apprise configuration file (YAML or text) with the URLs to notify, "
+            "secrets included (repeatable). Only its path is stored; it is read when sending.",
+            show_default=False,
+        ),
+    ] = None,
     gpu: Annotated[
         str | None, typer.Option("--gpu", help="GPU model, e.g. 'RTX 4090' (see `gpurent gpus`).")
     ] = None,
@@ -180,15 +226,26 @@ def add(
         str | None,
         typer.Option(
             "--max-price",
-            help="Only offers whose true price (add-ons included) is at most this; an "
-            "in-stock offer dropping under it alerts too.",
+            help="Only offers whose TRUE price (add-ons included, always on, 50 GB kept) for "
+            "the --count cards you need is at most this, per --per, in --currency (offers in "
+            "other currencies are converted through the FX table); an in-stock offer "
+            "dropping under it alerts too.",
         ),
     ] = None,
     currency: Annotated[
         str | None, typer.Option("--currency", help="Currency of --max-price (default: CNY).")
     ] = None,
     per: Annotated[
-        str | None, typer.Option("--per", help="--max-price per hour or per month (730 h).")
+        str | None,
+        typer.Option(
+            "--per",
+            help="What --max-price is per. card-hour (default; 'hour' for short): per card "
+            "you need, per hour, as providers quote (--count 2 --max-price 2.5 accepts up to "
+            "5 an hour for both cards). offer-hour: everything rented for your cards, per "
+            "hour. card-month ('month') and offer-month: the same for a month (730 h, "
+            "cheapest plan). An offer rented whole (8 cards when you need 2) counts the "
+            "whole machine.",
+        ),
     ] = None,
     provider: Annotated[
         list[str] | None, typer.Option("--provider", "-p", help="Only this provider (repeatable).")
@@ -212,18 +269,18 @@ def add(
     if gpu is None and min_vram is None:
         raise typer.BadParameter("give --gpu MODEL, --min-vram GB, or both")
     model, vram = _resolve_gpu(gpu, min_vram)
-    price, code, unit = _price_cap(max_price, currency, per)
+    price, code, unit = _price_cap(max_price, currency, per, count)
     providers = list(provider or [])
     try:
         check_names(providers)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--provider") from exc
-    _check_urls(notify)
+    destinations = _destinations(list(notify or []), list(notify_config or []))
     with _writer(db) as con:
         watch = add_watch(
             con,
             created_at=utcnow(),
-            notify_urls=notify,
+            notify_urls=destinations,
             gpu_model=model,
             min_vram_gb=vram,
             gpu_count=count,
@@ -257,6 +314,17 @@ def list_(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
         title="watches",
         empty_message="No watches yet: `gpurent watch add --gpu 'RTX 4090' --notify URL`.",
     )
+    from gpurent.notify import holds_secret
+
+    # Watches added before literal secrets were refused may still hold one: say which.
+    for watch in watches:
+        if any(holds_secret(url) for url in watch.notify_urls):
+            typer.secho(
+                f"note: watch #{watch.watch_id} stores a literal secret in a notify URL (added "
+                "before gpurent refused them): remove it and add it again with ${NAME}.",
+                err=True,
+                fg="yellow",
+            )
 
 
 @watch_app.command("remove")
@@ -264,7 +332,9 @@ def remove(
     watch_id: Annotated[int, typer.Argument(help="Watch id (see `gpurent watch list`).")],
     db: DbOption = None,
 ) -> None:
-    """Remove a watch; its pending notifications are cancelled, not sent."""
+    """Remove a watch: its notification URLs are deleted, its pending notifications
+    cancelled (not sent), and the database checkpointed so the rows leave the write-ahead
+    log. DuckDB may keep old bytes in free blocks until it reuses them."""
     from warehouse.watch.store import WatchNotFound, remove_watch
 
     require_db(db)

@@ -132,6 +132,19 @@ def test_history_by_day_offer_and_pattern(db: Path) -> None:
     assert "H100 on zeta" in table  # the pattern sentence follows the table
 
 
+def test_history_patterns_say_what_backs_them(db: Path) -> None:
+    # Three polls over two days: far below the minimum, so no hour is claimed.
+    pattern = invoke_json("history", "--gpu", "H100", "--by", "pattern", "--db", str(db))
+    acme = next(p for p in pattern if p["provider"] == "acme" and p["timezone"] == "UTC")
+    assert (acme["polls"], acme["days"], acme["enough_history"]) == (3, 2, False)
+    assert acme["usually_free"] == ""
+    assert "not enough history (3 polls over 2 days" in acme["summary"]
+    assert sum(acme["polls_by_hour_of_week"]) == 3 and len(acme["days_by_hour_of_week"]) == 168
+    assert set(acme["free_share_by_hour_of_week"]) == {None}
+    table = invoke("history", "--gpu", "H100", "--by", "pattern", "--db", str(db)).stdout
+    assert "not enough history" in table and "polls_by_hour" not in table
+
+
 def test_rank_puts_the_catalog_beside_the_market(db: Path) -> None:
     rows = {r["gpu_model"]: r for r in invoke_json("rank", "--currency", "USD", "--db", str(db))}
     h100 = rows["H100"]

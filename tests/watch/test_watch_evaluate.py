@@ -209,7 +209,7 @@ def test_price_drop_fires_and_re_arms_when_the_price_goes_back_up(
     market.poll([cheap])
     assert evaluate(con, market) == ["price_drop"]
     body = con.execute("SELECT body FROM outbox ORDER BY notification_id").fetchall()[0][0]
-    assert "within your price" in body and "<= 2.5 CNY/hour" in body
+    assert "within your price" in body and "<= 2.5 CNY/card-hour" in body
 
 
 def test_monthly_caps_compare_the_true_monthly_cost_in_the_watch_currency(

@@ -141,6 +141,7 @@ class Receiver:
                     receiver.posts.append(
                         {
                             "path": self.path,
+                            "headers": dict(self.headers.items()),
                             "json": json.loads(raw or b"null"),
                             "at": datetime.now(UTC),
                         }

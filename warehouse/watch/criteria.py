@@ -12,7 +12,7 @@ from typing import Any
 from gpurent.costing import UsageProfile
 from gpurent.fx import FxError, FxTable
 from gpurent.model import StockStatus
-from warehouse.costed import CostedOffer, cost_offer
+from warehouse.costed import CostedOffer, cards_to_rent, cost_offer
 from warehouse.watch.machine import Reading, Signal
 
 
@@ -23,12 +23,57 @@ def fits_vram(offer: Mapping[str, Any], min_vram_gb: int) -> bool:
 
 
 class PricePer(StrEnum):
-    """What a watch's price cap is compared with."""
+    """What a stored price cap is compared with (the ``watches.price_per`` column).
+
+    Always the price of the WHOLE rental that gets the watch its cards: a cap given per card
+    is stored multiplied by the watch's card count (``CapUnit.stored``), so the comparison
+    needs no second column and "2.5 per card-hour for 2 cards" is exactly "5 per hour".
+    """
 
     HOUR = "hour"
-    """The true hourly cost (add-ons included) of the watch's cards."""
+    """The true hourly cost (add-ons included) of what is rented for the watch's cards."""
     MONTH = "month"
-    """The true monthly cost (730 hours, cheapest valid plan, add-ons included)."""
+    """The true monthly cost (730 hours, cheapest valid plan, add-ons included) of it."""
+
+
+class CapUnit(StrEnum):
+    """What ``--max-price`` is per, as the user writes it (``watch add --per``).
+
+    Every unit is compared with the offer's TRUE price (headline + mandatory add-ons, always
+    on, 50 GB kept) for the cards the watch needs, in the watch's currency (FX table):
+    "card" units divide that by the watch's ``--count``, "offer" units do not. An offer that
+    must be rented whole (8 cards when you need 2) costs the whole machine either way, so its
+    price per card you need is the machine's price / 2, not / 8.
+    """
+
+    CARD_HOUR = "card-hour"
+    """Per card you need, per hour: how providers quote (1.98 CNY/h/gpu). The default."""
+    OFFER_HOUR = "offer-hour"
+    """Everything you rent to get your cards, per hour."""
+    CARD_MONTH = "card-month"
+    """Per card you need, per month (730 h)."""
+    OFFER_MONTH = "offer-month"
+    """Everything you rent to get your cards, per month (730 h)."""
+
+    @classmethod
+    def parse(cls, text: str) -> CapUnit:
+        """A unit from its name; ``hour`` and ``month`` are the per-card ones (providers
+        quote per card), so ``--per hour`` reads as it does on every price list."""
+        value = text.strip().lower().replace("_", "-")
+        return cls({"hour": "card-hour", "month": "card-month"}.get(value, value))
+
+    @property
+    def per(self) -> PricePer:
+        hourly = self in (CapUnit.CARD_HOUR, CapUnit.OFFER_HOUR)
+        return PricePer.HOUR if hourly else PricePer.MONTH
+
+    @property
+    def per_card(self) -> bool:
+        return self in (CapUnit.CARD_HOUR, CapUnit.CARD_MONTH)
+
+    def stored(self, value: Decimal, gpu_count: int) -> tuple[Decimal, PricePer]:
+        """The cap as stored: for the whole rental of ``gpu_count`` cards."""
+        return (value * gpu_count if self.per_card else value), self.per
 
 
 @dataclass(frozen=True)
@@ -87,19 +132,53 @@ class Watch:
         """The usage the true price is computed for: the watch's cards, always on, 50 GB."""
         return UsageProfile(gpus=self.gpu_count)
 
+    def cap_text(self) -> str | None:
+        """The price cap in words, per card and for the whole rental, e.g.
+        "2.5 CNY/card-hour (5 CNY/hour for 2 cards)"; None without a cap."""
+        if self.max_price is None or self.price_per is None:
+            return None
+        unit = self.price_per.value
+        whole = f"{_plain(self.max_price)} {self.currency}/{unit}"
+        per_card = self.max_price / self.gpu_count
+        if per_card != per_card.quantize(Decimal("1e-8")):  # 10 / 3: keep the total
+            return f"{whole} for {self.gpu_count} cards"
+        card = f"{_plain(per_card)} {self.currency}/card-{unit}"
+        return card if self.gpu_count == 1 else f"{card} ({whole} for {self.gpu_count} cards)"
+
     def describe(self) -> str:
         parts = [self.gpu_model or "any GPU"]
         if self.min_vram_gb is not None:
             parts.append(f">= {self.min_vram_gb} GB")
         parts.append(f"x{self.gpu_count}")
-        if self.max_price is not None:
-            per = self.price_per.value if self.price_per else "hour"
-            parts.append(f"<= {self.max_price} {self.currency}/{per}")
+        cap = self.cap_text()
+        if cap is not None:
+            parts.append(f"<= {cap}")
         if self.providers:
             parts.append("at " + ", ".join(self.providers))
         if self.regions:
             parts.append("in " + ", ".join(self.regions))
         return " ".join(parts)
+
+
+def _plain(value: Decimal) -> str:
+    normalised = value.normalize()
+    return format(normalised.quantize(Decimal(1)) if normalised == normalised.to_integral()
+                  else normalised, "f")  # fmt: skip
+
+
+def _free_short(offer: Mapping[str, Any], wanted: int) -> bool:
+    """The provider's free count says the offer cannot be rented as listed for ``wanted``
+    cards: fewer cards free than the unit that must be rented (an 8-card machine with 4 free
+    is not in stock as an 8-card machine). An unknown count says nothing.
+
+    Private stand-in: ``gpurent.costing`` is getting the one shared check of this; point
+    this at it when it lands.
+    """
+    free = offer.get("available_count")
+    if free is None:
+        return False
+    unit = cards_to_rent(offer, wanted)
+    return unit is None or int(free) < unit
 
 
 @dataclass(frozen=True)
@@ -118,15 +197,18 @@ def assess(
 ) -> Assessment:
     """The reading of one listed offer for ``watch`` (see ``machine`` for the signals).
 
-    The true price is computed in the watch's currency when it has a cap (an FX rate that
-    is missing makes the reading UNKNOWN, not out), else in the offer's own currency.
+    The true price is computed for the cards the watch needs (``cards_to_rent``), in the
+    watch's currency when it has a cap (an FX rate that is missing makes the reading
+    UNKNOWN, not out), else in the offer's own currency, and compared with the stored cap
+    (the whole rental's price: see ``PricePer``). An offer whose free count is below the
+    cards it must be rented with is out of stock for the watch, whatever its status says.
     """
     if not watch.matches(offer):
         return Assessment(Reading(Signal.OUT_STOCK), None)
     status = StockStatus(offer["status"])
     if status is StockStatus.UNKNOWN:
         return Assessment(Reading(Signal.UNKNOWN), None)
-    if not status.rentable:
+    if not status.rentable or _free_short(offer, watch.gpu_count):
         return Assessment(Reading(Signal.OUT_STOCK), None)
     display = watch.currency or str(offer["currency"])
     try:

@@ -1,8 +1,15 @@
 """Watches in the warehouse: add, list, get, remove.
 
-URLs are stored as given (validated by the caller, which knows apprise); the warehouse never
-prints them. Removing a watch deletes its alert state and cancels its pending notifications
-in one transaction, so nothing is sent for a watch that no longer exists.
+URLs are stored as given, validated by the caller, which knows apprise and refuses a URL
+with a literal secret (``gpurent.notify.literal_secrets``): what is stored is a URL whose
+secrets are ``${NAME}`` references, or an ``apprise-config://`` file path. The warehouse
+never prints them. Removing a watch deletes its row (its URLs) and its alert state and
+cancels its pending notifications in one transaction, so nothing is sent for a watch that
+no longer exists; then a CHECKPOINT writes the deletion into the database file, so the
+rows do not linger in the write-ahead log. The limit, honestly: DuckDB does not zero the
+blocks it frees, so old bytes may stay in the file until DuckDB reuses those blocks (a
+copy of the database, ``COPY FROM DATABASE``, leaves them behind). That is why literal
+secrets are refused rather than stored and deleted later.
 """
 
 from __future__ import annotations
@@ -135,4 +142,6 @@ def remove_watch(con: duckdb.DuckDBPyConnection, watch_id: int) -> int:
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    # The deleted URLs out of the WAL and into the file's free blocks (see the docstring).
+    con.execute("CHECKPOINT")
     return int(cancelled[0]) if cancelled else 0

@@ -1,0 +1,78 @@
+"""Secrets at rest (issue 13): a secret given as ${ENV} never reaches the warehouse file,
+through add, poll, a failed send (its error is stored) and a good send; what is shown
+(list, outbox, logs) never holds it."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from gpurent.model import StockStatus, utcnow
+from gpurent.notify import send
+from tests.watch.watch_kit import Market, cli, cli_json, free_port, receiving
+from warehouse.db import connect
+from warehouse.watch.evaluate import evaluate_watches
+from warehouse.watch.outbox import Backoff, deliver_pending
+
+PASSWORD = "Pw-9f3c1e77aa-from-env"
+MARKER = "visible-hook-path-4711"
+
+
+def file_bytes(db: Path) -> bytes:
+    """The database file and its write-ahead log, if any."""
+    wal = db.with_name(db.name + ".wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def test_a_secret_given_by_reference_never_reaches_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("HOOK_PW", PASSWORD)
+    db = tmp_path / "w.duckdb"
+    port = free_port()
+    url = f"json://gpurent:${{HOOK_PW}}@127.0.0.1:{port}/{MARKER}"
+    cli("watch", "add", "--gpu", "RTX 4090", "--notify", url, "--db", str(db))
+
+    con = connect(db)
+    market = Market(con, tmp_path / "feeds")
+    created = con.execute("SELECT created_at FROM watches").fetchall()[0][0]
+    market.start = created - timedelta(seconds=50)
+    market.poll([market.offer(status=StockStatus.SOLD_OUT, available_count=0)])
+    market.poll([market.offer(available_count=2)])
+    assert len(evaluate_watches(con, now=utcnow()).alerts) == 1
+    with caplog.at_level(logging.DEBUG):
+        down = deliver_pending(con, send, now=utcnow(), backoff=Backoff(base_s=0))
+    assert down.failed  # the receiver is down: the error is stored in the outbox
+    with receiving(port) as hook:
+        up = deliver_pending(con, send, now=utcnow(), ignore_schedule=True)
+        (post,) = hook.received()
+    assert up.sent
+    con.execute("CHECKPOINT")
+    con.close()
+
+    # The secret was used (basic auth), and the check below can see what the file holds.
+    assert post["headers"]["Authorization"].startswith("Basic ")
+    data = file_bytes(db)
+    assert MARKER.encode() in data and b"${HOOK_PW}" in data
+    assert PASSWORD.encode() not in data
+    assert PASSWORD not in caplog.text
+
+    for args in (["watch", "list"], ["watch", "outbox"]):
+        for fmt in ("table", "json", "csv"):
+            assert PASSWORD not in cli(*args, "--db", str(db), "--format", fmt).output
+    (row,) = cli_json("watch", "outbox", "--db", str(db))
+    assert row["status"] == "sent" and row["attempts"] == 2
+
+
+def test_a_literal_secret_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    cli("watch", "add", "--gpu", "RTX 4090", "--db", str(db),
+        "--notify", f"json://gpurent:{PASSWORD}@127.0.0.1:9/hook", code=2)  # fmt: skip
+    assert not db.exists()
+    cli("watch", "add", "--gpu", "RTX 4090", "--notify", "json://127.0.0.1:9/x", "--db", str(db))
+    cli("watch", "add", "--gpu", "RTX 4090", "--db", str(db),
+        "--notify", f"json://gpurent:{PASSWORD}@127.0.0.1:9/hook", code=2)  # fmt: skip
+    assert PASSWORD.encode() not in file_bytes(db)
