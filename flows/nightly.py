@@ -3,27 +3,44 @@
 One provider failing never stops the others: crawl tasks never raise for a bad provider
 response (the run report says what happened); a crawler *process* that dies is retried with
 backoff and, if it keeps dying, is recorded as a ``failed`` run.
+
+Nothing a crawl found is lost to a busy warehouse: the load opens the file once per provider
+run (short write windows, so readers get in between), waiting up to GPURENT_LOCK_WAIT_S for
+another writer; the runs are listed in a pending-load manifest beside their feeds first and
+struck off as each commits. A load that gives up reports the runs it could not store as
+``failed`` with the command that loads them later (``gpurent load``), and keeps their feeds.
 """
 
 from __future__ import annotations
 
 import contextlib
 import secrets
+import shlex
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import duckdb
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.crawl import REPLAY_DEMO_TOKEN, CrawlOutcome, CrawlSpec, crawl_command, run_crawl
+from flows.crawl import (
+    REPLAY_DEMO_TOKEN,
+    CrawlOutcome,
+    CrawlSpec,
+    crawl_command,
+    manifest_path,
+    run_crawl,
+    write_manifest,
+)
 from flows.health import classify_run
 from flows.providers import check_names, provider_infos
 from gpurent.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
 from warehouse.db import connect
-from warehouse.load import load_run
+from warehouse.errors import WarehouseLocked
+from warehouse.load import LoadResult, load_run
 from warehouse.queries import recent_offer_counts
 
 # Chromium and several Scrapy processes on a 2-core machine: keep the fan-out modest.
@@ -63,45 +80,137 @@ def crawl_provider(spec: CrawlSpec) -> CrawlOutcome:
     return outcome
 
 
+@dataclass(frozen=True)
+class LoadedRun:
+    """One run's fate in a load: ``result`` is None when the load gave up before it."""
+
+    outcome: CrawlOutcome
+    summary: RunSummary
+    result: LoadResult | None
+
+    @property
+    def state(self) -> str:
+        if self.result is None:
+            return "not loaded"
+        return "already stored" if self.result.skipped_duplicate_run else "loaded"
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    runs: list[LoadedRun]
+    manifest: Path | None
+    """The pending-load manifest, while it still lists runs (else None)."""
+    busy: str | None = None
+    """The warehouse-busy line when the load gave up waiting for the lock."""
+
+    @property
+    def summaries(self) -> list[RunSummary]:
+        return [r.summary for r in self.runs]
+
+    @property
+    def pending(self) -> list[CrawlOutcome]:
+        return [r.outcome for r in self.runs if r.result is None]
+
+
+def load_later_command(manifest: Path, db_path: Path) -> str:
+    return f"gpurent load {shlex.quote(str(manifest))} --db {shlex.quote(str(db_path))}"
+
+
+def load_and_track(
+    db_path: Path,
+    outcomes: list[CrawlOutcome],
+    *,
+    lock_wait_s: float | None = None,
+    manifest: Path | None = None,
+) -> LoadReport:
+    """The single writer: classify and load each run, one connection and transaction each.
+
+    ``manifest`` (default: the crawl's run folder) lists the runs not stored yet, written
+    before the first load and rewritten after each commit; it is gone once all are stored.
+    ``lock_wait_s`` overrides GPURENT_LOCK_WAIT_S for each connection.
+    """
+    manifest = manifest or manifest_path(outcomes)
+    if manifest is not None:
+        write_manifest(manifest, outcomes, db_path=db_path)
+    runs: list[LoadedRun] = []
+    busy = None
+    for index, outcome in enumerate(outcomes):
+        try:
+            con = connect(db_path, wait_s=lock_wait_s)
+        except WarehouseLocked as exc:
+            busy = str(exc)
+            break
+        try:
+            runs.append(load_outcome(con, outcome))
+        finally:
+            con.close()
+        if manifest is not None:
+            write_manifest(manifest, outcomes[index + 1 :], db_path=db_path)
+    left = outcomes[len(runs) :]
+    if busy is not None and manifest is not None:
+        later = load_later_command(manifest, db_path)
+        runs += [LoadedRun(o, _not_loaded(o, later), None) for o in left]
+    return LoadReport(runs=runs, manifest=manifest if left else None, busy=busy)
+
+
+def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> LoadedRun:
+    """Classify one crawler outcome and store it (a run already stored is left as it is)."""
+    report = outcome.report()
+    verdict = classify_run(
+        report,
+        returncode=outcome.returncode,
+        recent_counts=recent_offer_counts(con, outcome.provider),
+    )
+    run = ProviderRun(
+        run_id=outcome.run_id,
+        provider=outcome.provider,
+        started_at=outcome.started_at,
+        finished_at=outcome.finished_at,
+        status=verdict.status,
+        offers=int((report or {}).get("offers") or 0),
+        quarantined=int((report or {}).get("quarantined") or 0),
+        http_errors=len((report or {}).get("errors") or []),
+        message=verdict.message,
+    )
+    feed = outcome.feed_path if outcome.feed_path.exists() else None
+    result = load_run(con, run, feed)
+    summary = RunSummary(
+        provider=outcome.provider,
+        status=result.status.value,
+        offers=result.offers,
+        quarantined=result.quarantined,
+        duration_s=round(run.duration_s, 2),
+        message="already stored" if result.skipped_duplicate_run else verdict.message,
+    )
+    return LoadedRun(outcome, summary, result)
+
+
+def _not_loaded(outcome: CrawlOutcome, later: str) -> RunSummary:
+    crawled = int((outcome.report() or {}).get("offers") or 0)
+    seconds = (outcome.finished_at - outcome.started_at).total_seconds()
+    return RunSummary(
+        provider=outcome.provider,
+        status=RunStatus.FAILED.value,
+        offers=0,
+        quarantined=0,
+        duration_s=round(seconds, 2),
+        message=f"not loaded, warehouse busy: {crawled} offers crawled, feed kept; "
+        f"load it later with `{later}`",
+    )
+
+
 @task(task_run_name="load-warehouse")
-def load_outcomes(db_path: Path, outcomes: list[CrawlOutcome]) -> list[RunSummary]:
-    """The single writer: classify each provider run and load it, one transaction per provider."""
-    summaries = []
-    con = connect(db_path)
-    try:
-        for outcome in outcomes:
-            report = outcome.report()
-            verdict = classify_run(
-                report,
-                returncode=outcome.returncode,
-                recent_counts=recent_offer_counts(con, outcome.provider),
-            )
-            run = ProviderRun(
-                run_id=outcome.run_id,
-                provider=outcome.provider,
-                started_at=outcome.started_at,
-                finished_at=outcome.finished_at,
-                status=verdict.status,
-                offers=int((report or {}).get("offers") or 0),
-                quarantined=int((report or {}).get("quarantined") or 0),
-                http_errors=len((report or {}).get("errors") or []),
-                message=verdict.message,
-            )
-            feed = outcome.feed_path if outcome.feed_path.exists() else None
-            result = load_run(con, run, feed)
-            summaries.append(
-                RunSummary(
-                    provider=outcome.provider,
-                    status=verdict.status.value,
-                    offers=result.offers,
-                    quarantined=result.quarantined,
-                    duration_s=round(run.duration_s, 2),
-                    message=verdict.message,
-                )
-            )
-    finally:
-        con.close()
-    return summaries
+def load_outcomes(
+    db_path: Path, outcomes: list[CrawlOutcome], lock_wait_s: float | None = None
+) -> list[RunSummary]:
+    """The flow's load step (see ``load_and_track``); says how to finish a load it gave up."""
+    loaded = load_and_track(db_path, outcomes, lock_wait_s=lock_wait_s)
+    if loaded.busy is not None and loaded.manifest is not None:
+        print(
+            f"{len(loaded.pending)} run(s) not loaded ({loaded.busy}); feeds kept, "
+            f"load them with: {load_later_command(loaded.manifest, db_path)}"
+        )
+    return loaded.summaries
 
 
 def summary_markdown(run_id: str, summaries: list[RunSummary]) -> str:
@@ -195,8 +304,12 @@ def nightly_crawl(
     step: int = 1,
     demo_credentials: bool = True,
     run_id: str | None = None,
+    lock_wait_s: float | None = None,
 ) -> list[dict[str, object]]:
-    """Crawl providers (all by default), load the warehouse, publish a summary artifact."""
+    """Crawl providers (all by default), load the warehouse, publish a summary artifact.
+
+    ``lock_wait_s``: how long the load waits for another writer (default GPURENT_LOCK_WAIT_S).
+    """
     chosen = check_names(list(providers)) if providers else list(provider_infos())
     run_id = run_id or new_run_id()
     env = crawl_env(chosen, replay=replay, demo_credentials=demo_credentials)
@@ -208,7 +321,7 @@ def nightly_crawl(
             replay_url=server.url if server else None,
             env=env,
         )
-    summaries = load_outcomes(db_path, outcomes)
+    summaries = load_outcomes(db_path, outcomes, lock_wait_s)
     create_markdown_artifact(
         key="crawl-summary",
         markdown=summary_markdown(run_id, summaries),

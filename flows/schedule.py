@@ -3,7 +3,9 @@ poll (every few minutes), served by one process (``gpurent schedule``).
 
 Prefect only schedules runs on a real API server (``prefect server start``), not on the
 ephemeral one. Both flows write the one DuckDB file, so the runner executes one flow run at
-a time (``limit=1``): a poll that comes due during the nightly crawl waits for it.
+a time (``limit=1``): a poll that comes due during the nightly crawl waits for it. A writer
+outside the runner (a `gpurent crawl` or `gpurent load` by hand) is waited for too, up to
+GPURENT_LOCK_WAIT_S; a nightly load that gives up keeps its runs pending for `gpurent load`.
 Past one machine, ``prefect.yaml`` at the repository root declares the same deployments
 for a work pool and its workers.
 """

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     """Display currency for costs and rankings (GPURENT_CURRENCY); native prices are kept too."""
     work_dir: Path | None = None
     """Where crawl feeds and run reports are kept (GPURENT_WORK_DIR); default: beside the DB."""
+    lock_wait_s: float | None = Field(default=None, ge=0)
+    """Seconds to wait while another process writes the DB (GPURENT_LOCK_WAIT_S); default:
+    120 s for a load (warehouse.db.WRITER_WAIT_S), 10 s for a read command (READER_WAIT_S)."""
 
     def chromium_path(self) -> str | None:
         return self.chromium or shutil.which("chromium") or shutil.which("chromium-browser")

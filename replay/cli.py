@@ -47,11 +47,23 @@ def configure_logging(quiet: bool) -> None:
     )
 
 
-def serve_until_interrupted(server: ReplayServer) -> None:
-    """Block until Ctrl-C or SIGTERM, then stop the server cleanly."""
+def install_stop_handler() -> threading.Event:
+    """An event that SIGTERM sets, with the handler in place from now on.
+
+    Installed before the server announces itself: whoever reads the announcement may send
+    SIGTERM at once, and a signal that lands before the handler would kill the process
+    with the default action instead of a clean stop.
+    """
     done = threading.Event()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: done.set())
+    return done
+
+
+def serve_until_interrupted(server: ReplayServer, done: threading.Event | None = None) -> None:
+    """Block until Ctrl-C or SIGTERM (or ``done`` is set), then stop the server cleanly."""
+    if done is None:
+        done = install_stop_handler()
     try:
         while not done.wait(0.2):  # a timed wait keeps Ctrl-C responsive
             pass
@@ -80,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # unknown scene, step out of range
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    stop = install_stop_handler()  # before the first line a caller may act on
     server.start()
     # The URL alone on the first line: scripts and tests read it from there.
     print(server.url, flush=True)
@@ -89,5 +102,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     for fault in faults:
         print(f"fault {format_fault_spec(fault)}", flush=True)
     print("Ctrl-C to stop", flush=True)
-    serve_until_interrupted(server)
+    serve_until_interrupted(server, stop)
     return 0

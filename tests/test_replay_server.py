@@ -530,13 +530,39 @@ def test_python_m_replay_serves_until_terminated(root: Path) -> None:
     try:
         url = read_line(proc)
         assert url.startswith("http://127.0.0.1:")
+        # The SIGTERM handler is in place before the first line; waiting for the last line
+        # of the announcement as well means the test never races the start-up, however
+        # busy the machine (a condition waited on, not a sleep).
+        # (readline, not select: the first read may have buffered the rest already; an
+        # early exit ends the loop with "" at EOF.)
+        assert proc.stdout is not None
+        announced = [proc.stdout.readline().strip()]
+        while announced[-1] not in ("Ctrl-C to stop", "") and len(announced) < 100:
+            announced.append(proc.stdout.readline().strip())
+        assert announced[-1] == "Ctrl-C to stop", announced
         reply = call(url + "/autodl/api/v1/user/machine/list", "POST", AUTODL_BODY)
         assert reply.json() == FREE
         assert call(url + "/vastai/tags?tag=a&tag=b").status == 503
         assert call(url + "/vastai/tags?tag=a&tag=b").text == "two tags"
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) == 0  # SIGTERM is a clean stop
+        assert proc.wait(timeout=120) == 0  # SIGTERM is a clean stop
+
+
+def test_python_m_replay_stops_cleanly_on_sigterm_sent_right_after_its_first_line(
+    root: Path,
+) -> None:
+    # The handler is installed before anything is printed, so however early a caller
+    # reacts to the URL, SIGTERM is a clean stop (exit 0), never the default kill (-15).
+    cmd = [sys.executable, "-m", "replay", "--root", str(root), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=120) == 0
 
 
 def test_python_m_replay_rejects_unknown_scene(root: Path) -> None:

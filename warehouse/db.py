@@ -1,45 +1,73 @@
 """Opening the warehouse file: one writer that migrates, readers that wait briefly for it.
 
-DuckDB allows one read-write process per file, or any number of read-only ones. The flow
-is the only writer and keeps its write windows short, so a reader (CLI, dashboard) that
-finds the file locked sleeps and retries instead of failing at once. Within one process,
-DuckDB refuses a read-only connection to a file that process already holds read-write:
-there, reuse the writer's connection (``con.cursor()``).
+DuckDB allows one read-write process per file, or any number of read-only ones, and a
+process that holds the file read-write shuts every other process out, readers included.
+So whoever finds the file locked waits, with backoff, instead of failing at once: a load
+(the writer) waits long (``GPURENT_LOCK_WAIT_S``, default ``WRITER_WAIT_S``), since
+giving up means a crawl's results wait for ``gpurent load``; a read command waits briefly
+(``READER_WAIT_S`` unless ``GPURENT_LOCK_WAIT_S`` says otherwise), then says "warehouse
+busy" in one line. Writers keep their windows short (one provider run per connection) so
+readers get in between. What a reader sees is always a committed state: each provider
+run is one transaction. Within one process, DuckDB refuses a read-only connection to a
+file that process already holds read-write: there, reuse the writer's connection
+(``con.cursor()``).
 """
 
 from __future__ import annotations
 
+import random
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
+from pydantic import ValidationError
 
-from warehouse.errors import WarehouseLocked, WarehouseMissing
+from gpurent.config import load_settings
+from warehouse.errors import WarehouseError, WarehouseLocked, WarehouseMissing
 from warehouse.migrations import migrate
+
+LOCK_WAIT_ENV = "GPURENT_LOCK_WAIT_S"
+WRITER_WAIT_S = 120.0
+"""How long a writer waits for the lock by default: a crawl's load should outlast another
+crawl's load or a watch poll, which take seconds to a minute on a small machine."""
+READER_WAIT_S = 10.0
+"""How long a read command waits by default: long enough for one provider run's write
+window, short enough that a person is told what is going on."""
+FIRST_RETRY_S = 0.05
+MAX_RETRY_S = 0.5
+"""Backoff cap: the gaps between a writer's windows are short, so poll them often enough."""
 
 
 def connect(
     path: Path | str,
     *,
     read_only: bool = False,
-    retries: int = 20,
+    wait_s: float | None = None,
+    retries: int | None = None,
     retry_delay_s: float = 0.25,
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``path``.
 
     A writer creates the parent folders and the file, then applies pending migrations.
-    A reader needs an existing, migrated file (else ``WarehouseMissing``). Both retry
-    ``retries`` times, ``retry_delay_s`` apart, while another process holds the lock,
-    then raise ``WarehouseLocked``. Every session runs in UTC.
+    A reader needs an existing, migrated file (else ``WarehouseMissing``). While another
+    process holds the lock, both retry with backoff for ``wait_s`` seconds (default:
+    ``lock_wait_s(read_only=...)``), then raise ``WarehouseLocked`` with the one line a
+    user sees. ``retries`` instead gives a fixed number of retries ``retry_delay_s``
+    apart (older callers). Every session runs in UTC.
     """
     db_path = Path(path).expanduser()
     if read_only and not db_path.is_file():
         raise WarehouseMissing(f"no warehouse at {db_path}: run a crawl first to create it")
     if not read_only:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-    con = _open(db_path, read_only=read_only, retries=retries, retry_delay_s=retry_delay_s)
+    if retries is not None:
+        con = _open_counted(db_path, read_only=read_only, retries=retries, delay_s=retry_delay_s)
+    else:
+        wait = lock_wait_s(read_only=read_only) if wait_s is None else max(0.0, wait_s)
+        con = _open_waiting(db_path, read_only=read_only, wait_s=wait)
     try:
         # Sessions default to the machine's zone; TIMESTAMPTZ must come back as UTC.
         con.execute("SET TimeZone = 'UTC'")
@@ -51,6 +79,21 @@ def connect(
         con.close()
         raise
     return con
+
+
+def lock_wait_s(*, read_only: bool) -> float:
+    """Seconds to wait for another process's lock: GPURENT_LOCK_WAIT_S, else the default."""
+    try:
+        configured = load_settings().lock_wait_s
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"GPURENT_{'_'.join(str(part) for part in err['loc']).upper()}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise WarehouseError(f"bad setting: {problems}") from exc
+    if configured is not None:
+        return configured
+    return READER_WAIT_S if read_only else WRITER_WAIT_S
 
 
 def fetch_one(
@@ -79,25 +122,62 @@ def query_frame(
     return result
 
 
-def _open(
-    db_path: Path, *, read_only: bool, retries: int, retry_delay_s: float
+def _try_open(db_path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection | str:
+    """A connection, or the lock error's text when another process holds the file."""
+    try:
+        return duckdb.connect(str(db_path), read_only=read_only)
+    except duckdb.IOException as exc:
+        message = str(exc)
+        if "does not exist" in message.lower():
+            raise WarehouseMissing(f"no warehouse at {db_path}") from exc
+        if "lock" not in message.lower():
+            raise
+        return message
+
+
+def _open_waiting(db_path: Path, *, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    started = time.monotonic()
+    deadline = started + wait_s
+    delay = FIRST_RETRY_S
+    while True:
+        opened = _try_open(db_path, read_only=read_only)
+        if not isinstance(opened, str):
+            return opened
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WarehouseLocked(
+                busy_message(db_path, opened, waited_s=time.monotonic() - started)
+            )
+        # Jitter keeps several waiting processes from polling in step.
+        time.sleep(min(left, delay * random.uniform(0.5, 1.0)))
+        delay = min(MAX_RETRY_S, delay * 2)
+
+
+def _open_counted(
+    db_path: Path, *, read_only: bool, retries: int, delay_s: float
 ) -> duckdb.DuckDBPyConnection:
+    started = time.monotonic()
     attempt = 0
     while True:
-        try:
-            return duckdb.connect(str(db_path), read_only=read_only)
-        except duckdb.IOException as exc:
-            message = str(exc).lower()
-            if "does not exist" in message:
-                raise WarehouseMissing(f"no warehouse at {db_path}") from exc
-            if "lock" not in message:
-                raise
-            if attempt >= retries:
-                raise WarehouseLocked(
-                    f"{db_path} is held by another process (tried {attempt + 1} times): {exc}"
-                ) from exc
+        opened = _try_open(db_path, read_only=read_only)
+        if not isinstance(opened, str):
+            return opened
+        if attempt >= retries:
+            raise WarehouseLocked(
+                busy_message(db_path, opened, waited_s=time.monotonic() - started)
+            )
         attempt += 1
-        time.sleep(retry_delay_s)
+        time.sleep(delay_s)
+
+
+def busy_message(db_path: Path, lock_error: str, *, waited_s: float) -> str:
+    """The one line a user sees when the file stayed locked (the holder's PID if known)."""
+    pid = re.search(r"PID (\d+)", lock_error)
+    holder = f", PID {pid.group(1)}," if pid else ""
+    return (
+        f"warehouse busy: a crawl or load is writing {db_path} (held by another process"
+        f"{holder} for the {waited_s:.1f} s waited); try again shortly (or set {LOCK_WAIT_ENV})"
+    )
 
 
 def _require_schema(con: duckdb.DuckDBPyConnection, db_path: Path) -> None:

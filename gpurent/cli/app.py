@@ -28,6 +28,7 @@ from gpurent.cli.errors import (
 # Each module exposes register(app).
 COMMAND_MODULES: tuple[str, ...] = (
     "crawl",
+    "load_cmd",
     "queries",
     "size",
     "watch",

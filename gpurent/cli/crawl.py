@@ -34,6 +34,27 @@ def _prepare_prefect_env() -> None:
         os.environ.setdefault(key, value)
 
 
+def feeds_dir(db: Path) -> Path:
+    """Where a crawl keeps its feeds and reports: GPURENT_WORK_DIR, else beside the DB."""
+    return load_settings().work_dir or db.parent / "feeds"
+
+
+def pending_load_line(db: Path, rows: list[dict[str, Any]]) -> str | None:
+    """One line saying how to load the runs this crawl could not store (None: all stored)."""
+    from flows.crawl import PENDING_MANIFEST
+    from flows.nightly import load_later_command
+
+    if not rows:
+        return None
+    manifest = feeds_dir(db) / str(rows[0]["run_id"]) / PENDING_MANIFEST
+    if not manifest.is_file():
+        return None
+    return (
+        "warehouse busy: some runs were not loaded (their feeds are kept); "
+        f"load them with `{load_later_command(manifest, db)}`"
+    )
+
+
 def run_crawl_flow(
     *,
     db: Path,
@@ -51,8 +72,7 @@ def run_crawl_flow(
     from flows.providers import check_names, provider_names
 
     chosen = check_names(providers) if providers else provider_names()
-    settings = load_settings()
-    work_dir = settings.work_dir or db.parent / "feeds"
+    work_dir = feeds_dir(db)
     run_id = new_run_id()
     result: dict[str, Any] = {}
 
@@ -158,3 +178,6 @@ def register(app: typer.Typer) -> None:
         render(rows, fmt, columns=SUMMARY_COLUMNS, title=f"crawl into {path}")
         if fmt is OutputFormat.TABLE:
             Console().print(f"[dim]database: {path}[/]")
+        later = pending_load_line(path, rows)
+        if later is not None:
+            Console(stderr=True).print(later, markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,91 @@
+"""SIGKILL a whole `gpurent crawl` (and every process it started) mid-crawl and mid-load:
+the warehouse opens, migrations intact, every stored run whole; the next crawl completes and
+`gpurent load` finishes what the killed load had not stored."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flows.crawl import PENDING_MANIFEST
+from tests.reliability.rel_kit import (
+    REPO_ROOT,
+    check_integrity,
+    child_env,
+    kill_hard,
+    wait_until,
+)
+
+pytestmark = pytest.mark.prefect
+
+PROVIDERS = ("vastai", "cudo")
+
+
+def crawl_env() -> dict[str, str]:
+    from prefect.settings import PREFECT_API_URL
+
+    api = PREFECT_API_URL.value()
+    return {**child_env(), **({"PREFECT_API_URL": api} if api else {})}
+
+
+def start_crawl(db: Path) -> subprocess.Popen[str]:
+    args = ["crawl", "--replay", "--db", str(db), "--format", "json"]
+    for provider in PROVIDERS:
+        args += ["--provider", provider]
+    return subprocess.Popen(
+        [sys.executable, "-m", "gpurent", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+        env=crawl_env(),
+        start_new_session=True,  # its own process group: one kill takes every crawler too
+    )
+
+
+def new_files(feeds: Path, pattern: str, old: set[Path]) -> Callable[[], bool]:
+    return lambda: any(p.parent not in old for p in feeds.glob(f"*/{pattern}"))
+
+
+def test_a_crawl_killed_mid_crawl_or_mid_load_loses_nothing_stored(
+    prefect_harness: None, tmp_path: Path
+) -> None:
+    db = tmp_path / "var" / "gpurent.duckdb"
+    feeds = db.parent / "feeds"
+    feeds.mkdir(parents=True)
+    # Kill points, by what the crawl leaves on disk: a first run report (crawling), then
+    # the pending-load manifest (the load has begun).
+    for pattern in ("*.run.json", PENDING_MANIFEST):
+        old = {p for p in feeds.iterdir() if p.is_dir()}
+        crawl = start_crawl(db)
+        try:
+            wait_until(new_files(feeds, pattern, old), while_alive=crawl)
+        finally:
+            kill_hard(crawl, group=True)
+        if db.exists():
+            check_integrity(db)  # opens, migrations intact, every stored run whole
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gpurent", "crawl", "--replay", "--db", str(db), "--format",
+         "json", *(a for p in PROVIDERS for a in ("--provider", p))],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=crawl_env(), timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = {r["provider"]: r for r in json.loads(done.stdout)}
+    assert {summary[p]["status"] for p in PROVIDERS} == {"ok"}, summary
+    assert all(summary[p]["offers"] > 0 for p in PROVIDERS)
+
+    # What the killed load left pending loads now, once; nothing is left pending after.
+    finish = subprocess.run(
+        [sys.executable, "-m", "gpurent", "load", str(feeds), "--db", str(db), "--format", "json"],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=child_env(), timeout=600, check=False,
+    )  # fmt: skip
+    assert finish.returncode == 0, finish.stderr
+    assert not list(feeds.glob(f"*/{PENDING_MANIFEST}"))
+    integrity = check_integrity(db)
+    assert integrity.runs >= len(PROVIDERS)

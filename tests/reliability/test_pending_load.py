@@ -1,0 +1,97 @@
+"""A load that cannot get the lock loses nothing: the runs are reported failed, their feeds
+and a pending-load manifest stay, and `gpurent load` stores them later, once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flows.crawl import PENDING_MANIFEST, read_manifest
+from flows.nightly import load_and_track
+from tests.reliability.rel_kit import (
+    PROVIDERS,
+    check_integrity,
+    feed_keys,
+    make_outcome,
+    run_gpurent,
+    stored_keys,
+    writer_held,
+)
+
+
+def test_a_load_that_gives_up_keeps_its_runs_pending_and_gpurent_load_stores_them(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "var" / "gpurent.duckdb"
+    feeds = tmp_path / "var" / "feeds"
+    outcomes = [make_outcome(feeds, "run-1", p, 3 + i) for i, p in enumerate(PROVIDERS[:3])]
+    with writer_held(db):
+        report = load_and_track(db, outcomes, lock_wait_s=0)
+    manifest = feeds / "run-1" / PENDING_MANIFEST
+    assert report.busy is not None and report.busy.startswith("warehouse busy: ")
+    assert report.manifest == manifest and manifest.is_file()
+    assert [s.status for s in report.summaries] == ["failed"] * 3
+    assert all("gpurent load" in s.message and "feed kept" in s.message for s in report.summaries)
+    assert [o.provider for o in read_manifest(manifest)] == list(PROVIDERS[:3])
+    assert all(o.feed_path.is_file() and o.report_path.is_file() for o in outcomes)
+    assert check_integrity(db).runs == 0
+
+    done = run_gpurent("load", str(feeds), "--db", str(db), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["provider"], r["status"], r["result"]) for r in rows] == [
+        (p, "ok", "loaded") for p in PROVIDERS[:3]
+    ]
+    assert not manifest.exists()
+    for outcome in outcomes:
+        assert stored_keys(db, outcome.provider, "run-1") == feed_keys(outcome)
+    assert check_integrity(db).runs == 3
+
+    again = run_gpurent("load", str(feeds), "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert "nothing pending" in again.stderr
+
+
+def test_a_manifest_left_after_its_runs_were_stored_is_skipped_and_cleared(
+    tmp_path: Path,
+) -> None:
+    # A kill between a commit and the manifest's rewrite leaves a stored run listed.
+    db = tmp_path / "gpurent.duckdb"
+    outcomes = [make_outcome(tmp_path / "feeds", "run-7", p, 4) for p in PROVIDERS[:2]]
+    stored = load_and_track(db, outcomes)
+    assert stored.busy is None and stored.manifest is None
+    from flows.crawl import write_manifest
+
+    manifest = tmp_path / "feeds" / "run-7" / PENDING_MANIFEST
+    write_manifest(manifest, outcomes, db_path=db)
+    done = run_gpurent("load", str(manifest), "--db", str(db), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert {r["result"] for r in json.loads(done.stdout)} == {"already stored"}
+    assert not manifest.exists()
+    assert check_integrity(db).runs == 2
+
+
+def test_gpurent_load_on_a_busy_warehouse_says_so_and_keeps_the_manifest(tmp_path: Path) -> None:
+    db = tmp_path / "gpurent.duckdb"
+    outcome = make_outcome(tmp_path / "feeds", "run-3", "cudo", 2)
+    manifest = tmp_path / "feeds" / "run-3" / PENDING_MANIFEST
+    with writer_held(db):
+        assert load_and_track(db, [outcome], lock_wait_s=0).manifest == manifest
+        done = run_gpurent("load", str(manifest), "--db", str(db), env={"GPURENT_LOCK_WAIT_S": "0"})
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("gpurent: warehouse busy: ") and "stays pending" in last
+    assert manifest.is_file()
+
+
+def test_gpurent_load_refuses_what_is_not_a_manifest_in_one_line(tmp_path: Path) -> None:
+    bogus = tmp_path / PENDING_MANIFEST
+    bogus.write_text("{not json", encoding="utf-8")
+    done = run_gpurent("load", str(bogus), "--db", str(tmp_path / "x.duckdb"))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "not a readable pending-load manifest" in done.stderr
+    missing = run_gpurent("load", str(tmp_path / "nowhere"), "--db", str(tmp_path / "x.duckdb"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
