@@ -46,7 +46,7 @@ def serve(
     """Serve a scene until Ctrl-C; a spider for provider P uses <URL>/P as base URL."""
     # Imported here so other gpurent commands do not pay for the replay package.
     from replay import RecordingError, ReplayServer, format_fault_spec, parse_fault_spec
-    from replay.cli import configure_logging, serve_until_interrupted
+    from replay.cli import configure_logging, install_stop_handler, serve_until_interrupted
 
     console = Console()
     try:
@@ -61,6 +61,7 @@ def serve(
         Console(stderr=True).print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from exc
     configure_logging(quiet)
+    stop = install_stop_handler()  # before the URL line a caller may act on (SIGTERM race)
     server.start()
     # The bare URL first, so a script can read it from the first line.
     console.print(server.url, markup=False, highlight=False, soft_wrap=True)
@@ -73,7 +74,7 @@ def serve(
     for item in faults:
         console.print(f"fault {format_fault_spec(item)}", markup=False, highlight=False)
     console.print("Ctrl-C to stop")
-    serve_until_interrupted(server)
+    serve_until_interrupted(server, stop)
 
 
 def check(root: ROOT_OPTION = None) -> None:
