@@ -2,14 +2,15 @@
 
 Text that came from a provider could start with ``=``, ``+``, ``-`` or ``@`` and run as
 a formula when the file is opened in a spreadsheet (CSV injection); such text cells get
-a leading apostrophe, the usual neutraliser. Numbers are left alone.
+a leading apostrophe, by the one rule every CSV of gpurent follows (``gpurent.csvsafe``).
+Numeric columns are left alone.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-_FORMULA_START = r"^[=+\-@\t\r]"
+from gpurent.csvsafe import neutralise_text
 
 
 def neutralise(frame: pl.DataFrame) -> pl.DataFrame:
@@ -18,10 +19,7 @@ def neutralise(frame: pl.DataFrame) -> pl.DataFrame:
     if not text_columns:
         return frame
     return frame.with_columns(
-        pl.when(pl.col(c).str.contains(_FORMULA_START))
-        .then(pl.lit("'") + pl.col(c))
-        .otherwise(pl.col(c))
-        .alias(c)
+        pl.col(c).map_elements(neutralise_text, return_dtype=pl.String).alias(c)
         for c in text_columns
     )
 

@@ -19,8 +19,30 @@ times ``gpu_count`` when the basis is ``gpu``. ``price_per_gpu_hour`` is the sam
 
 Which add-ons count. Mandatory fees, plus traffic fees (egress/ingress) whatever their
 ``mandatory`` flag, because traffic is billed whenever it happens and the profile says how
-much happens. Optional fees, and fees the engine cannot price, are listed in
-``TrueCost.not_counted`` with the reason, never silently dropped.
+much happens, plus the storage the profile asks for (below). Other optional fees, and fees
+the engine cannot price, are listed in ``TrueCost.not_counted`` with the reason, never
+silently dropped.
+
+Storage. The profile's ``storage_gb`` is paid for on every offer, beyond any free
+allowance, so that providers whose storage is an optional add-on do not look cheaper than
+those that bill it with the instance. The fees that take it are the offer's *sized* storage
+fees: type system_disk / data_disk / storage_stopped, basis gb or tb, no fixed quantity.
+
+* When a sized storage fee is mandatory, the storage is priced through the mandatory ones
+  (as any mandatory fee) and optional storage fees stay optional.
+* Otherwise, when the offer sells storage as optional disks (sized system_disk or
+  data_disk fees), the GB go on the cheapest of them: the one with the lowest monthly cost
+  for the profile (ties: lower hourly, then the earlier fee); the others are not counted.
+  Asking for 0 GB counts none.
+* Otherwise (no sized storage fee at all) the storage price is unknown:
+  ``TrueCost.storage_price_unknown`` is set (when storage_gb > 0) and the explanation says
+  so. It is never priced as free silently.
+
+Stock for a unit (``rentable``). An offer of N cards is rented as listed: it is in stock for
+a user who needs ``cards_needed`` cards only when its status is in_stock or low, it can
+supply the cards (``cards_to_rent``) and the provider's free count, when it gives one,
+covers every card rented. A 2-card machine with 1 free card is not in stock. ``cheapest``,
+sizing and the watches all read this one function.
 
 Quantity a fee is charged on (``quantity`` is always for the whole offer, not per GPU):
 
@@ -81,7 +103,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 from gpurent.billing_facts import BillingStart, BillingTerms, duration_text, terms_for
 from gpurent.fx import FxRate, FxTable, load_fx_table
@@ -94,6 +116,7 @@ from gpurent.model import (
     PriceBasis,
     PriceKind,
     PricePlan,
+    StockStatus,
 )
 from gpurent.units import HOURS_PER_MONTH, HOURS_PER_UNIT, hourly_rate, to_fraction
 
@@ -101,6 +124,9 @@ MONEY_PLACES = 6
 GB_PER_TB = 1000
 _METERED = frozenset({BillingUnit.SECOND, BillingUnit.MINUTE, BillingUnit.HOUR})
 _TRAFFIC = frozenset({FeeType.EGRESS, FeeType.INGRESS})
+_STORAGE = frozenset({FeeType.SYSTEM_DISK, FeeType.DATA_DISK, FeeType.STORAGE_STOPPED})
+_DISKS = frozenset({FeeType.SYSTEM_DISK, FeeType.DATA_DISK})
+_PER_SIZE = frozenset({FeeBasis.GB, FeeBasis.TB})
 # Non-terminating counts in explanations (730/24 days) are shown to 6 significant digits.
 _SHOWN_CONTEXT = Context(prec=6, rounding=ROUND_HALF_EVEN)
 
@@ -264,6 +290,8 @@ class TrueCost:
     """Rate from ``currency`` to ``display_currency``; None when they are the same."""
     profile: UsageProfile
     not_counted: tuple[SkippedFee, ...] = ()
+    storage_price_unknown: bool = False
+    """The profile asks for storage and the offer lists no per-GB storage fee: not counted."""
     unknown_terms: tuple[str, ...] = ()
     """Billing terms of the provider that were not on file, and what was assumed instead."""
     lines: tuple[str, ...] = field(default=(), repr=False)
@@ -345,6 +373,43 @@ def price_per_gpu_hour(
     return quantize_money(_per_gpu_hour(price, unit, basis, gpu_count))
 
 
+# ---------------------------------------------------------------- fit and stock
+
+
+def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
+    """Cards the user would rent from ``offer`` (a stored row or an offer record's fields),
+    or None when it cannot supply ``wanted`` cards.
+
+    Whole-machine offers (price per instance) are rented as listed. Per-card offers (AutoDL,
+    Cudo) rent as many cards as wanted while the provider's free count (when it gives one)
+    covers them; with no more wanted than listed, the listed count is rented.
+    """
+    count = int(offer["gpu_count"])
+    if str(offer["price_basis"]) == PriceBasis.INSTANCE.value:
+        return count if count >= wanted else None
+    if wanted <= count:
+        return count
+    free = offer.get("available_count")
+    return wanted if free is None or int(free) >= wanted else None
+
+
+def rentable(offer: Mapping[str, Any], cards_needed: int = 1) -> bool:
+    """Whether ``offer`` can be rented now by someone who needs ``cards_needed`` cards.
+
+    True when its status is in_stock or low, it can supply the cards (``cards_to_rent``) and
+    the provider's free count, when it gives one, covers every card rented: an offer of N
+    cards with fewer than N free cannot be rented as listed. Unknown stock is never
+    rentable. The one rule for ``cheapest``, sizing, the dashboard and the watches.
+    """
+    if not StockStatus(str(offer["status"])).rentable:
+        return False
+    cards = cards_to_rent(offer, cards_needed)
+    if cards is None:
+        return False
+    free = offer.get("available_count")
+    return free is None or int(free) >= cards
+
+
 # ---------------------------------------------------------------- add-ons
 
 
@@ -394,10 +459,22 @@ def _fee_quantity(
     return chosen, label
 
 
+def _sized_storage(fee: AddonFee) -> bool:
+    """A storage fee charged on a size the user chooses (rules: module docstring)."""
+    return fee.fee_type in _STORAGE and fee.basis in _PER_SIZE and fee.quantity is None
+
+
 def _fee_cost(
-    fee: AddonFee, inp: CostInput, profile: UsageProfile, conv: _Converter
+    fee: AddonFee,
+    inp: CostInput,
+    profile: UsageProfile,
+    conv: _Converter,
+    *,
+    storage_route: bool = False,
 ) -> _FeeCost | str:
-    if not fee.mandatory and fee.fee_type not in _TRAFFIC:
+    """Cost of one fee, or why it is not counted; ``storage_route``: the optional disk
+    chosen to hold the profile's storage, counted as if it were mandatory."""
+    if not fee.mandatory and fee.fee_type not in _TRAFFIC and not storage_route:
         return "optional"
     if fee.fee_type in _TRAFFIC and fee.unit is not None:
         return f"traffic fee quoted per {fee.unit.value}"
@@ -444,6 +521,57 @@ def _fee_cost(
         f" x {_num(charged / unit_hours)} {fee.unit.value} ({why}) = {_money(monthly)}{fx_note}"
     )
     return _FeeCost(fee.fee_type, hourly, monthly, hourly_line, monthly_line)
+
+
+@dataclass(frozen=True)
+class _StorageRoute:
+    """How the profile's storage is priced on one offer (rules: module docstring)."""
+
+    chosen: int | None = None
+    """Index in ``inp.fees`` of the optional disk that holds the storage, if one does."""
+    chosen_cost: _FeeCost | None = None
+    passed_over: Mapping[int, str] = field(default_factory=dict)
+    """Optional disks not chosen, by index, with the reason."""
+    unknown: bool = False
+    note: str = ""
+
+
+def _storage_route(inp: CostInput, profile: UsageProfile, conv: _Converter) -> _StorageRoute:
+    sized = [(i, f) for i, f in enumerate(inp.fees) if _sized_storage(f)]
+    gb = _num(profile.storage_gb)
+    if any(f.mandatory for _, f in sized):
+        return _StorageRoute()  # priced through the mandatory fees, as any mandatory fee
+    disks = [(i, f) for i, f in sized if f.fee_type in _DISKS]
+    if not disks:
+        if profile.storage_gb > 0:
+            return _StorageRoute(
+                unknown=True,
+                note=f"Storage price unknown: the feed lists no per-GB storage fee, "
+                f"so the {gb} GB asked for are not counted.",
+            )
+        return _StorageRoute()
+    if profile.storage_gb == 0:
+        return _StorageRoute(passed_over={i: "optional; no storage asked for" for i, _ in disks})
+    priced: list[tuple[int, _FeeCost]] = []
+    for i, fee in disks:
+        cost = _fee_cost(fee, inp, profile, conv, storage_route=True)
+        if isinstance(cost, _FeeCost):
+            priced.append((i, cost))
+    if not priced:
+        return _StorageRoute()
+    # The cheapest way for the month, the figure the ranking uses; ties as documented.
+    best_index, best = min(priced, key=lambda p: (p[1].monthly, p[1].hourly, p[0]))
+    name = inp.fees[best_index].fee_type.value
+    passed = {
+        i: f"optional; the {gb} GB storage is counted on a cheaper {name} fee"
+        for i, _ in priced
+        if i != best_index
+    }
+    note = (
+        f"Storage: the {gb} GB asked for are counted on the optional {name} fee, "
+        "the cheapest way this offer sells storage."
+    )
+    return _StorageRoute(best_index, best, passed, note=note)
 
 
 # ---------------------------------------------------------------- metering
@@ -638,9 +766,16 @@ def true_cost(
     )
     per_gpu_hour = _per_gpu_hour(inp.price, inp.billing_unit, inp.price_basis, inp.gpu_count)
 
+    route = _storage_route(inp, profile, conv)
     fee_costs: list[_FeeCost] = []
     skipped: list[SkippedFee] = []
-    for fee in inp.fees:
+    for index, fee in enumerate(inp.fees):
+        if index in route.passed_over:
+            skipped.append(SkippedFee(fee, route.passed_over[index]))
+            continue
+        if index == route.chosen and route.chosen_cost is not None:
+            fee_costs.append(route.chosen_cost)
+            continue
         result = _fee_cost(fee, inp, profile, conv)
         if isinstance(result, str):
             skipped.append(SkippedFee(fee, result))
@@ -697,6 +832,8 @@ def true_cost(
     lines += [f"  {c.monthly_line}" for c in fee_costs]
     lines.append(f"  = {_money(monthly)} {ccy}/month")
     lines += [f"Not counted: {s.fee.fee_type.value} ({s.reason})" for s in skipped]
+    if route.note:
+        lines.append(route.note)
     if unknown_terms:
         lines.append(f"Billing terms not on file, assumed: {'; '.join(unknown_terms)}.")
     if fx_rate is not None:
@@ -732,6 +869,7 @@ def true_cost(
         fx_rate=fx_rate,
         profile=profile,
         not_counted=tuple(skipped),
+        storage_price_unknown=route.unknown,
         unknown_terms=unknown_terms,
         lines=tuple(lines),
     )

@@ -12,7 +12,16 @@ from typing import Any
 import duckdb
 
 from gpurent.billing_facts import terms_for
-from gpurent.costing import CostInput, DoesNotFit, TrueCost, UsageProfile, rank_key, true_cost
+from gpurent.costing import (
+    CostInput,
+    DoesNotFit,
+    TrueCost,
+    UsageProfile,
+    cards_to_rent,
+    rank_key,
+    rentable,
+    true_cost,
+)
 from gpurent.fx import FxError, FxRate, FxTable, load_fx_table
 from gpurent.model import (
     AddonFee,
@@ -39,6 +48,11 @@ class CostedOffer:
     @property
     def status(self) -> StockStatus:
         return StockStatus(self.offer["status"])
+
+    @property
+    def rentable(self) -> bool:
+        """In stock for the cards the cost is for (``gpurent.costing.rentable``)."""
+        return rentable(self.offer, self.gpus_rented)
 
     def as_row(self) -> dict[str, Any]:
         o, c = self.offer, self.cost
@@ -74,6 +88,20 @@ class CostedOffer:
             "age_s": o.get("age_s"),
             "run_id": o["run_id"],
             "url": o["url"],
+            # Can it be rented now for these cards (gpurent.costing.rentable), and is the
+            # storage asked for left out because the feed has no price for it?
+            "rentable": self.rentable,
+            "storage_price_unknown": c.storage_price_unknown,
+        }
+
+    def terms(self) -> dict[str, list[dict[str, Any]]]:
+        """``fees`` and ``plans``: every field of each, as the feed has them (Decimals without
+        the storage scale), so a reader can recompute the cost. Kept out of ``as_row`` so that
+        flat consumers (the dashboard's frames and CSV) keep flat columns."""
+        o = self.offer
+        return {
+            "fees": [_plain_fields(_fee(f).model_dump()) for f in o["fees"] or []],
+            "plans": [_plain_fields(_plan(p).model_dump()) for p in o["plans"] or []],
         }
 
 
@@ -81,6 +109,10 @@ def plain(value: Decimal) -> Decimal:
     """Drop the storage scale's trailing zeros (1.98000000 -> 1.98) without going exponential."""
     normalised = value.normalize()
     return normalised.quantize(Decimal(1)) if normalised == normalised.to_integral() else normalised
+
+
+def _plain_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: plain(v) if isinstance(v, Decimal) else v for k, v in fields.items()}
 
 
 def _fee(d: Mapping[str, Any]) -> AddonFee:
@@ -117,21 +149,6 @@ def fx_table_for(con: duckdb.DuckDBPyConnection) -> FxTable:
         ).fetchall()
     ]
     return FxTable.default().with_rates(stored).with_rates(load_fx_table().rates)
-
-
-def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
-    """Cards the user would rent from this offer, or None when it cannot supply them.
-
-    Whole-machine offers are rented as listed. Per-card offers (AutoDL, Cudo) rent as many
-    cards as wanted while the provider's free count (when it gives one) covers them.
-    """
-    count = int(offer["gpu_count"])
-    if offer["price_basis"] == PriceBasis.INSTANCE.value:
-        return count if count >= wanted else None
-    if wanted <= count:
-        return count
-    free = offer["available_count"]
-    return wanted if free is None or int(free) >= wanted else None
 
 
 def cost_offer(
@@ -175,8 +192,11 @@ def costed_latest_offers(
     min_vram_gb: int | None = None,
     provider: str | None = None,
     in_stock_only: bool = False,
+    gpu_vram_gb: int | None = None,
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
+
+    ``in_stock_only`` keeps the offers ``gpurent.costing.rentable`` for the profile's cards.
 
     Ranking needs one currency, so ``display_currency`` is required; every row keeps its
     native price and currency beside it, and the FX rate used.
@@ -188,10 +208,13 @@ def costed_latest_offers(
         min_vram_gb=min_vram_gb,
         provider=provider,
         in_stock_only=in_stock_only,
+        gpu_vram_gb=gpu_vram_gb,
     )
     costed = [
         c
         for row in frame.iter_rows(named=True)
+        # In stock means rentable for the profile's cards: a 2-card machine with 1 free is not.
+        if not in_stock_only or rentable(row, profile.gpus)
         if (c := cost_offer(row, profile, display_currency=display_currency, fx=fx)) is not None
     ]
     return rank(costed)
@@ -205,4 +228,12 @@ def rank(offers: Iterable[CostedOffer]) -> list[CostedOffer]:
     )
 
 
-__all__ = ["CostedOffer", "FxError", "cards_to_rent", "cost_offer", "costed_latest_offers", "rank"]
+__all__ = [
+    "CostedOffer",
+    "FxError",
+    "cards_to_rent",
+    "cost_offer",
+    "costed_latest_offers",
+    "rank",
+    "rentable",
+]

@@ -6,6 +6,7 @@ times are UTC. The latest state is "latest good run per provider" (views.sql, ru
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
@@ -18,10 +19,13 @@ from warehouse.snapshots import offers_at, offers_of_run
 
 __all__ = [
     "fx_rate_on",
+    "known_providers",
     "latest_offers",
     "offers_at",
     "offers_of_run",
+    "problem_of",
     "provider_status",
+    "quarantine_problems",
     "quarantine_rows",
     "recent_offer_counts",
     "upsert_fx_rate",
@@ -76,6 +80,7 @@ def latest_offers(
     min_vram_gb: int | None = None,
     provider: str | None = None,
     in_stock_only: bool = False,
+    gpu_vram_gb: int | None = None,
 ) -> pl.DataFrame:
     """The offers of each provider's latest good run, with their fees and plans.
 
@@ -88,8 +93,10 @@ def latest_offers(
     not see: its last good state, with observed_at / age_s of the run that last saw it).
     Offers without fees or plans get empty lists. ``gpu_vram_gb`` is null when unknown;
     ``min_vram_gb`` never keeps those. ``gpu_model`` matches the
-    canonical model case-insensitively; ``in_stock_only`` keeps in_stock and low offers
-    (never unknown: unknown is not in stock either). Ordered by provider, gpu_model, offer_key.
+    canonical model case-insensitively; ``gpu_vram_gb`` keeps that exact VRAM (never
+    unknown); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
+    in stock either; ``gpurent.costing.rentable`` then checks the free cards). Ordered by
+    provider, gpu_model, offer_key.
     """
     where: list[str] = []
     params: list[Any] = []
@@ -100,6 +107,9 @@ def latest_offers(
         # Unknown VRAM (NULL) never counts as fitting: the card may be the small variant.
         where.append("o.gpu_vram_gb IS NOT NULL AND o.gpu_vram_gb >= ?")
         params.append(min_vram_gb)
+    if gpu_vram_gb is not None:
+        where.append("o.gpu_vram_gb = ?")
+        params.append(gpu_vram_gb)
     if provider is not None:
         where.append("o.provider = ?")
         params.append(provider)
@@ -160,4 +170,55 @@ def quarantine_rows(
         {tail}
         """,
         params,
+    )
+
+
+def known_providers(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Providers the warehouse has any run of, sorted."""
+    rows = con.execute("SELECT DISTINCT provider FROM crawl_runs ORDER BY provider").fetchall()
+    return [str(name) for (name,) in rows]
+
+
+# The per-item value in a quarantine reason: a quoted text, or a bare value after the last
+# colon (a number, {}, [], None, Decimal('1E+400')).
+_QUOTED = re.compile(r"'[^']*'")
+_LEADING_VALUE = re.compile(r"^'…':\s*")
+_TRAILING_VALUE = re.compile(
+    r":\s*(?:'…'|Decimal\('…'\)|-?\d[\d.,]*(?:E[+-]?\d+)?|\{\}|\[\]|None|True|False)$",
+    re.IGNORECASE,
+)
+
+
+def problem_of(reason: str) -> str:
+    """A quarantine reason without its per-item value, so that the same problem met by many
+    items reads the same: ``price_unparsed: '面议': no number in price text`` ->
+    ``price_unparsed: no number in price text``; ``invalid_value: free count cannot be
+    negative: -1`` -> ``invalid_value: free count cannot be negative``."""
+    code, sep, text = reason.partition(": ")
+    if not sep:
+        return reason
+    text = _QUOTED.sub("'…'", text)
+    text = _LEADING_VALUE.sub("", text)
+    text = _TRAILING_VALUE.sub("", text)
+    return f"{code}: {text}" if text else code
+
+
+def quarantine_problems(
+    con: duckdb.DuckDBPyConnection, *, provider: str | None = None
+) -> list[dict[str, Any]]:
+    """Each distinct quarantine problem once: provider, problem (``problem_of``), count
+    (quarantined items, all runs), last_seen (the latest observation). Most recent first."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in quarantine_rows(con, provider=provider, limit=None).iter_rows(named=True):
+        key = (row["provider"], problem_of(row["reason"]))
+        seen = row["observed_at"] or row["run_started_at"]
+        group = groups.setdefault(
+            key, {"provider": key[0], "problem": key[1], "count": 0, "last_seen": seen}
+        )
+        group["count"] += 1
+        if seen is not None and (group["last_seen"] is None or seen > group["last_seen"]):
+            group["last_seen"] = seen
+    return sorted(
+        groups.values(),
+        key=lambda g: (-(g["last_seen"].timestamp() if g["last_seen"] else 0), g["provider"]),
     )

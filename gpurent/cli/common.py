@@ -9,8 +9,11 @@ from typing import Annotated
 import typer
 
 from gpurent.cli.output import OutputFormat
-from gpurent.config import load_settings
+from gpurent.config import Settings, load_settings
 from gpurent.costing import UsageProfile
+
+# Where `make demo` writes its warehouse, relative to the checkout it runs in.
+DEMO_DB = Path("var/demo.duckdb")
 
 DbOption = Annotated[
     Path | None,
@@ -31,8 +34,19 @@ CurrencyOption = Annotated[
     str | None,
     typer.Option(
         "--currency",
-        help="Display currency (CNY or USD); prices keep their native currency too. "
-        "Default: each offer's own currency.",
+        help="Currency to show costs in (an ISO 4217 code with a known rate, e.g. CNY or "
+        "USD); prices keep their native currency too.",
+        show_default=False,
+    ),
+]
+
+# The commands that rank by cost fall back on the settings' display currency.
+DisplayCurrencyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--currency",
+        help="Display currency for costs and ranking (CNY or USD); prices keep their native "
+        f"currency too. Default: $GPURENT_CURRENCY, else {Settings.model_fields['currency'].default}.",
         show_default=False,
     ),
 ]
@@ -45,6 +59,14 @@ def resolve_db(db: Path | None) -> Path:
 def require_db(db: Path | None) -> Path:
     """The database path for a read command, with a friendly error when there is none yet."""
     path = resolve_db(db)
+    if not path.exists() and db is None and DEMO_DB.is_file():
+        # After `make demo` the data is in the checkout, not in the user data directory.
+        typer.secho(
+            f"no warehouse at {path}; the demo's is at {DEMO_DB}: use --db {DEMO_DB} or GPURENT_DB",
+            err=True,
+            fg="red",
+        )
+        raise typer.Exit(2)
     if not path.exists():
         typer.secho(
             f"No database at {path}. Run `gpurent crawl --replay` (offline demo) "
@@ -87,6 +109,7 @@ SessionOption = Annotated[
             "provider's rules: rounded up to its billing granularity, at least its minimum "
             "rental (see `gpurent providers --details`). Default: the month's hours in one go."
         ),
+        min=0,
     ),
 ]
 BootOption = Annotated[

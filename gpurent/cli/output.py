@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
@@ -21,6 +22,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpurent.csvsafe import neutralise_cell
+
+# Width for output that is not a terminal (a pipe, a file): wide enough that no table is
+# squeezed, so a line is never wrapped in the middle of a word for a program to stitch.
+PIPE_WIDTH = 10_000
+
 
 class OutputFormat(StrEnum):
     """How a query command prints its rows."""
@@ -30,7 +37,8 @@ class OutputFormat(StrEnum):
     JSON = "json"
     """A JSON array of objects (decimals as strings, times ISO 8601 UTC)."""
     CSV = "csv"
-    """CSV with a header row (UTF-8)."""
+    """CSV with a header row (UTF-8); text cells that a spreadsheet would run as a formula
+    get a leading ``'`` (``gpurent.csvsafe``), numbers never do."""
 
 
 def to_jsonable(value: Any) -> Any:
@@ -54,7 +62,26 @@ def _cell(value: Any) -> str:
         return format(value, "f")
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, Mapping | list | tuple):
+        # Nested values (an offer's fees and plans) as JSON, so a CSV reader can parse them.
+        return json.dumps(to_jsonable(value), ensure_ascii=False)
     return str(value)
+
+
+def _csv_cell(value: Any) -> str:
+    """A CSV cell: text neutralised against formulas (``gpurent.csvsafe``), numbers as is."""
+    return _cell(neutralise_cell(value))
+
+
+def output_console(max_width: int | None = None) -> Console:
+    """A console for a command's output: the terminal's width on a terminal (at most
+    ``max_width``), else ``PIPE_WIDTH`` unless COLUMNS says otherwise."""
+    out = Console(highlight=False)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(highlight=False, width=PIPE_WIDTH)
+    if max_width is not None and out.width > max_width:
+        out = Console(highlight=False, width=max_width)
+    return out
 
 
 def render(
@@ -65,7 +92,11 @@ def render(
     title: str | None = None,
     empty_message: str = "nothing to show",
     console: Console | None = None,
+    max_width: int | None = None,
+    footnote: str | None = None,
 ) -> None:
+    """Print ``rows`` as ``fmt``; a table goes to ``console`` (default: ``output_console(max_width)``),
+    followed by ``footnote`` when there is one."""
     cols = list(columns or (rows[0].keys() if rows else []))
     if fmt is OutputFormat.JSON:
         sys.stdout.write(
@@ -78,10 +109,10 @@ def render(
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(cols)
         for r in rows:
-            writer.writerow([_cell(r.get(c)) for c in cols])
+            writer.writerow([_csv_cell(r.get(c)) for c in cols])
         sys.stdout.write(buf.getvalue())
         return
-    out = console or Console()
+    out = console or output_console(max_width)
     if not rows:
         out.print(Text(empty_message, style="yellow"))
         return
@@ -92,3 +123,5 @@ def render(
     for r in rows:
         table.add_row(*(Text(_cell(r.get(c))) for c in cols))
     out.print(table)
+    if footnote:
+        out.print(Text(footnote, style="dim"))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -11,12 +12,11 @@ from typing import Annotated, Any
 
 import duckdb
 import typer
-from rich.console import Console
 
 from gpurent.cli.common import (
     BootOption,
-    CurrencyOption,
     DbOption,
+    DisplayCurrencyOption,
     FormatOption,
     SessionOption,
     normalise_currency,
@@ -24,8 +24,9 @@ from gpurent.cli.common import (
     resolve_db,
     usage_profile,
 )
-from gpurent.cli.output import OutputFormat, render
+from gpurent.cli.output import OutputFormat, output_console, render
 from gpurent.config import load_settings
+from gpurent.model import StockStatus
 
 # fmt: off
 OFFER_COLUMNS = [
@@ -36,9 +37,16 @@ OFFER_COLUMNS = [
 JSON_EXTRA = [
     "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
     "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "stale", "age_s",
-    "run_id", "url",
+    "run_id", "url", "rentable", "storage_price_unknown", "fees", "plans",
 ]
 # fmt: on
+# The table marks what the true cost leaves out or what cannot be rented as listed.
+STORAGE_MARK = "*"
+STORAGE_NOTE = (
+    f"{STORAGE_MARK} storage price unknown: the provider's feed lists no storage fee, "
+    "so the storage asked for is not in the true cost (see `gpurent explain`)."
+)
+QUARANTINE_WIDTH = 80
 
 
 @contextmanager
@@ -88,24 +96,103 @@ def age_label(row: dict[str, Any]) -> str:
     return f"stale {age}" if row.get("stale") else age
 
 
+def status_label(row: dict[str, Any]) -> str:
+    """Status and free cards; "1/2 free" when fewer cards are free than the offer rents (not
+    rentable as listed, ``gpurent.costing.rentable``)."""
+    free = row["available_count"]
+    if free is None:
+        return str(row["status"])
+    if StockStatus(row["status"]).rentable and int(free) < int(row["gpu_count"]):
+        return f"{row['status']} {free}/{row['gpu_count']} free"
+    return f"{row['status']} {free} free"
+
+
 def table_row(row: dict[str, Any]) -> dict[str, Any]:
     """A compact line for people; JSON and CSV keep every field at full precision."""
-    free = row["available_count"]
     per = "/gpu" if row["price_basis"] == "gpu" else ""
     price = row["price"]
     shown = f"{price:.4f}".rstrip("0").rstrip(".") if price.as_tuple().exponent < -4 else str(price)
     unit = UNIT_ABBREV.get(row["billing_unit"], row["billing_unit"])
+    mark = f" {STORAGE_MARK}" if row.get("storage_price_unknown") else ""
     return {
         "provider": row["provider"],
         "gpu": f"{row['gpu_model']} {vram_label(row['gpu_vram_gb'])}G",
         "n": row["gpu_count"],
-        "status": row["status"] + (f" {free} free" if free is not None else ""),
+        "status": status_label(row),
         "price": f"{shown} {row['currency']}/{unit}{per}",
-        f"true/h {row['cost_currency']}": _money(row["true_hourly"]),
-        f"true/month {row['cost_currency']}": _money(row["true_monthly"]),
+        f"true/h {row['cost_currency']}": _money(row["true_hourly"]) + mark,
+        f"true/month {row['cost_currency']}": _money(row["true_monthly"]) + mark,
         "region": row["region"],
         "age": age_label(row),
     }
+
+
+def storage_footnote(costed: Sequence[Any]) -> str | None:
+    """The table's note on the rows marked ``STORAGE_MARK``, when there are any."""
+    return STORAGE_NOTE if any(c.cost.storage_price_unknown for c in costed) else None
+
+
+def _compact(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def close_matches(word: str, known: Sequence[str], *, n: int = 3) -> list[str]:
+    """Known names close to ``word`` (difflib on lower-case letters and digits), best first.
+
+    A name is also matched without its first word, so '4090ti' finds 'RTX 4090'.
+    """
+    by_key: dict[str, str] = {}
+    for name in known:
+        by_key.setdefault(_compact(name), name)
+        _, _, rest = name.partition(" ")
+        if rest:
+            by_key.setdefault(_compact(rest), name)
+    found = difflib.get_close_matches(_compact(word), list(by_key), n=n * 2, cutoff=0.5)
+    return list(dict.fromkeys(by_key[key] for key in found))[:n]
+
+
+def _suggest(word: str, known: Sequence[str]) -> str:
+    near = close_matches(word, known)
+    return f"; did you mean {' or '.join(near)}?" if near else ""
+
+
+def resolve_gpu_filter(text: str) -> tuple[str, int | None]:
+    """``--gpu`` read through the normaliser, as providers' names are: (canonical model, the
+    VRAM when the text picks one of the model's sizes, else None). Unknown or ambiguous names
+    are a usage error naming close catalog models."""
+    from gpurent.catalog.gpus import get_catalog
+    from gpurent.normalize.gpu import UnresolvedGpuName, resolve_gpu
+
+    catalog = get_catalog()
+    try:
+        identity = resolve_gpu(text)
+    except UnresolvedGpuName as exc:
+        raise typer.BadParameter(
+            f"{exc.reason}{_suggest(text, catalog.models())} (`gpurent gpus` lists the catalog)",
+            param_hint="--gpu",
+        ) from exc
+    sizes = {sku.vram_gb for sku in catalog.variants(identity.model)}
+    picked = identity.vram_gb if identity.vram_gb is not None and len(sizes) > 1 else None
+    return identity.model, picked
+
+
+def check_provider(con: duckdb.DuckDBPyConnection, name: str, hint: str = "--provider") -> str:
+    """``name`` as gpurent knows it (lower case), or a usage error naming the known ones."""
+    from warehouse.queries import known_providers
+
+    wanted = name.strip().lower()
+    in_warehouse = known_providers(con)
+    if wanted in in_warehouse:
+        return wanted
+    from flows.providers import provider_infos
+
+    known = sorted({*in_warehouse, *provider_infos()})
+    if wanted in known:
+        return wanted
+    raise typer.BadParameter(
+        f"unknown provider {name!r}{_suggest(wanted, known)} (known: {', '.join(known)})",
+        param_hint=hint,
+    )
 
 
 def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], list[str] | None]:
@@ -114,6 +201,8 @@ def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], l
     for c in costed:
         row = c.as_row()
         row["age"] = human_age(row["observed_at"], now)
+        if fmt is not OutputFormat.TABLE:
+            row |= c.terms()  # fees[] and plans[]: what the README says a reader recomputes from
         rows.append(row)
     if fmt is OutputFormat.TABLE:
         return [table_row(r) for r in rows], None
@@ -175,18 +264,32 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def offers(
         gpu: Annotated[
-            str | None, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")
+            str | None,
+            typer.Option(
+                "--gpu",
+                help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; "
+                "see `gpurent normalize gpu`).",
+            ),
         ] = None,
         min_vram: Annotated[
-            int | None, typer.Option("--min-vram", help="Minimum VRAM per card, GB.")
+            int | None, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)
         ] = None,
         provider: Annotated[
             str | None, typer.Option("--provider", help="Only this provider.")
         ] = None,
         in_stock: Annotated[
-            bool, typer.Option("--in-stock", help="Only in_stock and low offers.")
+            bool,
+            typer.Option(
+                "--in-stock",
+                help="Only offers that can be rented now: in_stock or low, with every card of "
+                "the offer free when the provider gives a free count.",
+            ),
         ] = False,
-        currency: CurrencyOption = None,
+        limit: Annotated[
+            int | None,
+            typer.Option("--limit", min=1, help="Rows to show. Default: all.", show_default=False),
+        ] = None,
+        currency: DisplayCurrencyOption = None,
         hours_per_month: HoursOption = Decimal(730),
         storage_gb: StorageOption = Decimal(50),
         egress_gb: EgressOption = Decimal(0),
@@ -202,44 +305,64 @@ def register(app: typer.Typer) -> None:
         profile = usage_profile(
             hours_per_month, storage_gb, egress_gb, 1, session_hours, boot_minutes
         )
+        model, vram = resolve_gpu_filter(gpu) if gpu is not None else (None, None)
         with reader(db) as con:
+            name = check_provider(con, provider) if provider is not None else None
             costed = costed_latest_offers(
                 con,
                 profile,
                 display_currency=display,
-                gpu_model=gpu,
+                gpu_model=model,
+                gpu_vram_gb=vram,
                 min_vram_gb=min_vram,
-                provider=provider,
+                provider=name,
                 in_stock_only=in_stock,
             )
-        rows, columns = _rows(costed, fmt)
+        shown = costed[:limit]
+        rows, columns = _rows(shown, fmt)
+        asked = [
+            *([f"--gpu {model}" + (f" {vram}G" if vram else "")] if model else []),
+            *([f"--min-vram {min_vram}"] if min_vram is not None else []),
+            *([f"--provider {name}"] if name else []),
+            *(["--in-stock"] if in_stock else []),
+        ]
+        empty = (
+            f"No latest offer matches {' '.join(asked)}. Try fewer filters, or `gpurent providers`."
+            if asked
+            else "No offers yet. Has a crawl run? Try `gpurent providers`."
+        )
         render(
             rows,
             fmt,
             columns=columns,
             title=f"latest offers ({profile.describe()})",
-            empty_message="No offers match. Has a crawl run? Try `gpurent providers`.",
+            empty_message=empty,
+            footnote=storage_footnote(shown),
         )
 
     @app.command()
     def cheapest(
-        min_vram: Annotated[int, typer.Option("--min-vram", help="Minimum VRAM per card, GB.")],
+        min_vram: Annotated[
+            int, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)
+        ],
         gpus: Annotated[int, typer.Option("--gpus", min=1, help="Cards you need.")] = 1,
         hours_per_month: HoursOption = Decimal(730),
         storage_gb: StorageOption = Decimal(50),
         egress_gb: EgressOption = Decimal(0),
         session_hours: SessionOption = None,
         boot_minutes: BootOption = Decimal(0),
-        currency: CurrencyOption = None,
+        currency: DisplayCurrencyOption = None,
         limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
         db: DbOption = None,
         fmt: FormatOption = OutputFormat.TABLE,
     ) -> None:
         """The cheapest in-stock offers with at least --min-vram GB per card, by true monthly cost.
 
-        Only offers whose provider says they can be rented now (in_stock or low) are ranked:
-        sold-out offers and offers of unknown stock are left out. Ties go to the lower true
-        hourly cost.
+        Only offers whose provider says they can be rented now (in_stock or low, with every
+        card of the offer free when it gives a free count) are ranked: sold-out offers,
+        offers of unknown stock and a machine with fewer free cards than it rents are left
+        out. The storage asked for is counted on every provider, through the cheapest way it
+        sells storage. Ties go to the lower true hourly cost.
         """
         from warehouse.costed import costed_latest_offers
 
@@ -251,13 +374,15 @@ def register(app: typer.Typer) -> None:
             costed = costed_latest_offers(
                 con, profile, display_currency=display, min_vram_gb=min_vram, in_stock_only=True
             )
-        rows, columns = _rows(costed[:limit], fmt)
+        shown = costed[:limit]
+        rows, columns = _rows(shown, fmt)
         render(
             rows,
             fmt,
             columns=columns,
             title=f"cheapest in-stock, >= {min_vram} GB x {gpus} ({profile.describe()})",
             empty_message="No in-stock offer fits. Try a lower --min-vram, or crawl again.",
+            footnote=storage_footnote(shown),
         )
 
     @app.command()
@@ -291,7 +416,7 @@ def register(app: typer.Typer) -> None:
         ]
         render(table_rows, fmt, title="providers")
         if details:
-            console = Console()
+            console = output_console()
             for r in rows:
                 # Unknown questions are listed as such: unknown is not "none".
                 facts = r["billing_facts"] + [
@@ -318,7 +443,7 @@ def register(app: typer.Typer) -> None:
         egress_gb: EgressOption = Decimal(0),
         session_hours: SessionOption = None,
         boot_minutes: BootOption = Decimal(0),
-        currency: CurrencyOption = None,
+        currency: DisplayCurrencyOption = None,
         db: DbOption = None,
         fmt: FormatOption = OutputFormat.TABLE,
     ) -> None:
@@ -336,6 +461,7 @@ def register(app: typer.Typer) -> None:
             hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
         )
         with reader(db) as con:
+            provider = check_provider(con, provider, "PROVIDER")
             frame = latest_offers(con, provider=provider)
             rows = [r for r in frame.iter_rows(named=True) if r["offer_key"] == offer_key]
             if not rows:
@@ -350,17 +476,27 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
         cost = costed.cost
         if fmt is OutputFormat.TABLE:
-            console = Console(highlight=False)
+            console = output_console()
             console.print(f"{provider} {offer_key}", markup=False)
             console.print(cost.explain(), markup=False)
+            if not costed.rentable:
+                console.print(
+                    f"Not rentable now for {costed.gpus_rented} card(s): "
+                    f"{status_label(costed.as_row())}.",
+                    markup=False,
+                )
             return
-        row = costed.as_row() | {
-            "explanation": list(cost.lines),
-            "unknown_terms": list(cost.unknown_terms),
-            "not_counted": [
-                {"fee_type": n.fee.fee_type.value, "reason": n.reason} for n in cost.not_counted
-            ],
-        }
+        row = (
+            costed.as_row()
+            | costed.terms()
+            | {
+                "explanation": list(cost.lines),
+                "unknown_terms": list(cost.unknown_terms),
+                "not_counted": [
+                    {"fee_type": n.fee.fee_type.value, "reason": n.reason} for n in cost.not_counted
+                ],
+            }
+        )
         render([row], fmt, title="explain")
 
     @app.command()
@@ -368,17 +504,66 @@ def register(app: typer.Typer) -> None:
         provider: Annotated[
             str | None, typer.Option("--provider", help="Only this provider.")
         ] = None,
-        limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+        limit: Annotated[
+            int, typer.Option("--limit", min=1, help="Lines at most (--all, json, csv).")
+        ] = 50,
+        every_line: Annotated[
+            bool,
+            typer.Option(
+                "--all", help="Every quarantined line, newest first, instead of each problem once."
+            ),
+        ] = False,
         db: DbOption = None,
         fmt: FormatOption = OutputFormat.TABLE,
     ) -> None:
-        """What was set aside instead of loaded (unknown GPU names, unparseable prices), and why."""
-        from warehouse.queries import quarantine_rows
+        """What was set aside instead of loaded (unknown GPU names, unparseable prices), and why.
 
+        The table shows each distinct problem once (provider, the reason without the item's
+        own value, how many items had it, when it was last seen); --all lists every line.
+        JSON and CSV give every line with all its fields, plus its `problem`.
+        """
+        from warehouse.queries import problem_of, quarantine_problems, quarantine_rows
+
+        now = datetime.now(UTC)
         with reader(db) as con:
-            frame = quarantine_rows(con, provider=provider, limit=limit)
-        render(frame.to_dicts(), fmt, title="quarantine", empty_message="Nothing quarantined.")
-        if fmt is OutputFormat.TABLE and frame.height:
-            Console().print(
-                "[dim]Each row is input a provider sent that gpurent would not guess about.[/]"
+            name = check_provider(con, provider) if provider is not None else None
+            if fmt is OutputFormat.TABLE and not every_line:
+                problems = quarantine_problems(con, provider=name)
+            else:
+                lines = quarantine_rows(con, provider=name, limit=limit).to_dicts()
+        empty = "Nothing quarantined."
+        if fmt is not OutputFormat.TABLE:
+            render(
+                [r | {"problem": problem_of(r["reason"])} for r in lines], fmt, empty_message=empty
             )
+            return
+        note = "Each row is input a provider sent that gpurent would not guess about."
+        if every_line:
+            table = [
+                {
+                    "provider": r["provider"],
+                    "offer": r["offer_key"],
+                    "reason": r["reason"],
+                    "seen": human_age(r["observed_at"], now),
+                }
+                for r in lines
+            ]
+            render(table, fmt, title="quarantine", empty_message=empty, footnote=note)
+            return
+        table = [
+            {
+                "provider": p["provider"],
+                "problem": p["problem"],
+                "items": p["count"],
+                "last seen": human_age(p["last_seen"], now),
+            }
+            for p in problems
+        ]
+        render(
+            table,
+            fmt,
+            title="quarantine: each problem once (--all: every line)",
+            empty_message=empty,
+            max_width=QUARANTINE_WIDTH,
+            footnote=note,
+        )
