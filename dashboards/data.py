@@ -129,7 +129,7 @@ def now_offers(db: Path, filters: NowFilters) -> pl.DataFrame:
     for c in costed:
         row = c.as_row()
         row["raw_gpu_name"] = c.offer["raw_gpu_name"]
-        row["rentable"] = c.status.rentable
+        row["rentable"] = c.rentable  # all cards of the unit free (gpurent.costing.rentable)
         rows.append(row)
     if not rows:
         return empty_now_frame()

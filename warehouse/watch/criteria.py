@@ -9,10 +9,10 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from gpurent.costing import UsageProfile
+from gpurent.costing import UsageProfile, rentable
 from gpurent.fx import FxError, FxTable
 from gpurent.model import StockStatus
-from warehouse.costed import CostedOffer, cards_to_rent, cost_offer
+from warehouse.costed import CostedOffer, cost_offer
 from warehouse.watch.machine import Reading, Signal
 
 
@@ -166,21 +166,6 @@ def _plain(value: Decimal) -> str:
                   else normalised, "f")  # fmt: skip
 
 
-def _free_short(offer: Mapping[str, Any], wanted: int) -> bool:
-    """The provider's free count says the offer cannot be rented as listed for ``wanted``
-    cards: fewer cards free than the unit that must be rented (an 8-card machine with 4 free
-    is not in stock as an 8-card machine). An unknown count says nothing.
-
-    Private stand-in: ``gpurent.costing`` is getting the one shared check of this; point
-    this at it when it lands.
-    """
-    free = offer.get("available_count")
-    if free is None:
-        return False
-    unit = cards_to_rent(offer, wanted)
-    return unit is None or int(free) < unit
-
-
 @dataclass(frozen=True)
 class Assessment:
     """How an offer reads for a watch, with the cost that decided it (None when not costed)."""
@@ -208,7 +193,7 @@ def assess(
     status = StockStatus(offer["status"])
     if status is StockStatus.UNKNOWN:
         return Assessment(Reading(Signal.UNKNOWN), None)
-    if not status.rentable or _free_short(offer, watch.gpu_count):
+    if not rentable(offer, watch.gpu_count):  # the one rule: all cards of the unit free
         return Assessment(Reading(Signal.OUT_STOCK), None)
     display = watch.currency or str(offer["currency"])
     try:
