@@ -15,22 +15,34 @@ under `{base}/v1` after an OAuth2 client-credentials token:
 
 Our offer is one instance type at one location, priced per instance (basis `instance`,
 `gpu_count` = number_of_gpus). Stock: listed in the on-demand availability at that
-location = `in_stock`, else `sold_out`; when that answer is missing, `unknown`. An
-availability entry whose `availabilities` key is gone (drift) or is not a list of type
-names makes every type not listed at its location `unknown`, never sold out, with a
-quarantine line for the entry (`on-demand-availability/<location>`); every entry without it
-is a layout error (the answer is then missing). An entry whose location cannot be read makes
-the locations no readable entry names unknown. Locations are those of `/locations` plus any
-the availability answers name.
+location = `in_stock`; a location the answer readably lists without that type (or does not
+name at all) = `sold_out`, a real signal. Where the answer cannot say, the offer is kept out
+of the run, never emitted as `unknown`: an emitted offer replaces its last good state in the
+warehouse, so a failed fetch or a drifted entry would become a state change (rules of truth
+2 and 10). Instead each offer it would have made is one quarantine line keyed by its offer
+key (`<type>/<location>`, reason `missing_field: stock unreadable: ...`), the run ends
+`partial` (or worse, as the health rules decide) and the warehouse keeps the offer's last
+good state, stale. That is so when the answer is missing as a whole (failed, refused,
+unreadable: every offer), when one location's entry lost its `availabilities` key (drift)
+or it is not a list of type names (that location's offers; a type readably listed there is
+still in stock), and when an entry's location cannot be read (the locations no readable
+entry names). Such an entry also has its own quarantine line
+(`on-demand-availability/<location>`); every entry without its list is a layout error (the
+answer is then missing). Locations are those of `/locations` plus any the availability
+answers name.
 
 Each answer's entries are checked against its contract (`CONTRACTS`). An instance type that
 lost a declared field, or cannot be read, costs one quarantine line per offer it would have
 made (`<type>/<location>`); a CPU-only type is one `not_an_offer` line.
 
 Spot: `spot_price` becomes a spot plan on the offer where the spot availability lists the
-type at that location (a plan carries no stock of its own, so a plan is present only where
-spot can be rented now, or where the spot answer cannot say: unknown is not sold out). The
-plan follows the spot answer alone, never the on-demand one.
+type at that location (a plan carries no stock of its own: a plan is present only where spot
+can be rented now). The plan follows the spot answer alone, never the on-demand one. Where
+the spot answer cannot say (missing as a whole, or that location's entry unreadable), the
+plan is left out rather than guessed, with one quarantine line per offer that would have
+carried it (`<type>/<location>`, `missing_field: spot plan left out: ...`); the on-demand
+offer stands, as it does beside an unreadable `spot_price` (spot is a side plan, so its
+answer failing costs the plan, not the on-demand stock).
 
 Storage: instance types whose storage is "dynamic" boot from a block volume, so the NVMe
 volume price is a mandatory fee there (the size is the user's choice); other volume types,
@@ -40,7 +52,7 @@ deleted, while the instance is shut down too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
@@ -49,13 +61,13 @@ from typing import Any, TypeGuard
 from gpurent.model import (
     AddonFee,
     BillingUnit,
-    OfferRecord,
     PriceBasis,
     PriceKind,
     PricePlan,
     QuarantineRecord,
+    StockStatus,
 )
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent.normalize.availability import Availability, availability_from_flag
 from gpurent.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -149,11 +161,12 @@ class Availabilities:
     the answer cannot be read (an entry without its list, or without its location)."""
 
     by_location: dict[str, frozenset[str]] = field(default_factory=dict)
-    unreadable: set[str] = field(default_factory=set)
-    """Locations whose entry lost or garbled its list: a type not listed there is unknown."""
-    blind: bool = False
-    """An entry whose location cannot be read: any location no readable entry names is
-    unknown (that entry may have been its list)."""
+    unreadable: dict[str, FieldProblem] = field(default_factory=dict)
+    """Locations whose entry lost or garbled its list (and why): a type not listed there is
+    unknown."""
+    blind: FieldProblem | None = None
+    """An entry whose location cannot be read (and why): any location no readable entry
+    names is unknown (that entry may have been its list)."""
     records: list[Record] = field(default_factory=list)
     """Quarantine lines of the unreadable entries."""
     layout_error: str | None = None
@@ -165,9 +178,19 @@ class Availabilities:
             return None
         if instance_type in self.by_location.get(location, ()):
             return True
-        if location in self.unreadable or (self.blind and location not in self.by_location):
+        if self.problem_at(location) is not None:
             return None
         return False
+
+    def problem_at(self, location: str | None) -> FieldProblem | None:
+        """Why this answer cannot say what is listed at `location` (None: it can)."""
+        if location is None:
+            return FieldProblem(MISSING_FIELD, "location_code", "no location to place it")
+        if location in self.unreadable:
+            return self.unreadable[location]
+        if self.blind is not None and location not in self.by_location:
+            return self.blind
+        return None
 
 
 def read_availability(data: Any, ctx: ParseContext, *, kind: str = "on-demand") -> Availabilities:
@@ -197,28 +220,38 @@ def read_availability(data: Any, ctx: ParseContext, *, kind: str = "on-demand") 
 def _read_availability_entry(entry: Any, result: Availabilities) -> FieldProblem | None:
     """Add one entry's listing to `result`; the problem that makes (part of) it unreadable."""
     if not isinstance(entry, dict):
-        result.blind = True
-        return FieldProblem(NOT_AN_OFFER, None, "availability entry is not an object")
+        return _blind(
+            result, FieldProblem(NOT_AN_OFFER, None, "availability entry is not an object")
+        )
     gone = AVAILABILITY_CONTRACT.gone(entry)
     code = entry.get("location_code")
     if "location_code" in gone or not _is_code(code):
-        result.blind = True
         if "location_code" in gone:
-            return FieldProblem(MISSING_FIELD, "location_code", "key gone: location_code")
-        return FieldProblem(INVALID_VALUE, "location_code", f"location_code is {code!r}")
+            problem = FieldProblem(MISSING_FIELD, "location_code", "key gone: location_code")
+        else:
+            problem = FieldProblem(INVALID_VALUE, "location_code", f"location_code is {code!r}")
+        return _blind(result, problem)
     listed = entry.get("availabilities")
     names = frozenset(t for t in listed if _is_code(t)) if isinstance(listed, list) else frozenset()
     result.by_location[code] = result.by_location.get(code, frozenset()) | names
     if "availabilities" in gone:
-        result.unreadable.add(code)
-        return FieldProblem(MISSING_FIELD, "availabilities", "key gone: availabilities")
-    if not isinstance(listed, list) or len(names) != len(listed):
+        problem = FieldProblem(MISSING_FIELD, "availabilities", "key gone: availabilities")
+    elif not isinstance(listed, list) or len(names) != len(listed):
         # Null, a retyped list, or entries that are not type names: what it lists is unknown.
-        result.unreadable.add(code)
-        return FieldProblem(
+        problem = FieldProblem(
             INVALID_VALUE, "availabilities", f"availabilities is not a list of type names at {code}"
         )
-    return None
+    else:
+        return None
+    result.unreadable.setdefault(code, problem)
+    return problem
+
+
+def _blind(result: Availabilities, problem: FieldProblem) -> FieldProblem:
+    """An entry whose location cannot be read: the first such problem says why for all."""
+    if result.blind is None:
+        result.blind = problem
+    return problem
 
 
 @dataclass
@@ -319,6 +352,13 @@ class Inputs:
     spot: Availabilities | None = None
     locations: Locations | None = None
     volume_types: VolumeTypes | None = None
+    why_missing: Mapping[str, str] = field(default_factory=dict)
+    """Source ("on_demand", "spot", ...) -> why that answer is None ("failed",
+    "unreadable"), for the quarantine lines that stand in for what it would have said."""
+
+    def missing_reason(self, source: str) -> str:
+        noun = {"on_demand": "on-demand", "spot": "spot"}.get(source, source)
+        return f"{noun} availability answer {self.why_missing.get(source, 'missing')}"
 
 
 def build_offers(inputs: Inputs, ctx: ParseContext) -> PageResult:
@@ -334,11 +374,15 @@ def _answer_notes(inputs: Inputs) -> list[str]:
     """What the offers cannot say because an answer, or part of one, is missing."""
     notes: list[str] = []
     if inputs.on_demand is None:
-        notes.append("on-demand availability missing: stock unknown")
+        notes.append("on-demand availability missing: offers kept out, last good state stays")
     elif inputs.on_demand.records:
-        notes.append("on-demand availability partly unreadable: stock unknown there")
-    if inputs.spot is not None and inputs.spot.records:
-        notes.append("spot availability partly unreadable: spot plans kept there")
+        notes.append(
+            "on-demand availability partly unreadable: offers there kept out, last good state stays"
+        )
+    if inputs.spot is None:
+        notes.append("spot availability missing: spot plans left out")
+    elif inputs.spot.records:
+        notes.append("spot availability partly unreadable: spot plans left out there")
     if inputs.volume_types is None:
         notes.append("volume types missing: offers without storage fees")
     elif inputs.volume_types.records:
@@ -363,14 +407,15 @@ def instance_type_records(
         return not_an_object(ctx, item)
     name = item.get("instance_type")
     key = name if _is_code(name) else None
-    records = contracted(
-        ctx,
-        item,
-        INSTANCE_TYPE_CONTRACT,
-        offer_key=key,
-        build=lambda: _build(item, key, locations, inputs, ctx),
-    )
-    if any(isinstance(r, OfferRecord) for r in records):
+    built: list[list[Record]] = []
+
+    def build() -> list[Record]:
+        built.append(_build(item, key, locations, inputs, ctx))
+        return built[0]
+
+    records = contracted(ctx, item, INSTANCE_TYPE_CONTRACT, offer_key=key, build=build)
+    if built:
+        # Built: each line already names its offer (or the type, for a side field).
         return records
     return [line for record in records for line in _per_location(record, key, locations)]
 
@@ -424,20 +469,28 @@ def _build(
     fees = _fees(item, inputs.volume_types)
     records: list[Record] = []
     for location in locations:
-        plans = (
-            (_plan(spot, currency),)
-            if spot is not None and _spot_here(name, location, inputs)
-            else ()
-        )
+        key = _offer_key(name, location) or name
+        stock = _stock(name, location, inputs)
+        if isinstance(stock, FieldProblem):
+            # Kept out: the warehouse keeps this offer's last good state, stale.
+            records.append(_stand_in(ctx, stock, "stock unreadable", key, item))
+            continue
+        plans: tuple[PricePlan, ...] = ()
+        if spot is not None:
+            here = _spot_here(name, location, inputs)
+            if isinstance(here, FieldProblem):
+                side.append(_stand_in(ctx, here, "spot plan left out", key, item))
+            elif here:
+                plans = (_plan(spot, currency),)
         records.append(
             gpu_offer(
                 ctx,
-                offer_key=f"{name}/{location}" if location else name,
+                offer_key=key,
                 raw=item,
                 gpu=identity,
                 raw_gpu_name=raw_name,
                 gpu_count=count,
-                stock=_availability(name, location, inputs.on_demand),
+                stock=stock,
                 price=price,
                 currency=currency,
                 price_basis=PriceBasis.INSTANCE,
@@ -450,18 +503,44 @@ def _build(
     return [*records, *side]
 
 
-def _spot_here(name: str, location: str | None, inputs: Inputs) -> bool:
-    """The spot plan follows the spot answer alone (never the on-demand one): kept where spot
-    lists the type, and where that answer cannot say (unknown is not sold out)."""
-    if inputs.spot is None:
-        return True
-    return inputs.spot.listed(name, location) is not False
+def _stock(name: str, location: str | None, inputs: Inputs) -> Availability | FieldProblem:
+    """The on-demand stock of one offer, or why the on-demand answer cannot say."""
+    return _listed(name, location, inputs.on_demand, inputs.missing_reason("on_demand"))
 
 
-def _availability(name: str, location: str | None, answer: Availabilities | None) -> Availability:
+def _spot_here(name: str, location: str | None, inputs: Inputs) -> bool | FieldProblem:
+    """Whether the spot plan goes on the offer: it follows the spot answer alone (never the
+    on-demand one); where that answer cannot say, why (the plan is then left out)."""
+    listed = _listed(name, location, inputs.spot, inputs.missing_reason("spot"))
+    if isinstance(listed, FieldProblem):
+        return listed
+    return listed.status is StockStatus.IN_STOCK
+
+
+def _listed(
+    name: str, location: str | None, answer: Availabilities | None, missing: str
+) -> Availability | FieldProblem:
     if answer is None:
-        return UNKNOWN
-    return availability_from_flag(answer.listed(name, location))
+        return FieldProblem(MISSING_FIELD, "availabilities", missing)
+    flag = answer.listed(name, location)
+    if flag is None:
+        return answer.problem_at(location) or FieldProblem(
+            MISSING_FIELD, "availabilities", "availability cannot say"
+        )
+    return availability_from_flag(flag)
+
+
+def _stand_in(
+    ctx: ParseContext, problem: FieldProblem, what: str, key: str, item: dict[str, Any]
+) -> Record:
+    """The quarantine line that stands in for what an availability answer cannot say."""
+    return make_quarantine(
+        ctx,
+        reason=f"{problem.code}: {what}: {problem.detail}",
+        field=problem.field,
+        raw=item,
+        offer_key=key,
+    )
 
 
 def _gpu_count(gpu: dict[str, Any]) -> int:

@@ -5,7 +5,11 @@ With `COMPSHARE_PUBLIC_KEY` and `COMPSHARE_PRIVATE_KEY` in the environment, each
 
 1. `DescribeAvailableCompShareInstanceTypes` for the region: the GPU types per zone and
    their Status (Normal/Beta in stock, Soldout sold out, Hidden skipped);
-2. per zone, `DescribeCompShareGpuInventory`: free cards per GPU type (Exclusive pool);
+2. per zone, `DescribeCompShareGpuInventory`: free cards per GPU type (Exclusive pool).
+   A zone whose inventory cannot be read (the request failed, an API error, not JSON, or
+   `GpuInventoryByZone` gone) yields no offers this run: its offers keep their last good
+   state, shown stale (rules of truth 2 and 10), rather than a free count flipped to
+   unknown; the failure or layout error is in the run report;
 3. per zone and GPU type, `GetCompShareInstancePrice` with ChargeType `Dynamic` (the
    hourly headline), then `Day` and `Month` (commitment plans); the offer is emitted
    when its three quotes are in.
@@ -161,27 +165,36 @@ class CompshareSpider(ApiSpider):
     ) -> Iterator[Any]:
         where = response.meta["gpurent_where"]
         data = self.read(response)
-        if self._rejected:
+        if self._rejected or data is None:  # refused, or not JSON (a layout error noted)
+            self.note_zone_unread(zone, listings)
             return
-        free: dict[str, int] | None = None
-        if data is not None:
-            page = parse_inventory(data, zone)
-            if page.auth_rejected:
-                self.rejected(f"RetCode signature/user error from {where}")
-                return
-            if page.api_error is not None:
-                self.note_api_error(where, page.api_error)
-            else:
-                yield from self.emit_page(page, where)
-                free = page.free
-        # Without counts the offers still carry their Status (stock from the flag alone).
-        yield from self.price_chains(listings, free)
+        page = parse_inventory(data, zone)
+        if page.auth_rejected:
+            self.rejected(f"RetCode signature/user error from {where}")
+            return
+        if page.api_error is not None:
+            self.note_api_error(where, page.api_error)
+            self.note_zone_unread(zone, listings)
+            return
+        yield from self.emit_page(page, where)
+        if page.layout_error is not None:
+            self.note_zone_unread(zone, listings)
+            return
+        # An answer without this zone's counts (several zones in the pool, a documented
+        # shape) is no drift: those offers carry their Status with the count unknown.
+        yield from self.price_chains(listings, page.free)
 
-    def on_inventory_failed(self, failure: Failure) -> Iterator[Any]:
+    def on_inventory_failed(self, failure: Failure) -> None:
         self.on_request_failed(failure)
         kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
+        self.note_zone_unread(kwargs["zone"], kwargs["listings"])
+
+    def note_zone_unread(self, zone: str, listings: list[GpuListing]) -> None:
+        """A zone whose inventory was not read is not priced: a free count read as unknown
+        would flip its offers' state on a failed fetch; their last good state stays."""
         if not self._rejected:
-            yield from self.price_chains(kwargs["listings"], None)
+            keys = ", ".join(listing.offer_key for listing in listings)
+            self.note(f"{zone}: inventory not read, its offers keep their last state: {keys}")
 
     def price_chains(
         self, listings: list[GpuListing], free: dict[str, int] | None

@@ -5,10 +5,13 @@
 2. With `Authorization: Bearer <access_token>`, five GETs: `/v1/instance-types`,
    `/v1/instance-availability?is_spot=false` and `?is_spot=true`, `/v1/locations` and
    `/v1/volume-types`. When all five have answered (or failed), the offers are built
-   (spiders.parsers.verda): a missing instance-types answer means no offers; any other
-   missing answer only makes its part unknown (stock, spot plans, storage fees). Each answer's
-   unreadable entries are quarantine lines, and the declared fields gone from some of its
-   entries go into the run report (`missing_fields`, named by path).
+   (spiders.parsers.verda): a missing instance-types answer means no offers; a missing
+   on-demand availability answer keeps every offer out, one quarantine line per offer (so
+   the warehouse keeps their last good state, stale; never stock `unknown` over it); a
+   missing spot answer leaves the spot plans out, with a line per offer; missing locations
+   or volume types cost only their part (locations the availability answers name, storage
+   fees). Each answer's unreadable entries are quarantine lines, and the declared fields
+   gone from some of its entries go into the run report (`missing_fields`, named by path).
 
 Either variable unset: nothing is sent and the report says `auth: missing` (Verda publishes
 no prices without credentials). The token endpoint refusing them (HTTP 400/401/403, as the
@@ -79,6 +82,7 @@ class VerdaSpider(ApiSpider):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._answers: dict[str, Any] = {}
+        self._why_missing: dict[str, str] = {}
 
     async def start(self) -> AsyncIterator[Any]:
         credentials = verda_credentials()
@@ -117,7 +121,9 @@ class VerdaSpider(ApiSpider):
         path = SOURCES[source].split("?", 1)[0]
         where = SOURCES[source]
         answer: Any = None
+        why = "refused"
         if not self.key_refused(response, path):
+            why = "unreadable"
             answer = self.json_page(response, where, lambda data, ctx: _readers(ctx)[source](data))
             if answer is not None:
                 self.note_missing_fields(where, answer.missing_fields)
@@ -126,14 +132,14 @@ class VerdaSpider(ApiSpider):
                 answer = None
             elif answer is not None:
                 self.note_page_parsed()
-        yield from self.settle(source, answer)
+        yield from self.settle(source, answer, why=why)
 
     def on_source_failed(self, failure: Failure) -> Iterator[Any]:
         self.on_request_failed(failure)
         request = getattr(failure, "request", None)
         source = request.cb_kwargs.get("source") if request is not None else None
         if isinstance(source, str):
-            yield from self.settle(source, None)
+            yield from self.settle(source, None, why="failed")
 
     def note_missing_fields(self, where: str, paths: list[str]) -> None:
         """Declared paths gone from some items of one answer, into the run report (as
@@ -141,9 +147,12 @@ class VerdaSpider(ApiSpider):
         for path in paths:
             self.ledger.add_missing_field(f"{where}: {path}")
 
-    def settle(self, source: str, answer: Any) -> Iterator[Any]:
-        """Keep one answer (None: missing); once all are in, build and yield the offers."""
+    def settle(self, source: str, answer: Any, *, why: str) -> Iterator[Any]:
+        """Keep one answer (None: missing, `why` says how); once all are in, build and yield
+        the offers."""
         self._answers[source] = answer
+        if answer is None:
+            self._why_missing[source] = why
         if len(self._answers) < len(SOURCES):
             return
         types = self._answers["instance_types"]
@@ -160,6 +169,7 @@ class VerdaSpider(ApiSpider):
             spot=self._answers["spot"],
             locations=self._answers["locations"],
             volume_types=volumes,
+            why_missing=dict(self._why_missing),
         )
         page = build_offers(inputs, self.context())
         for note in page.notes:

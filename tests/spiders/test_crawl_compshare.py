@@ -12,13 +12,19 @@ import pytest
 from crawl_kit import (
     RUN_ID,
     Crawl,
+    Routes,
     assert_api_spider,
     assert_auth_missing,
     assert_secrets_kept,
+    copy_recordings,
     crawl,
     crawl_scene,
+    recorded,
+    recordings_with_routes,
 )
 
+from flows.health import classify_run
+from gpurent.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.parsers.ucloud import signature
 from spiders.providers.compshare import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, CompshareSpider
@@ -107,6 +113,46 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
     assert report["layout_errors"] == [] and report["requests_gave_up"] == 0
     assert set(report["errors"]) <= RETRIED_NOISE
     assert any("Hidden" in note for note in report["notes"])
+
+
+ZONE_01_OFFERS = ["cn-wlcb-01/3090", "cn-wlcb-01/4090", "cn-wlcb-01/A800"]
+
+
+def _fail_zone_02_inventory(routes: Routes) -> None:
+    [route] = [r for r in routes if r.get("body") == "gpu_inventory_cn-wlcb-02.json"]
+    route["fault"] = {"status": 500}
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_failed_inventory_leaves_its_zone_unpriced_never_count_unknown(tmp_path: Path) -> None:
+    # Rule of truth 10: a zone whose free counts could not be fetched yields no offers, so
+    # their last good state stays (stale), instead of a count flipped to unknown.
+    root = recordings_with_routes(tmp_path, "compshare", _fail_zone_02_inventory)
+    result = crawl_scene("compshare", tmp_path, root=root)
+    assert result.returncode == 0, result.log[-2000:]
+    assert sorted(result.offers) == ZONE_01_OFFERS
+    assert result.offers["cn-wlcb-01/4090"]["available_count"] == 6
+    report = result.report
+    assert report["requests_gave_up"] == 1
+    assert any("cn-wlcb-02/L20" in note and "last state" in note for note in report["notes"])
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_renamed_inventory_map_is_a_layout_change_not_unknown_counts(tmp_path: Path) -> None:
+    root = copy_recordings(tmp_path)
+    for body in sorted(recorded(root, "compshare").glob("gpu_inventory_*.json")):
+        data = json.loads(body.read_text(encoding="utf-8"))
+        data["GpuInventoryByZone_v2"] = data.pop("GpuInventoryByZone")
+        body.write_text(json.dumps(data), encoding="utf-8")
+    result = crawl_scene("compshare", tmp_path, root=root)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.offers == {}
+    report = result.report
+    assert len(report["layout_errors"]) == 2
+    assert all("GpuInventoryByZone" in e for e in report["layout_errors"])
+    verdict = classify_run(report, returncode=0)
+    assert verdict.status is RunStatus.LAYOUT_CHANGED and "GpuInventoryByZone" in verdict.message
 
 
 def test_compshare_without_keys_reports_auth_missing(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from crawl_kit import (
     RUN_ID,
+    Crawl,
     Routes,
     assert_api_spider,
     assert_auth_missing,
@@ -121,8 +122,34 @@ def test_a_failed_side_answer_keeps_the_offers(tmp_path: Path) -> None:
     assert report["pages_parsed"] == 4 and report["layout_errors"] == []
 
 
+GPU_OFFER_KEYS = sorted(
+    f"{name}/{location}"
+    for name in (
+        "1H100.80S.30V",
+        "8H100.80S.176V",
+        "1H200.141S.44V",
+        "1B200.31V",
+        "1A100.22V",
+        "1RTX6000ADA.10V",
+        "1L40S.20V",
+        "1V100.6V",
+    )
+    for location in ("FIN-01", "FIN-02", "ICE-01")
+)
+
+
+def stock_lines(result: Crawl) -> dict[str, str]:
+    """The quarantine lines that stand in for offers whose stock could not be read."""
+    return {
+        q["offer_key"]: q["reason"] for q in result.quarantined if "stock unreadable" in q["reason"]
+    }
+
+
 @pytest.mark.usefixtures("credentials")
-def test_failed_on_demand_availability_makes_stock_unknown(tmp_path: Path) -> None:
+def test_unreadable_on_demand_availability_keeps_the_offers_out(tmp_path: Path) -> None:
+    """Never stock `unknown` over the last good state: no offer, one line per offer, and a
+    run the health rules do not feed into the latest state (rule of truth 2)."""
+
     def rename_on_demand_layout(routes: Routes) -> None:
         on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
         on_demand.pop("body")
@@ -130,15 +157,68 @@ def test_failed_on_demand_availability_makes_stock_unknown(tmp_path: Path) -> No
 
     root = recordings_with_routes(tmp_path, "verda", rename_on_demand_layout)
     result = crawl_scene("verda", tmp_path, root=root)
-    statuses = {o["status"] for o in result.offers.values()}
-    assert statuses == {"unknown"}  # never sold out
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.offers == {}
+    lines = stock_lines(result)
+    assert sorted(lines) == GPU_OFFER_KEYS
+    assert set(lines.values()) == {
+        "missing_field: stock unreadable: on-demand availability answer unreadable"
+    }
     report = result.report
     assert report["layout_errors"] and "is_spot=false" in report["layout_errors"][0]
-    assert "on-demand availability missing: stock unknown" in report["notes"]
+    assert (
+        "on-demand availability missing: offers kept out, last good state stays"
+        in (report["notes"])
+    )
+    assert classify_run(report, returncode=0).status is RunStatus.LAYOUT_CHANGED
 
 
 @pytest.mark.usefixtures("credentials")
-def test_an_availability_entry_that_lost_its_list_is_unknown_and_reported(
+def test_failed_on_demand_availability_keeps_the_offers_out(tmp_path: Path) -> None:
+    def fail_on_demand(routes: Routes) -> None:
+        on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
+        on_demand.pop("body")
+        on_demand.update(status=500, body_text=json.dumps({"code": "internal_error"}))
+
+    root = recordings_with_routes(tmp_path, "verda", fail_on_demand)
+    result = crawl_scene("verda", tmp_path, root=root, settings={"RETRY_TIMES": "0"})
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.offers == {}
+    lines = stock_lines(result)
+    assert sorted(lines) == GPU_OFFER_KEYS
+    assert set(lines.values()) == {
+        "missing_field: stock unreadable: on-demand availability answer failed"
+    }
+    report = result.report
+    assert report["requests_gave_up"] == 1
+    assert classify_run(report, returncode=0).status is RunStatus.FAILED
+
+
+@pytest.mark.usefixtures("credentials")
+def test_failed_spot_availability_leaves_the_spot_plans_out(tmp_path: Path) -> None:
+    def fail_spot(routes: Routes) -> None:
+        spot = next(r for r in routes if r.get("query") == {"is_spot": "true"})
+        spot.pop("body")
+        spot.update(status=500, body_text=json.dumps({"code": "internal_error"}))
+
+    root = recordings_with_routes(tmp_path, "verda", fail_spot)
+    result = crawl_scene("verda", tmp_path, root=root, settings={"RETRY_TIMES": "0"})
+    assert result.returncode == 0, result.log[-2000:]
+    offers = result.offers
+    # The on-demand offers stand with their on-demand stock; no spot plan is guessed.
+    assert len(offers) == 24 and all(o["plans"] == [] for o in offers.values())
+    assert offers["1H100.80S.30V/FIN-01"]["status"] == "in_stock"
+    assert offers["1B200.31V/FIN-02"]["status"] == "sold_out"
+    lines = {q["offer_key"]: q["reason"] for q in result.quarantined if "spot plan" in q["reason"]}
+    assert sorted(lines) == GPU_OFFER_KEYS  # every recorded GPU type publishes a spot price
+    assert set(lines.values()) == {
+        "missing_field: spot plan left out: spot availability answer failed"
+    }
+    assert classify_run(result.report, returncode=0).status is RunStatus.PARTIAL
+
+
+@pytest.mark.usefixtures("credentials")
+def test_an_availability_entry_that_lost_its_list_keeps_its_location_out(
     tmp_path: Path,
 ) -> None:
     def drop_fin02_list(routes: Routes) -> None:
@@ -151,12 +231,17 @@ def test_an_availability_entry_that_lost_its_list_is_unknown_and_reported(
     result = crawl_scene("verda", tmp_path, root=root)
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 24
-    assert {o["status"] for k, o in offers.items() if k.endswith("/FIN-02")} == {"unknown"}
+    assert len(offers) == 16  # FIN-02's eight are kept out: their last good state stays
+    assert not any(k.endswith("/FIN-02") for k in offers)
     assert offers["1H100.80S.30V/FIN-01"]["status"] == "in_stock"
     assert offers["1H100.80S.30V/ICE-01"]["status"] == "sold_out"
     lines = {q["offer_key"]: q["reason"] for q in result.quarantined}
     assert lines["on-demand-availability/FIN-02"] == "missing_field: key gone: availabilities"
+    assert stock_lines(result) == {
+        key: "missing_field: stock unreadable: key gone: availabilities"
+        for key in GPU_OFFER_KEYS
+        if key.endswith("/FIN-02")
+    }
     report = result.report
     assert report["missing_fields"] == ["/v1/instance-availability?is_spot=false: availabilities"]
     assert report["layout_errors"] == []

@@ -98,7 +98,10 @@ def parse(case: Case) -> VerdaPage:
         types = read_instance_types(data)
         if types.layout_error is not None:
             return VerdaPage(layout_error=types.layout_error, missing_fields=types.missing_fields)
-        inputs = Inputs(types, *(answer(args, s) for s in RECORDED))
+        others = {s: answer(args, s) for s in RECORDED}
+        # As the spider says it: a null in args.json is an answer that failed.
+        why = {s: "failed" for s, a in others.items() if a is None}
+        inputs = Inputs(types, **others, why_missing=why)
         built = build_offers(inputs, CTX)
         return VerdaPage(
             records=built.records, notes=built.notes, missing_fields=built.missing_fields
@@ -168,9 +171,6 @@ def test_spot_plan_only_where_spot_is_available() -> None:
     assert b200_fin2.status is StockStatus.SOLD_OUT  # on demand
     assert [(p.price_kind, p.price) for p in b200_fin2.plans] == [(PriceKind.SPOT, Decimal("1.99"))]
     assert offers["1B200.31V/FIN-01"].plans == ()
-    # Spot answer missing: unknown is not sold out, so the published spot price stays.
-    missing = offers_of("missing_answers")
-    assert [p.price for p in missing["1B200.31V"].plans] == [Decimal("1.99")]
 
 
 def test_boot_volume_is_mandatory_only_without_local_disk() -> None:
@@ -188,23 +188,60 @@ def test_boot_volume_is_mandatory_only_without_local_disk() -> None:
     assert not any(f.mandatory for f in local_disk.fees)
 
 
-def test_missing_answers_make_stock_unknown_never_sold_out() -> None:
+def lines_of(case_name: str) -> dict[str | None, list[str]]:
+    """The quarantine reasons of a case, by offer key."""
+    case = next(c for c in cases("verda") if c.name == case_name)
+    lines: dict[str | None, list[str]] = {}
+    for r in parse(case).records:
+        if isinstance(r, QuarantineRecord):
+            lines.setdefault(r.offer_key, []).append(r.reason)
+    return lines
+
+
+GPU_TYPES = (
+    "1H100.80S.30V",
+    "8H100.80S.176V",
+    "1H200.141S.44V",
+    "1B200.31V",
+    "1A100.22V",
+    "1RTX6000ADA.10V",
+    "1L40S.20V",
+    "1V100.6V",
+)
+LOCATIONS = ("FIN-01", "FIN-02", "ICE-01")
+FAILED_ON_DEMAND = "missing_field: stock unreadable: on-demand availability answer failed"
+
+
+def test_missing_on_demand_answer_keeps_every_offer_out_one_line_each() -> None:
+    """No stock `unknown` over the last good state: each offer is a quarantine line instead,
+    so the warehouse keeps it, stale (rules of truth 2 and 10)."""
     case = next(c for c in cases("verda") if c.name == "missing_answers")
     page = parse(case)
-    offers = [r for r in page.records if isinstance(r, OfferRecord)]
-    assert offers and all(o.status is StockStatus.UNKNOWN and o.region is None for o in offers)
-    assert all(o.fees == () for o in offers)
-    assert "on-demand availability missing: stock unknown" in page.notes
+    assert not any(isinstance(r, OfferRecord) for r in page.records)
+    # No answer names a location: one line per type.
+    assert lines_of("missing_answers") == {
+        **{name: [FAILED_ON_DEMAND] for name in GPU_TYPES},
+        "CPU.4V.16G": ["not_an_offer: CPU-only instance type (no GPU)"],
+    }
+    assert "on-demand availability missing: offers kept out, last good state stays" in page.notes
 
 
 def test_real_fixtures_read_in_place() -> None:
-    offers = offers_of("shared_fixtures")
-    # No on-demand answer here: stock unknown; the spot answer names FIN-01 for 2A6000.20V.
+    # The real answers hold no on-demand availability: every offer is kept out, per location.
+    assert offers_of("shared_fixtures") == {}
+    lines = lines_of("shared_fixtures")
+    for name in ("1H100.80S.30V", "2A6000.20V", "1V100.6V"):
+        for location in LOCATIONS:
+            assert lines[f"{name}/{location}"] == [FAILED_ON_DEMAND]
+    # With our recorded on-demand answer beside them, the real types read into offers.
+    offers = offers_of("shared_fixtures_on_demand_recorded")
     a6000 = offers["2A6000.20V/FIN-01"]
-    assert a6000.status is StockStatus.UNKNOWN
+    assert a6000.status is StockStatus.SOLD_OUT  # not listed on demand: a real signal
     assert (a6000.gpu_model, a6000.gpu_vram_gb, a6000.gpu_count) == ("RTX A6000", 48, 2)
+    # The real spot answer names FIN-01 for 2A6000.20V.
     assert [p.price for p in a6000.plans] == [Decimal("0.70")]
     assert offers["2A6000.20V/FIN-02"].plans == ()
+    assert offers["1H100.80S.30V/FIN-01"].status is StockStatus.IN_STOCK
     assert sorted({str(o.region) for o in offers.values()}) == ["FIN-01", "FIN-02", "ICE-01"]
 
 
@@ -218,14 +255,18 @@ def test_token_body_is_client_credentials() -> None:
     assert read_token({"access_token": ""}) is None and read_token([]) is None
 
 
-def test_an_entry_without_its_list_is_unknown_never_sold_out() -> None:
+def test_an_entry_without_its_list_keeps_its_location_out() -> None:
     offers = offers_of("offers_availability_renamed_in_one")
     recorded = offers_of("recorded_instance_types")
-    at_fin2 = [o for key, o in offers.items() if key.endswith("/FIN-02")]
-    assert at_fin2 and all(o.status is StockStatus.UNKNOWN for o in at_fin2)
-    # Elsewhere the page is as recorded.
-    others = {k: stock_of(o) for k, o in offers.items() if not k.endswith("/FIN-02")}
-    assert others == {k: stock_of(o) for k, o in recorded.items() if not k.endswith("/FIN-02")}
+    # FIN-02's offers are kept out (their last good state stays), one line per offer...
+    assert not any(key.endswith("/FIN-02") for key in offers)
+    lines = lines_of("offers_availability_renamed_in_one")
+    for name in GPU_TYPES:
+        assert lines[f"{name}/FIN-02"] == [
+            "missing_field: stock unreadable: key gone: availabilities"
+        ]
+    # ... and elsewhere the page is as recorded.
+    assert offers == {k: o for k, o in recorded.items() if not k.endswith("/FIN-02")}
     case = next(c for c in cases("verda") if c.name == "availability_renamed_in_one")
     page = parse(case)
     assert [(r.offer_key, r.reason) for r in page.records if isinstance(r, QuarantineRecord)] == [
@@ -238,8 +279,10 @@ def test_every_entry_without_its_list_is_a_layout_error() -> None:
     case = next(c for c in cases("verda") if c.name == "availability_renamed_everywhere")
     page = parse(case)
     assert page.layout_error is not None and "availabilities (stock)" in page.layout_error
-    offers = offers_of("offers_availability_renamed_everywhere")
-    assert offers and all(o.status is StockStatus.UNKNOWN for o in offers.values())
+    # The answer is then missing: every offer is kept out, one line each.
+    assert offers_of("offers_availability_renamed_everywhere") == {}
+    lines = lines_of("offers_availability_renamed_everywhere")
+    assert all(lines[f"{n}/{loc}"] == [FAILED_ON_DEMAND] for n in GPU_TYPES for loc in LOCATIONS)
 
 
 def test_unreadable_entries_make_their_location_unknown() -> None:
@@ -252,6 +295,44 @@ def test_unreadable_entries_make_their_location_unknown() -> None:
     # An entry without a readable location: a location no entry names cannot say either.
     assert availability.listed("1B200.31V", "FIN-03") is None
     assert len(availability.records) == 4
+    # Built into offers: what an entry readably lists stays in stock, the rest of an
+    # unreadable location is kept out with the entry's reason (never unknown, never sold out).
+    offers = offers_of("offers_availability_bad_cells")
+    assert {k: o.status for k, o in offers.items()} == {
+        "1H100.80S.30V/FIN-01": StockStatus.IN_STOCK,
+        "1V100.6V/FIN-01": StockStatus.IN_STOCK,
+    }
+    lines = lines_of("offers_availability_bad_cells")
+    assert lines["1A100.22V/FIN-01"] == [
+        "invalid_value: stock unreadable: availabilities is not a list of type names at FIN-01"
+    ]
+    assert lines["1H100.80S.30V/ICE-01"] == [
+        "invalid_value: stock unreadable: availabilities is not a list of type names at ICE-01"
+    ]
+    kept_out = {k for k in lines if k and "/" in k}
+    assert len(kept_out) == len(GPU_TYPES) * len(LOCATIONS) - len(offers)
+
+
+def test_an_unreadable_location_entry_keeps_unnamed_locations_out() -> None:
+    """An entry whose location cannot be read may have been any location's list: the
+    locations no readable entry names are kept out; the named ones read as they say."""
+    data = [
+        {"location_code": "FIN-01", "availabilities": ["1H100.80S.30V"]},
+        {"location_code": None, "availabilities": ["1H100.80S.30V"]},
+    ]
+    on_demand = read_availability(data, CTX)
+    case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
+    types = read_instance_types(load_json(case.input_bytes()))
+    others = {s: answer({}, s) for s in RECORDED}
+    page = build_offers(Inputs(types, **{**others, "on_demand": on_demand}), CTX)
+    offers = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+    assert offers["1H100.80S.30V/FIN-01"].status is StockStatus.IN_STOCK
+    assert offers["1A100.22V/FIN-01"].status is StockStatus.SOLD_OUT  # readably not listed
+    assert not any(k.endswith("/ICE-01") for k in offers)  # only /locations names it
+    reasons = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+    assert reasons["1H100.80S.30V/ICE-01"] == (
+        "invalid_value: stock unreadable: location_code is None"
+    )
 
 
 def test_spot_plan_follows_the_spot_answer_not_on_demand() -> None:
@@ -259,12 +340,46 @@ def test_spot_plan_follows_the_spot_answer_not_on_demand() -> None:
     # In stock on demand, not listed for spot: no spot plan copied from on demand.
     assert offers["1RTX6000ADA.10V/FIN-01"].status is StockStatus.IN_STOCK
     assert offers["1RTX6000ADA.10V/FIN-01"].plans == ()
-    # A spot entry that lost its list: its location's plans stay (unknown is not sold out),
-    # the other locations follow the spot answer as before.
+    # A spot entry that lost its list: its location's plans are left out rather than
+    # guessed, one line per offer; the on-demand offers stand, with the on-demand stock
+    # (never copied onto spot); the other locations follow the spot answer as before.
     spot_blind = offers_of("offers_spot_renamed_in_one")
-    assert [p.price for p in spot_blind["1RTX6000ADA.10V/FIN-02"].plans] == [Decimal("0.37")]
+    assert spot_blind["1RTX6000ADA.10V/FIN-02"].plans == ()
     assert spot_blind["1RTX6000ADA.10V/FIN-01"].plans == ()
     assert spot_blind["1RTX6000ADA.10V/FIN-02"].status is StockStatus.SOLD_OUT  # on demand
+    assert spot_blind["1H100.80S.30V/FIN-02"].status is StockStatus.IN_STOCK  # on demand
+    recorded = offers_of("recorded_instance_types")
+    assert {k: stock_of(o) for k, o in spot_blind.items()} == {
+        k: stock_of(o) for k, o in recorded.items()
+    }
+    assert {k: o for k, o in spot_blind.items() if not k.endswith("/FIN-02")} == {
+        k: o for k, o in recorded.items() if not k.endswith("/FIN-02")
+    }
+    lines = lines_of("offers_spot_renamed_in_one")
+    for name in GPU_TYPES:  # each recorded GPU type publishes a spot price
+        assert lines[f"{name}/FIN-02"] == [
+            "missing_field: spot plan left out: key gone: availabilities"
+        ]
+
+
+def test_missing_spot_answer_leaves_the_plans_out_not_the_offers() -> None:
+    case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
+    types = read_instance_types(load_json(case.input_bytes()))
+    others = {s: answer({}, s) for s in RECORDED}
+    page = build_offers(
+        Inputs(types, **{**others, "spot": None}, why_missing={"spot": "failed"}), CTX
+    )
+    offers = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+    recorded = offers_of("recorded_instance_types")
+    assert {k: stock_of(o) for k, o in offers.items()} == {
+        k: stock_of(o) for k, o in recorded.items()
+    }
+    assert all(o.plans == () for o in offers.values())
+    reasons = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+    assert reasons["1B200.31V/FIN-02"] == (
+        "missing_field: spot plan left out: spot availability answer failed"
+    )
+    assert "spot availability missing: spot plans left out" in page.notes
 
 
 def test_a_type_that_lost_a_field_costs_its_offers_alone() -> None:
