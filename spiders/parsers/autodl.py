@@ -27,7 +27,6 @@ from gpurent.normalize.price import ParsedPrice
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_CEILING,
     PRICE_UNPARSED,
     FieldProblem,
     PageResult,
@@ -39,12 +38,10 @@ from spiders.parsers.common import (
     id_text,
     identify_gpu,
     minor_units,
-    not_negative,
     optional_int,
     price_plan,
     require,
     set_aside,
-    to_decimal,
 )
 from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
@@ -192,14 +189,9 @@ def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
 
 
 def _payg_price(value: Any) -> Decimal:
-    """`payg_price` in CNY (1/1000 CNY counted): an exact number, scaled, then refused when
-    negative or beyond any rental price (a bad cell such as `1e400` or `10**30` costs this
-    item, never the page)."""
-    count = to_decimal(value, "payg_price", code=PRICE_UNPARSED)
-    amount = not_negative(minor_units(count, PAYG_PRICE_SCALE, "payg_price"), "payg_price", value)
-    if amount >= PRICE_CEILING:
-        raise FieldProblem(PRICE_UNPARSED, "payg_price", f"payg_price is out of range: {value}")
-    return amount
+    """`payg_price` in CNY (1/1000 CNY counted); a bad cell such as `1e400` or `10**30` costs
+    this item, never the page (`minor_units`)."""
+    return minor_units(value, PAYG_PRICE_SCALE, "payg_price")
 
 
 def _region(value: Any) -> tuple[str | None, FieldProblem | None]:

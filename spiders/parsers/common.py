@@ -140,11 +140,14 @@ def optional_int(item: Mapping[str, Any], key: str) -> int | None:
 
 
 def minor_units(value: Any, scale: int, field: str) -> Decimal:
-    """A price counted in 1/`scale` of the currency (AutoDL's 1/1000 CNY, Lambda's cents)."""
+    """A price counted in 1/`scale` of the currency (AutoDL's 1/1000 CNY, Lambda's cents).
+
+    Whatever the cell holds (a wrong type, a negative, `1e400`), a value that is no price is
+    this item's `price_unparsed` naming the field, never an arithmetic error."""
     try:
         return from_minor_units(value, scale)
-    except ValueError as exc:
-        raise FieldProblem(PRICE_UNPARSED, field, str(exc)) from None
+    except (ValueError, ArithmeticError, TypeError) as exc:
+        raise FieldProblem(PRICE_UNPARSED, field, f"{field}: {exc}") from None
 
 
 def not_negative(amount: Decimal, field: str, written: Any) -> Decimal:

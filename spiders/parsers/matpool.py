@@ -37,7 +37,6 @@ from gpurent.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
     ParseContext,
     Record,
@@ -46,7 +45,6 @@ from spiders.parsers.common import (
     gpu_offer,
     identify_gpu,
     minor_units,
-    not_negative,
     optional_int,
     price_plan,
     require,
@@ -65,8 +63,6 @@ MACHINE_CONTRACT = Contract(
     stock=("gpu.available", "gpu.total"),
 )
 CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
-# No unit rents for this much an hour (CNY): a larger number is a broken value, not a price.
-MAX_PRICE = Decimal(1_000_000)
 # Business codes seen on Matpool's API for a refused token. 176 "check jwt token failed"
 # was observed (HTTP 200) on the same web API under its matgo.cn domain
 # (quziang/matpool-gpu references/web-api.md); other auth codes are not known.
@@ -176,13 +172,7 @@ def _millicent(hardware: dict[str, Any], key: str) -> Decimal:
     value = hardware.get(key)
     if value is None:
         raise FieldProblem(MISSING_FIELD, key, f"{key} is missing")
-    try:
-        amount = minor_units(value, MATPOOL_PRICE_SCALE, key)
-    except (ArithmeticError, TypeError):  # 1e400 (too large to scale), {} or [] (no number)
-        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is no price: {value}") from None
-    if amount > MAX_PRICE:
-        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is no hourly price: {value}")
-    return not_negative(amount, key, value)
+    return minor_units(value, MATPOOL_PRICE_SCALE, key)
 
 
 def _cards_per_unit(machine: dict[str, Any]) -> int:

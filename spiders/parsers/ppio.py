@@ -31,8 +31,6 @@ from gpurent.normalize.price import PPIO_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_CEILING,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
@@ -41,10 +39,8 @@ from spiders.parsers.common import (
     id_text,
     identify_gpu,
     minor_units,
-    not_negative,
     require,
     set_aside,
-    to_decimal,
 )
 from spiders.parsers.contract import Contract, contracted
 from spiders.parsers.envelope import list_page
@@ -105,14 +101,9 @@ def _build(product: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
 
 
 def _price(value: Any) -> Decimal:
-    """`price` in CNY per card-hour (1/100000 CNY counted): an exact number, scaled, then refused when
-    negative or beyond any rental price (a bad cell such as `1e400` or `10**30` costs this
-    item, never the page)."""
-    count = to_decimal(value, "price", code=PRICE_UNPARSED)
-    amount = not_negative(minor_units(count, PPIO_PRICE_SCALE, "price"), "price", value)
-    if amount >= PRICE_CEILING:
-        raise FieldProblem(PRICE_UNPARSED, "price", f"price is out of range: {value}")
-    return amount
+    """`price` in CNY per card-hour (1/100000 CNY counted); a bad cell such as `1e400` or
+    `10**30` costs this item, never the page (`minor_units`)."""
+    return minor_units(value, PPIO_PRICE_SCALE, "price")
 
 
 def _availability(product: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
