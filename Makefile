@@ -27,4 +27,4 @@ test: setup
 check: lint typecheck test
 
 bench: setup
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)

@@ -1,9 +1,19 @@
 """Reading one staging feed and validating it before anything touches the database.
 
-Each line is checked on its own by the pydantic contract (gpurent.model), then against
-what the columns can hold (DECIMAL scales, INTEGER range); Polars then checks the feed as
-a whole (values that did not survive conversion, duplicate offer keys). A line that fails
-becomes a quarantine row with its reason: never dropped, never fatal (rule of truth 6).
+Two paths, one verdict. The bulk path (``_Bulk``) hands blocks of lines to an in-memory
+DuckDB, which types them with ``from_json`` and checks them in set operations; it keeps a
+line only if writing back what it read gives the line itself (both minified), so no key
+was missing, extra or doubled and no value coerced, and if every value passes the checks
+the columns need (money as decimal strings within the column's scale, UTC times, known
+enum values, integer ranges, the run's provider and id). That is the form the spiders
+write. Every other line (a quarantine line, a coerced value, a bad line) takes the exact
+path: the pydantic contract (gpurent.model) line by line, then what the columns can hold
+(DECIMAL scales, INTEGER range). Polars then checks the feed as a whole (values that did
+not survive conversion, duplicate offer keys). A line that fails becomes a quarantine row
+with its reason: never dropped, never fatal (rule of truth 6). The bulk path only accepts
+what the exact path would accept, with the same values (tests/warehouse/
+test_warehouse_load_bulk.py reads feeds both ways); anything it is unsure of goes the
+exact way.
 """
 
 from __future__ import annotations
@@ -13,13 +23,26 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
+import pyarrow as pa
 from pydantic import ValidationError
 
-from gpurent.model import OfferRecord, QuarantineRecord, parse_feed_line
+from gpurent.model import (
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    OfferRecord,
+    PriceBasis,
+    PriceKind,
+    QuarantineRecord,
+    StockStatus,
+    parse_feed_line,
+)
 
 # Column types; each money scale matches its DuckDB DECIMAL column (sql/0001_init.sql).
 PRICE = pl.Decimal(18, 8)
@@ -157,39 +180,99 @@ def read_feed(
 
     With ``provider``/``run_id`` given, offers that name another run are quarantined and
     quarantine rows carry those ids; without them, quarantine ids may be null.
+    The file is read in blocks (its digest on the way), so memory follows the typed rows,
+    not the text.
     """
-    data = Path(path).read_bytes()
-    quarantine: list[dict[str, Any]] = []
-    offers: list[dict[str, Any]] = []
-    fees: list[dict[str, Any]] = []
-    plans: list[dict[str, Any]] = []
-    texts: dict[int, str] = {}
-    lines = 0
+    reader = _Reader(provider=provider, run_id=run_id)
+    digest = hashlib.sha256()
+    bulk = _Bulk(provider=provider, run_id=run_id)
+    try:
+        line = 0
+        carry = b""
+        with Path(path).open("rb") as handle:
+            while True:
+                block = handle.read(_BLOCK_BYTES)
+                digest.update(block)
+                data = carry + block
+                # Cut after the last newline: a CR LF pair never straddles two parts, and
+                # splitlines() numbers the lines as it does for the whole file.
+                cut = data.rfind(b"\n") + 1 if block else len(data)
+                part, carry = data[:cut], data[cut:]
+                if part:
+                    pieces = part.splitlines()
+                    bulk.add(line + 1, pieces, reader)
+                    line += len(pieces)
+                if not block:
+                    break
+        offers, fees, plans = bulk.frames()
+    finally:
+        bulk.close()
+    if reader.offers:  # else the bulk rows are already in line order: no copy to make
+        offers = pl.concat([offers, _frame(reader.offers, OBSERVATION_SCHEMA)]).sort(_LINE)
+        fees = pl.concat([fees, _frame(reader.fees, FEE_SCHEMA)]).sort(_LINE, "seq")
+        plans = pl.concat([plans, _frame(reader.plans, PLAN_SCHEMA)]).sort(_LINE, "seq")
 
-    def reject(line: int, reason: str, raw: str | None, **extra: Any) -> None:
-        quarantine.append(
-            {"run_id": run_id, "provider": provider, "seq": line, "reason": reason, "raw": raw}
+    batch_offers, batch_fees, batch_plans, set_aside = _validate_frames(offers, fees, plans)
+    texts = reader.texts | _texts_of(path, {s[0] for s in set_aside} - reader.texts.keys())
+    for at, reason, field, (offer_key, observed_at) in set_aside:
+        reader.reject(
+            at, reason, texts[at], field=field, offer_key=offer_key, observed_at=observed_at
+        )
+    quarantine_frame = pl.DataFrame(reader.quarantine, schema=QUARANTINE_SCHEMA, orient="row")
+    return FeedBatch(
+        offers=batch_offers,
+        fees=batch_fees,
+        plans=batch_plans,
+        quarantine=quarantine_frame.sort("seq"),
+        lines=bulk.lines + reader.lines,
+        sha256=digest.hexdigest(),
+    )
+
+
+# Lines are read in blocks of about this many bytes; the bulk path types a block at a time.
+_BLOCK_BYTES = 8 * 1024 * 1024
+_BATCH_ROWS = 8192
+
+
+class _Reader:
+    """The exact path: one line at a time through the pydantic contract."""
+
+    def __init__(self, *, provider: str | None, run_id: str | None) -> None:
+        self.provider = provider
+        self.run_id = run_id
+        self.quarantine: list[dict[str, Any]] = []
+        self.offers: list[dict[str, Any]] = []
+        self.fees: list[dict[str, Any]] = []
+        self.plans: list[dict[str, Any]] = []
+        self.texts: dict[int, str] = {}
+        self.lines = 0
+
+    def reject(self, line: int, reason: str, raw: str | None, **extra: Any) -> None:
+        self.quarantine.append(
+            {"run_id": self.run_id, "provider": self.provider, "seq": line}
+            | {"reason": reason, "raw": raw}
             | extra
         )
 
-    for line, raw_line in enumerate(data.splitlines(), start=1):
+    def read(self, line: int, raw_line: bytes) -> None:
+        provider, run_id = self.provider, self.run_id
         if not raw_line.strip():
-            continue
-        lines += 1
+            return
+        self.lines += 1
         try:
             text = raw_line.decode("utf-8")
         except UnicodeDecodeError:
-            reject(line, "line is not UTF-8", raw_line.decode("utf-8", "replace"))
-            continue
+            self.reject(line, "line is not UTF-8", raw_line.decode("utf-8", "replace"))
+            return
         try:
             # parse_float=Decimal: a price written as a JSON number keeps its exact digits.
             decoded = json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
         except ValueError as exc:
-            reject(line, f"invalid JSON: {exc}", text)
-            continue
+            self.reject(line, f"invalid JSON: {exc}", text)
+            return
         if not isinstance(decoded, dict):
-            reject(line, "line is not a JSON object", text)
-            continue
+            self.reject(line, "line is not a JSON object", text)
+            return
         hints = {
             "offer_key": _str_or_none(decoded.get("offer_key")),
             "observed_at": _time_or_none(decoded.get("observed_at")),
@@ -198,43 +281,48 @@ def read_feed(
             record = parse_feed_line(decoded)
         except ValidationError as exc:
             reason, field = _describe(exc)
-            reject(line, reason, text, field=field, **hints)
-            continue
+            self.reject(line, reason, text, field=field, **hints)
+            return
         if isinstance(record, QuarantineRecord):
-            quarantine.append(_quarantine_row(record, line, provider=provider, run_id=run_id))
-            continue
+            self.quarantine.append(_quarantine_row(record, line, provider=provider, run_id=run_id))
+            return
         try:
             _check_run(record, provider=provider, run_id=run_id)
             row, fee_rows, plan_rows = _offer_rows(record, line)
         except _Reject as exc:
-            reject(line, exc.reason, text, field=exc.field, **hints)
-            continue
-        texts[line] = text
-        offers.append(row)
-        fees.extend(fee_rows)
-        plans.extend(plan_rows)
+            self.reject(line, exc.reason, text, field=exc.field, **hints)
+            return
+        self.texts[line] = text
+        self.offers.append(row)
+        self.fees.extend(fee_rows)
+        self.plans.extend(plan_rows)
 
-    batch_offers, batch_fees, batch_plans, set_aside = _validate_frames(offers, fees, plans)
-    for line, reason, field, (offer_key, observed_at) in set_aside:
-        reject(line, reason, texts[line], field=field, offer_key=offer_key, observed_at=observed_at)
-    quarantine_frame = pl.DataFrame(quarantine, schema=QUARANTINE_SCHEMA, orient="row")
-    return FeedBatch(
-        offers=batch_offers,
-        fees=batch_fees,
-        plans=batch_plans,
-        quarantine=quarantine_frame.sort("seq"),
-        lines=lines,
-        sha256=hashlib.sha256(data).hexdigest(),
-    )
+
+def _texts_of(path: Path | str, lines: set[int]) -> dict[int, str]:
+    """The text of a few lines (offers set aside by a feed-wide check), read again."""
+    found: dict[int, str] = {}
+    if not lines:
+        return found
+    line = 0
+    carry = b""
+    with Path(path).open("rb") as handle:
+        while True:
+            block = handle.read(_BLOCK_BYTES)
+            data = carry + block
+            cut = data.rfind(b"\n") + 1 if block else len(data)
+            part, carry = data[:cut], data[cut:]
+            for piece in part.splitlines():
+                line += 1
+                if line in lines:
+                    found[line] = piece.decode("utf-8")
+            if not block:
+                return found
 
 
 def _validate_frames(
-    offers: list[dict[str, Any]], fees: list[dict[str, Any]], plans: list[dict[str, Any]]
+    offer_frame: pl.DataFrame, fee_frame: pl.DataFrame, plan_frame: pl.DataFrame
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, list[_SetAside]]:
     """Feed-wide checks in Polars; returns the kept frames and the offers set aside."""
-    offer_frame = _frame(offers, OBSERVATION_SCHEMA)
-    fee_frame = _frame(fees, FEE_SCHEMA)
-    plan_frame = _frame(plans, PLAN_SCHEMA)
     set_aside: list[_SetAside] = []
 
     # Belt and braces: Polars turns a value that does not fit its dtype into null, silently.
@@ -248,18 +336,21 @@ def _validate_frames(
         for column in _REQUIRED[table]:
             for line in frame.filter(pl.col(column).is_null())[_LINE].to_list():
                 unstorable.setdefault(line, f"{table}.{column}")
-    id_rows = offer_frame.select(_LINE, "offer_key", "observed_at").iter_rows()
+    # One offer per key per run: keep the first line, quarantine the later ones.
+    storable = offer_frame.filter(~pl.col(_LINE).is_in(list(unstorable)))
+    first = storable["offer_key"].is_first_distinct()
+    duplicates = storable.filter(~first)[_LINE].to_list()
+    # Identities of the few lines set aside only (a Python row per offer would cost more
+    # than the whole bulk read).
+    wanted = offer_frame.filter(pl.col(_LINE).is_in([*unstorable, *duplicates]))
+    id_rows = wanted.select(_LINE, "offer_key", "observed_at").iter_rows()
     ids = {line: (key, observed_at) for line, key, observed_at in id_rows}
     for line, column in sorted(unstorable.items()):
         reason = f"value does not fit column {column}"
         set_aside.append((line, reason, column.split(".")[1], ids.get(line, (None, None))))
-    offer_frame = offer_frame.filter(~pl.col(_LINE).is_in(list(unstorable)))
-
-    # One offer per key per run: keep the first line, quarantine the later ones.
-    first = offer_frame["offer_key"].is_first_distinct()
-    for line in offer_frame.filter(~first)[_LINE].to_list():
+    for line in duplicates:
         set_aside.append((line, DUPLICATE_REASON, "offer_key", ids[line]))
-    offer_frame = offer_frame.filter(first)
+    offer_frame = storable.filter(first)
 
     kept = offer_frame[_LINE]
     return (
@@ -421,3 +512,202 @@ def _time_or_none(value: Any) -> datetime | None:
     except ValueError:
         return None
     return parsed.astimezone(UTC) if parsed.tzinfo is not None else None
+
+
+# -- the bulk path -------------------------------------------------------------------
+
+# The offer line's keys in the model's order, each with the type from_json reads it as.
+# The bulk path takes a line only if writing back what it read gives the line itself
+# (both minified): then no key is missing, extra or doubled, and no value was coerced
+# (a count written "2", a price written as a number, a flag written "true").
+_OFFER_FIELDS = (
+    "kind", "provider", "offer_key", "run_id", "observed_at", "gpu_vendor", "gpu_model",
+    "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name", "status",
+    "available_count", "price", "currency", "billing_unit", "price_basis", "price_kind",
+    "region", "url",
+)  # fmt: skip
+_INTEGERS = {"gpu_vram_gb", "gpu_count", "available_count"}
+_FEE_FIELDS = (
+    "fee_type", "amount", "currency", "unit", "basis", "quantity", "included_quantity",
+    "mandatory", "charged_while_stopped", "note",
+)  # fmt: skip
+_BOOLEANS = {"mandatory", "charged_while_stopped"}
+_PLAN_FIELDS = ("price", "currency", "billing_unit", "price_basis", "price_kind")
+
+
+def _money(dtype: pl.Decimal) -> str:
+    # Digits that fit without rounding: one integer digit short of the limit, no more
+    # decimals than the scale (rounding half-even to the scale is the exact path's).
+    precision = dtype.precision or 38
+    return f"'[0-9]{{1,{precision - dtype.scale - 1}}}(\\.[0-9]{{1,{dtype.scale}}})?'"
+
+
+def _one_of(enum: type[StrEnum]) -> str:
+    return "(" + ", ".join(f"'{member.value}'" for member in enum) + ")"
+
+
+def _ddl(schema: pl.Schema) -> str:
+    types = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Boolean: "BOOLEAN"}
+    columns = [f"{_LINE} INTEGER"]
+    for name, dtype in schema.items():
+        if isinstance(dtype, pl.Decimal):
+            sql = f"DECIMAL({dtype.precision}, {dtype.scale})"
+        elif isinstance(dtype, pl.Datetime):
+            sql = "TIMESTAMPTZ"
+        else:
+            sql = types[type(dtype)]
+        columns.append(f"{name} {sql}")
+    return ", ".join(columns)
+
+
+_JSON_FEE = json.dumps({k: "BOOLEAN" if k in _BOOLEANS else "VARCHAR" for k in _FEE_FIELDS})
+_JSON_PLAN = json.dumps(dict.fromkeys(_PLAN_FIELDS, "VARCHAR"))
+_JSON_OFFER = json.dumps(
+    {k: "BIGINT" if k in _INTEGERS else "VARCHAR" for k in _OFFER_FIELDS}
+    | {"fees": [json.loads(_JSON_FEE)], "plans": [json.loads(_JSON_PLAN)]}
+)
+_TIME_RE = (
+    "'[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    "(\\.[0-9]{1,6})?(Z|\\+00:00)'"
+)
+_QTY = _money(QUANTITY)
+_FEE_OK = f"""f IS NOT NULL AND f.fee_type IN {_one_of(FeeType)}
+    AND regexp_full_match(f.amount, {_money(FEE_AMOUNT)})
+    AND regexp_full_match(f.currency, '[A-Z]{{3}}')
+    AND (f.unit IS NULL OR f.unit IN {_one_of(BillingUnit)}) AND f.basis IN {_one_of(FeeBasis)}
+    AND (f.quantity IS NULL OR regexp_full_match(f.quantity, {_QTY}))
+    AND (f.included_quantity IS NULL OR regexp_full_match(f.included_quantity, {_QTY}))
+    AND f.mandatory IS NOT NULL AND f.charged_while_stopped IS NOT NULL"""
+_PLAN_OK = f"""p IS NOT NULL AND regexp_full_match(p.price, {_money(PRICE)})
+    AND regexp_full_match(p.currency, '[A-Z]{{3}}')
+    AND p.billing_unit IN {_one_of(BillingUnit)} AND p.price_basis IN {_one_of(PriceBasis)}
+    AND p.price_kind IN {_one_of(PriceKind)}"""
+_OFFER_OK = f"""tidy = to_json(r) AND r.kind = 'offer'
+    AND r.provider IS NOT NULL AND r.offer_key IS NOT NULL AND r.run_id IS NOT NULL
+    AND r.gpu_vendor IS NOT NULL AND r.gpu_model IS NOT NULL AND r.raw_gpu_name IS NOT NULL
+    AND ($provider IS NULL OR r.provider = $provider) AND ($run_id IS NULL OR r.run_id = $run_id)
+    AND regexp_full_match(r.observed_at, {_TIME_RE})
+    AND try_cast(r.observed_at AS TIMESTAMPTZ) IS NOT NULL
+    AND (r.gpu_vram_gb IS NULL OR r.gpu_vram_gb BETWEEN 1 AND {_INT32_MAX})
+    AND r.gpu_count BETWEEN 1 AND {_INT32_MAX}
+    AND (r.available_count IS NULL OR r.available_count BETWEEN 0 AND {_INT32_MAX})
+    AND r.status IN {_one_of(StockStatus)} AND regexp_full_match(r.price, {_money(PRICE)})
+    AND regexp_full_match(r.currency, '[A-Z]{{3}}') AND r.billing_unit IN {_one_of(BillingUnit)}
+    AND r.price_basis IN {_one_of(PriceBasis)} AND r.price_kind IN {_one_of(PriceKind)}
+    AND r.fees IS NOT NULL AND r.plans IS NOT NULL
+    AND coalesce(list_bool_and(list_transform(r.fees, lambda f: {_FEE_OK})), true)
+    AND coalesce(list_bool_and(list_transform(r.plans, lambda p: {_PLAN_OK})), true)"""
+
+
+class _Bulk:
+    """The bulk path: blocks of lines typed by DuckDB in set operations."""
+
+    def __init__(self, *, provider: str | None, run_id: str | None) -> None:
+        self.params = {"provider": provider, "run_id": run_id}
+        self.lines = 0
+        self.con = duckdb.connect()  # without ICU, TIMESTAMPTZ is read and shown as UTC
+        for table, schema in (
+            ("offers", OBSERVATION_SCHEMA),
+            ("fees", FEE_SCHEMA),
+            ("plans", PLAN_SCHEMA),
+        ):
+            self.con.execute(f"CREATE TABLE {table} ({_ddl(schema)})")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def add(self, first: int, pieces: list[bytes], reader: _Reader) -> None:
+        """Type lines ``first``.. (``pieces``); hand the rest to the exact ``reader``."""
+        try:
+            texts = pa.array(pieces, pa.binary()).cast(pa.string())
+        except pa.ArrowInvalid:  # a line that is not UTF-8: this block goes line by line
+            for offset, piece in enumerate(pieces):
+                reader.read(first + offset, piece)
+            return
+        numbers = pa.array(range(first, first + len(pieces)), pa.int32())
+        con = self.con
+        # Several batches, so DuckDB's threads share the block.
+        block = pa.table({"line": numbers, "text": texts}).to_batches(_BATCH_ROWS)
+        con.register("_block", pa.Table.from_batches(block))
+        try:
+            # Parsed into a table first: in one statement DuckDB would parse the line
+            # again for every use of r.
+            con.execute(
+                f"""
+                CREATE OR REPLACE TEMP TABLE _parsed AS
+                SELECT line, text, from_json(object, '{_JSON_OFFER}') AS r, json(object) AS tidy
+                FROM (
+                    SELECT line, text, CASE WHEN json_valid(text) AND json_type(text) = 'OBJECT'
+                        THEN text END AS object
+                    FROM _block WHERE trim(text, ' \t\n\r' || chr(11) || chr(12)) <> ''
+                )
+                """
+            )
+        finally:
+            con.unregister("_block")
+        # Only the numbers of the lines kept: copying the parsed rows would cost more.
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _ok AS"
+            f" SELECT line FROM _parsed WHERE coalesce({_OFFER_OK}, false)",
+            self.params,
+        )
+        rest = con.execute(
+            "SELECT line, text FROM _parsed ANTI JOIN _ok USING (line) ORDER BY line"
+        ).fetchall()
+        self.lines += _count(con, "SELECT count(*) FROM _ok")
+        for line, text in rest:
+            reader.read(line, text.encode("utf-8"))
+        # try_cast: the rows kept passed every check, but DuckDB may cast before it
+        # filters; a value that still failed would be a null, caught by _validate_frames.
+        ids = "r.run_id, r.provider, r.offer_key"
+        con.execute(
+            f"""
+            INSERT INTO offers SELECT line, {ids}, try_cast(r.observed_at AS TIMESTAMPTZ), r.gpu_vendor,
+                r.gpu_model, r.gpu_vram_gb, r.gpu_form_factor, r.gpu_count, r.raw_gpu_name,
+                r.status, r.available_count, try_cast(r.price AS {_sql_decimal(PRICE)}), r.currency,
+                r.billing_unit, r.price_basis, r.price_kind, r.region, r.url
+            FROM _parsed SEMI JOIN _ok USING (line) ORDER BY line
+            """
+        )
+        con.execute(
+            f"""
+            INSERT INTO fees SELECT line, {ids}, seq, f.fee_type,
+                try_cast(f.amount AS {_sql_decimal(FEE_AMOUNT)}), f.currency, f.unit, f.basis,
+                try_cast(f.quantity AS {_sql_decimal(QUANTITY)}),
+                try_cast(f.included_quantity AS {_sql_decimal(QUANTITY)}), f.mandatory,
+                f.charged_while_stopped, f.note
+            FROM (SELECT line, r, generate_subscripts(r.fees, 1) - 1 AS seq,
+                         unnest(r.fees) AS f FROM _parsed SEMI JOIN _ok USING (line))
+            ORDER BY line, seq
+            """
+        )
+        con.execute(
+            f"""
+            INSERT INTO plans SELECT line, {ids}, seq, try_cast(p.price AS {_sql_decimal(PRICE)}),
+                p.currency, p.billing_unit, p.price_basis, p.price_kind
+            FROM (SELECT line, r, generate_subscripts(r.plans, 1) - 1 AS seq,
+                         unnest(r.plans) AS p FROM _parsed SEMI JOIN _ok USING (line))
+            ORDER BY line, seq
+            """
+        )
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        out = []
+        for table, schema in (
+            ("offers", OBSERVATION_SCHEMA),
+            ("fees", FEE_SCHEMA),
+            ("plans", PLAN_SCHEMA),
+        ):
+            frame = pl.from_arrow(self.con.sql(f"SELECT * FROM {table}").to_arrow_table())
+            assert isinstance(frame, pl.DataFrame)
+            out.append(frame.cast(pl.Schema({_LINE: pl.Int32(), **schema})))
+        return out[0], out[1], out[2]
+
+
+def _sql_decimal(dtype: pl.Decimal) -> str:
+    return f"DECIMAL({dtype.precision}, {dtype.scale})"
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0

@@ -593,13 +593,12 @@ def _new_versions(
     if not parts:
         return pl.DataFrame()
     rows = pl.concat(parts, how="vertical_relaxed")
-    ids = [
-        int(i)
-        for (i,) in con.execute(
-            "SELECT nextval('offer_version_ids') FROM range(?)", [rows.height]
-        ).fetchall()
-    ]
-    return rows.with_columns(version_id=pl.Series(ids, dtype=pl.Int64()))
+    # Through Arrow: a Python int per new version costs a second per million.
+    ids = con.sql(
+        "SELECT nextval('offer_version_ids')::BIGINT AS version_id FROM range(?)",
+        params=[rows.height],
+    ).to_arrow_table()
+    return rows.with_columns(version_id=pl.Series(ids.column(0), dtype=pl.Int64()))
 
 
 def _repoint_current(

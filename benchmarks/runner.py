@@ -1,0 +1,317 @@
+"""``python -m benchmarks``: every gpurent figure beside its baseline, in one run.
+
+    .venv/bin/python -m benchmarks            # 10k / 100k / 1M offers: about half an hour
+    .venv/bin/python -m benchmarks --quick    # small sizes, no 1M, under a minute
+
+Each figure is the median of ``--repeats`` tries (default 3), gpurent and its baseline
+measured in alternation (benchmarks.measure), on a synthetic market (benchmarks.market)
+written before any timing starts:
+
+* load: ``warehouse.load.load_run`` of one feed into a fresh warehouse, in a child process
+  (its peak RSS is read from ``ru_maxrss``), against DuckDB's own ``INSERT ... SELECT FROM
+  read_json(...)`` of the same feed (benchmarks.load_child). ``load_ratio`` is the worst
+  ratio over the sizes.
+* query: ``gpurent cheapest --min-vram 32`` on the warehouse the load built, start-up
+  included, against ``gpurent --help``.
+* start-up: ``gpurent cheapest --min-vram 32`` on a demo-sized warehouse (254 offers, the
+  size of one demo poll; ``--demo-db`` to use a real ``gpurent demo`` file instead).
+* crawl: 100k offers (``--quick``: 5k) over the replay server, the Vast.ai spider against a
+  minimal Scrapy spider of the same pages (benchmarks.crawl). The synthetic market has
+  more pages than the default ``GPURENT_MAX_PAGES=200``, so the benchmark raises the cap.
+* storage: ``benchmarks/history_size.py`` (10k offers polled every 5 min) extrapolated to a
+  year; full runs only.
+* alert latency: not measured here (a minute a trial: ``benchmarks/restock_latency.py``).
+
+The run ends with one JSON line of the headline figures (null: not measured in that mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.market import write_feed
+from benchmarks.measure import ROOT, Pair, paired, run_json, wall
+
+FULL_SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (1_000, 10_000)
+PROVIDER = "bench"
+RUN_ID = "bench-run-1"
+
+
+@dataclass
+class Row:
+    figure: str
+    ours: str
+    base: str
+    ratio: float | None
+    goal: str = ""
+
+
+@dataclass
+class Results:
+    rows: list[Row] = field(default_factory=list)
+    summary: dict[str, Any] = field(
+        default_factory=lambda: dict.fromkeys(
+            (
+                "crawl_ratio",
+                "crawl_offers_per_s",
+                "load_ratio",
+                "load_rss_mib_1m",
+                "query_ms_10k",
+                "query_ms_1m",
+                "startup_s",
+                "storage_gib_year",
+                "alert_latency_s",
+            )
+        )
+    )
+
+
+def gpurent_command() -> list[str]:
+    """The console script beside this interpreter, else the same entry point through -c."""
+    script = Path(sys.executable).with_name("gpurent")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from gpurent.cli.app import main; main()"]
+
+
+def bench_load(root: Path, sizes: tuple[int, ...], repeats: int, res: Results) -> dict[int, Path]:
+    """Load figures per size; returns a loaded warehouse per size for the query figure."""
+    kept: dict[int, Path] = {}
+    worst: float | None = None
+    for n in sizes:
+        feed = write_feed(root / f"feed-{n}.jsonl", PROVIDER, RUN_ID, n)
+
+        def side(mode: str, n: int = n, feed: Path = feed) -> Any:
+            def run(k: int) -> dict[str, float]:
+                db = root / f"{mode}-{n}-{k}.duckdb"
+                answer = run_json(
+                    [
+                        "-m",
+                        "benchmarks.load_child",
+                        mode,
+                        str(feed),
+                        str(db),
+                        PROVIDER,
+                        RUN_ID,
+                        str(n),
+                    ]
+                )
+                if mode == "gpurent" and n not in kept:
+                    kept[n] = db
+                else:
+                    db.unlink(missing_ok=True)
+                return answer
+
+            return run
+
+        ours, base = paired(side("gpurent"), side("duckdb"), repeats)
+        feed.unlink()
+        pair = Pair(ours["seconds"], base["seconds"])
+        worst = pair.ratio if worst is None else max(worst, pair.ratio)
+        res.rows.append(
+            Row(
+                f"load {n:,} offers",
+                f"{pair.ours:.2f} s, {ours['rss_mib']:,.0f} MiB",
+                f"{pair.base:.2f} s, {base['rss_mib']:,.0f} MiB",
+                pair.ratio,
+                "<= 1.5x" + (", < 1 GiB" if n == 1_000_000 else ""),
+            )
+        )
+        if n == 1_000_000:
+            res.summary["load_rss_mib_1m"] = round(ours["rss_mib"], 1)
+    res.summary["load_ratio"] = round(worst, 3) if worst is not None else None
+    return kept
+
+
+def _wall(command: list[str], _try: int) -> dict[str, float]:
+    return wall(command)
+
+
+def bench_query(dbs: dict[int, Path], repeats: int, res: Results) -> None:
+    cli = gpurent_command()
+    for n, db in sorted(dbs.items()):
+        query = [*cli, "cheapest", "--min-vram", "32", "--db", str(db), "--format", "json"]
+        ours, base = paired(partial(_wall, query), partial(_wall, [*cli, "--help"]), repeats)
+        pair = Pair(ours["seconds"], base["seconds"])
+        res.rows.append(
+            Row(
+                f"cheapest --min-vram 32, {n:,} offers",
+                f"{pair.ours * 1000:,.0f} ms",
+                f"{pair.base * 1000:,.0f} ms (--help)",
+                pair.ratio,
+                "measure",
+            )
+        )
+        if n == 10_000:
+            res.summary["query_ms_10k"] = round(pair.ours * 1000, 1)
+        if n == 1_000_000:
+            res.summary["query_ms_1m"] = round(pair.ours * 1000, 1)
+
+
+def bench_startup(root: Path, demo_db: Path | None, repeats: int, res: Results) -> None:
+    cli = gpurent_command()
+    db = demo_db
+    what = "demo DB"
+    if db is None:
+        feed = write_feed(root / "feed-demo.jsonl", PROVIDER, RUN_ID, 254)
+        db = root / "demo-sized.duckdb"
+        run_json(
+            ["-m", "benchmarks.load_child", "gpurent", str(feed), str(db), PROVIDER, RUN_ID, "254"]
+        )
+        what = "254 offers"
+    query = [*cli, "cheapest", "--min-vram", "32", "--db", str(db)]
+    ours, base = paired(partial(_wall, query), partial(_wall, [*cli, "--help"]), repeats)
+    pair = Pair(ours["seconds"], base["seconds"])
+    res.rows.append(
+        Row(
+            f"start-up: cheapest, {what}",
+            f"{pair.ours:.2f} s",
+            f"{pair.base:.2f} s (--help)",
+            pair.ratio,
+            "measure",
+        )
+    )
+    res.summary["startup_s"] = round(pair.ours, 3)
+
+
+def bench_storage(root: Path, days: float, res: Results) -> None:
+    """history_size.py's year extrapolation, parsed from its report."""
+    started = time.perf_counter()
+    import subprocess
+
+    from benchmarks.measure import child_env
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/history_size.py",
+            "--days",
+            str(days),
+            "--db",
+            str(root / "history.duckdb"),
+        ],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    match = re.search(r"one year, extrapolated\s+([\d,.]+) MiB", done.stdout)
+    if done.returncode != 0 or match is None:
+        raise RuntimeError(f"history_size.py failed: {done.stderr.strip()[-2000:]}")
+    gib = float(match.group(1).replace(",", "")) / 1024
+    res.rows.append(
+        Row(
+            f"history, 10k offers / 5 min, {days:g} days simulated",
+            f"{gib:.2f} GiB / year",
+            "",
+            None,
+            f"<= 1 GiB ({time.perf_counter() - started:.0f} s)",
+        )
+    )
+    res.summary["storage_gib_year"] = round(gib, 3)
+
+
+def bench_crawl(root: Path, offers: int, repeats: int, res: Results) -> None:
+    from benchmarks.crawl import crawl_pair
+
+    ours, base = crawl_pair(root, offers, repeats)
+    pair = Pair(offers / ours["seconds"], offers / base["seconds"])
+    res.rows.append(
+        Row(
+            f"crawl {offers:,} offers, replay server",
+            f"{pair.ours:,.0f} offers/s",
+            f"{pair.base:,.0f} offers/s (minimal spider)",
+            pair.ratio,
+            ">= 0.7x",
+        )
+    )
+    res.summary["crawl_ratio"] = round(pair.ratio, 3)
+    res.summary["crawl_offers_per_s"] = round(pair.ours)
+
+
+def render(res: Results, console: Console) -> None:
+    table = Table(title="gpurent benchmarks (medians, paired with their baselines)")
+    for column in ("figure", "gpurent", "baseline", "ratio", "goal"):
+        table.add_column(column, justify="right" if column == "ratio" else "left")
+    for row in res.rows:
+        ratio = "" if row.ratio is None else f"{row.ratio:.2f}x"
+        table.add_row(row.figure, row.ours, row.base, ratio, row.goal)
+    console.print(table)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, no 1M: under a minute")
+    parser.add_argument("--sizes", type=int, nargs="+", help="load sizes (offers per feed)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--crawl-offers", type=int, help="offers in the crawled market")
+    parser.add_argument(
+        "--history-days", type=float, default=1.0, help="storage simulation (full runs)"
+    )
+    parser.add_argument(
+        "--demo-db", type=Path, help="a `gpurent demo` file for the start-up figure"
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=("load", "query", "startup", "storage", "crawl"),
+        help="measure only these figures",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    sizes = tuple(sorted(args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)))
+    crawl_offers = args.crawl_offers or (5_000 if args.quick else 100_000)
+    only = set(args.only or ("load", "query", "startup", "storage", "crawl"))
+    if args.quick:
+        only.discard("storage")  # minutes of simulated polls: full runs only
+    # Wide enough for the table when stderr is a file or a pipe (Rich would assume 80).
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+    res = Results()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gpurent-bench-") as tmp:
+        root = Path(tmp)
+        dbs: dict[int, Path] = {}
+        if "load" in only or "query" in only:
+            console.print(f"load: {', '.join(f'{n:,}' for n in sizes)} offers ...")
+            dbs = bench_load(root, sizes, args.repeats, res)
+            if "load" not in only:
+                res.rows.clear()
+        if "query" in only:
+            console.print("query ...")
+            bench_query(dbs, args.repeats, res)
+        for db in dbs.values():
+            db.unlink(missing_ok=True)
+        if "startup" in only:
+            console.print("start-up ...")
+            bench_startup(root, args.demo_db, args.repeats, res)
+        if "crawl" in only:
+            console.print(f"crawl: {crawl_offers:,} offers ...")
+            bench_crawl(root, crawl_offers, args.repeats, res)
+        if "storage" in only:
+            console.print(f"storage: {args.history_days:g} simulated days ...")
+            bench_storage(root, args.history_days, res)
+        shutil.rmtree(root, ignore_errors=True)
+    render(res, console)
+    console.print(f"total {time.perf_counter() - started:,.0f} s")
+    print(json.dumps(res.summary), flush=True)
+    return res.summary

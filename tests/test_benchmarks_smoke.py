@@ -1,0 +1,61 @@
+"""The benchmark runner's code paths on a tiny market: structure only, never timings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.market import feed_lines, write_feed
+from benchmarks.runner import main
+from gpurent.model import OfferRecord, QuarantineRecord, parse_feed_line
+from warehouse.feed import read_feed
+
+KEYS = {
+    "crawl_ratio",
+    "load_ratio",
+    "load_rss_mib_1m",
+    "query_ms_10k",
+    "query_ms_1m",
+    "startup_s",
+    "storage_gib_year",
+    "alert_latency_s",
+}
+
+
+def test_the_synthetic_market_is_valid_feed_input(tmp_path: Path) -> None:
+    records = [parse_feed_line(json.loads(line)) for line in feed_lines("bench", "run-1", 250)]
+    offers = [r for r in records if isinstance(r, OfferRecord)]
+    assert len(offers) == 250
+    assert sum(isinstance(r, QuarantineRecord) for r in records) == 3
+    assert {len(o.fees) for o in offers} == {2} and {len(o.plans) for o in offers} == {1}
+    batch = read_feed(
+        write_feed(tmp_path / "f.jsonl", "bench", "run-1", 250), provider="bench", run_id="run-1"
+    )
+    assert batch.offers.height == 250 and batch.quarantine.height == 3
+
+
+def test_a_tiny_run_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
+    summary = main(
+        [
+            *("--sizes", "40", "--repeats", "1", "--crawl-offers", "600"),
+            *("--only", "load", "query", "startup", "crawl"),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert json.loads(out.strip().splitlines()[-1]) == summary
+    assert set(summary) >= KEYS
+    for key in ("load_ratio", "startup_s", "crawl_ratio"):
+        assert isinstance(summary[key], float) and summary[key] > 0, key
+    # Not measured at these sizes or in this selection: null, not a made-up number.
+    for key in (
+        "load_rss_mib_1m",
+        "query_ms_10k",
+        "query_ms_1m",
+        "storage_gib_year",
+        "alert_latency_s",
+    ):
+        assert summary[key] is None, key
+    for figure in ("load 40 offers", "cheapest --min-vram 32", "start-up", "crawl 600 offers"):
+        assert figure in err
