@@ -128,6 +128,19 @@ def to_price(value: Any, field: str) -> Decimal:
     return number
 
 
+HOURLY_PRICE_MAX = Decimal(100_000)
+"""No GPU machine rents for this much an hour in any currency we read: a larger hourly
+number is a broken value, not a price."""
+
+
+def hourly_price(value: Any, field: str) -> Decimal:
+    """`to_price` of a price per hour, refused beyond `HOURLY_PRICE_MAX`."""
+    price = to_price(value, field)
+    if price > HOURLY_PRICE_MAX:
+        raise FieldProblem(PRICE_UNPARSED, field, f"{field} is no hourly price: {_show(value)}")
+    return price
+
+
 def to_int(value: Any, field: str) -> int:
     number = to_decimal(value, field)
     if number != number.to_integral_value():

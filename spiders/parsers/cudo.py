@@ -34,19 +34,18 @@ from gpurent.normalize.availability import Availability, availability_from_count
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
     counted_stock,
     gpu_offer,
+    hourly_price,
     identify_gpu,
     optional_int,
     require,
     set_aside,
     to_decimal,
-    to_price,
 )
 from spiders.parsers.contract import Contract, contracted
 from spiders.parsers.envelope import list_page
@@ -64,8 +63,6 @@ MACHINE_TYPE_CONTRACT = Contract(
 )
 CONTRACTS: tuple[Contract, ...] = (MACHINE_TYPE_CONTRACT,)
 IPV4_FIELD = "ipv4PriceHr"
-# No GPU-hour costs this much: a larger number is a broken value (1e400), not a price.
-MAX_PRICE = Decimal(100_000)
 
 
 def parse_machine_types(data: Any, ctx: ParseContext) -> PageResult:
@@ -199,10 +196,7 @@ def _ipv4_fee(item: dict[str, Any]) -> tuple[tuple[AddonFee, ...], FieldProblem 
 
 
 def _price(item: dict[str, Any], key: str) -> Decimal:
-    price = to_price(_money(item, key), key)
-    if price > MAX_PRICE:
-        raise FieldProblem(PRICE_UNPARSED, key, f"{key} is no hourly price: {price}")
-    return price
+    return hourly_price(_money(item, key), key)
 
 
 def _money(item: dict[str, Any], key: str) -> Any:

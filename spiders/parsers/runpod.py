@@ -52,19 +52,18 @@ from gpurent.normalize.availability import (
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
     gpu_offer,
+    hourly_price,
     identify_gpu,
     kept_price,
     price_plan,
     require,
     set_aside,
     to_decimal,
-    to_price,
 )
 from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import answer_keys
@@ -95,8 +94,6 @@ def _prices_contract(cloud: str) -> Contract:
 
 PRICES_CONTRACTS: dict[str, Contract] = {cloud: _prices_contract(cloud) for cloud in CLOUDS}
 CONTRACTS: tuple[Contract, ...] = (CATALOG_CONTRACT, *PRICES_CONTRACTS.values())
-# No GPU-hour costs this much: a larger number is a broken value (1e400), not a price.
-MAX_PRICE = Decimal(100_000)
 # Larger than any card sold: a bigger "size" is a wrong value, not a hint.
 MAX_VRAM_GB = 4096
 COMMITMENT_FIELDS = ("oneMonthPrice", "threeMonthPrice", "sixMonthPrice")
@@ -332,16 +329,10 @@ def _price(item: dict[str, Any], lowest: Any, cloud: str) -> Decimal:
     for where, value in candidates:
         if value is None:
             continue
-        price = _plausible(to_price(value, where), where, value)
+        price = hourly_price(value, where)
         if price > 0:  # RunPod answers 0 for a cloud without the type
             return price
     raise FieldProblem(MISSING_FIELD, name, f"no {name} or uninterruptablePrice above 0")
-
-
-def _plausible(price: Decimal, where: str, written: Any) -> Decimal:
-    if price > MAX_PRICE:
-        raise FieldProblem(PRICE_UNPARSED, where, f"{where} is no hourly price: {written}")
-    return price
 
 
 def _spot_plan(

@@ -37,7 +37,6 @@ from gpurent.normalize.availability import Availability, availability_from_count
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
@@ -45,6 +44,7 @@ from spiders.parsers.common import (
     counted_stock,
     gpu_offer,
     guarded,
+    hourly_price,
     identify_gpu,
     make_quarantine,
     optional_int,
@@ -75,8 +75,6 @@ NODE_CONTRACT = Contract(
 )
 GPU_CONTRACT = Contract("GPU entry", identity=("vram",), price=("price",), stock=("amount",))
 CONTRACTS: tuple[Contract, ...] = (NODE_CONTRACT, GPU_CONTRACT)
-# No GPU-hour costs this much: a larger number is a broken value (1e400), not a price.
-MAX_PRICE = Decimal(100_000)
 
 
 def parse_hostnodes(data: Any, ctx: ParseContext) -> PageResult:
@@ -152,9 +150,7 @@ def _build(
         raise FieldProblem(MISSING_FIELD, f"specs.gpu.{slug}", "GPU entry is not an object")
     vram = optional_int(gpu, "vram")
     identity = identify_gpu(slug, field=f"specs.gpu.{slug}", vram_gb=vram)
-    price = to_price(gpu.get("price"), f"specs.gpu.{slug}.price")
-    if price > MAX_PRICE:
-        raise FieldProblem(PRICE_UNPARSED, f"specs.gpu.{slug}.price", f"no hourly price: {price}")
+    price = hourly_price(gpu.get("price"), f"specs.gpu.{slug}.price")
     fees = _fees(specs)
     availability, problem = counted_stock("amount", lambda: _availability(gpu, specs))
     return [

@@ -38,12 +38,12 @@ from gpurent.model import (
 from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
     gpu_offer,
+    hourly_price,
     identify_gpu,
     kept_price,
     optional_int,
@@ -77,8 +77,6 @@ OFFER_CONTRACT = Contract(
 # What a rentable offer carries besides: `rented` (a taken machine stays `rentable: true`).
 RENTABLE_CONTRACT = Contract("rentable offer", stock=("rented",))
 CONTRACTS: tuple[Contract, ...] = (OFFER_CONTRACT, RENTABLE_CONTRACT)
-# No machine rents for this much an hour: a larger number is a broken value, not a price.
-MAX_PRICE = Decimal(100_000)
 # More cards than any one machine holds: a broken count, not a bundle.
 MAX_GPUS = 256
 
@@ -169,10 +167,7 @@ def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
 
 
 def _price(offer: dict[str, Any]) -> Decimal:
-    price = to_price(offer.get("dph_base"), "dph_base")
-    if price > MAX_PRICE:
-        raise FieldProblem(PRICE_UNPARSED, "dph_base", f"dph_base is no hourly price: {price}")
-    return price
+    return hourly_price(offer.get("dph_base"), "dph_base")
 
 
 def _availability(offer: dict[str, Any], count: int) -> tuple[Availability, FieldProblem | None]:
