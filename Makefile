@@ -19,7 +19,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 typecheck: setup
-	$(BIN)/mypy gpurent spiders flows warehouse sizing replay dashboards
+	$(BIN)/mypy gpurent gpurent_core spiders flows warehouse sizing replay dashboards
 
 test: setup
 	$(BIN)/python -m pytest

@@ -7,7 +7,7 @@ Run from the repo root (a benchmark, not a test; it asserts nothing about speed)
 
 What it measures, on this machine, with real DuckDB files in a temporary folder:
 
-(a) Load throughput. A synthetic feed of N offers (``gpurent.model.OfferRecord``, each with
+(a) Load throughput. A synthetic feed of N offers (``gpurent_core.model.OfferRecord``, each with
     two add-on fees and one price plan, plus 1% quarantine lines) is written as JSON Lines,
     then timed twice: ``warehouse.feed.read_feed`` alone (parse + validate into Polars
     frames), and ``warehouse.load.load_run`` into a fresh warehouse file (read + validate +
@@ -49,8 +49,8 @@ from pathlib import Path
 # Run as a script from anywhere: the repo root holds the packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpurent.costing import UsageProfile
-from gpurent.model import (
+from gpurent_core.costing import UsageProfile
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,

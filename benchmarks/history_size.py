@@ -53,8 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl
 
-from gpurent.costing import UsageProfile
-from gpurent.model import ProviderRun, RunStatus
+from gpurent_core.costing import UsageProfile
+from gpurent_core.model import ProviderRun, RunStatus
 from warehouse.costed import costed_latest_offers
 from warehouse.db import connect
 from warehouse.feed import (

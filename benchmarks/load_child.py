@@ -58,7 +58,7 @@ COLUMNS = {
 
 def load_gpurent(feed: Path, db: Path, provider: str, run_id: str, offers: int) -> float:
     from benchmarks.market import START
-    from gpurent.model import ProviderRun, RunStatus
+    from gpurent_core.model import ProviderRun, RunStatus
     from warehouse.db import connect
     from warehouse.load import load_run
 

@@ -1,7 +1,7 @@
 """The synthetic market: JSON Lines feeds in the shape the spiders write, fast to make.
 
 Lines are formatted from templates rather than through pydantic, so a million offers take
-seconds to write; a test checks that they parse as ``gpurent.model`` records. Each offer has
+seconds to write; a test checks that they parse as ``gpurent_core.model`` records. Each offer has
 two add-on fees and one monthly plan; 1 in 100 offers is followed by a quarantine line, as
 a real crawl has a few inputs it could not trust.
 """

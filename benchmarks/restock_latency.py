@@ -86,7 +86,7 @@ def main() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
     from flows.watch import watch_poll
-    from gpurent.model import utcnow
+    from gpurent_core.model import utcnow
     from replay import ReplayServer
     from warehouse.db import connect
     from warehouse.watch.store import add_watch

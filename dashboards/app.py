@@ -30,7 +30,7 @@ from dashboards.data import DataUnavailable  # noqa: E402
 from dashboards.i18n import DISPLAY_CURRENCIES, LANG_NAMES, Lang, t  # noqa: E402
 from dashboards.state import Ctx, db_from_argv  # noqa: E402
 from dashboards.text import md_escape  # noqa: E402
-from gpurent.config import load_settings  # noqa: E402
+from gpurent_core.config import load_settings  # noqa: E402
 
 # (url path, title key, render function); the first is the home page.
 PAGES: tuple[tuple[str, str, Callable[[Ctx], None]], ...] = (

@@ -19,8 +19,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpurent.catalog import get_catalog
-from gpurent.costing import UsageProfile
+from gpurent_core.catalog import get_catalog
+from gpurent_core.costing import UsageProfile
 from warehouse.costed import costed_latest_offers
 from warehouse.db import connect
 from warehouse.errors import WarehouseLocked, WarehouseMissing
@@ -129,7 +129,7 @@ def now_offers(db: Path, filters: NowFilters) -> pl.DataFrame:
     for c in costed:
         row = c.as_row()
         row["raw_gpu_name"] = c.offer["raw_gpu_name"]
-        row["rentable"] = c.rentable  # all cards of the unit free (gpurent.costing.rentable)
+        row["rentable"] = c.rentable  # all cards of the unit free (gpurent_core.costing.rentable)
         rows.append(row)
     if not rows:
         return empty_now_frame()
@@ -204,7 +204,7 @@ def quarantine(db: Path, *, provider: str | None = None, limit: int = 200) -> pl
 
 def billing_facts(provider: str) -> list[dict[str, Any]]:
     """The provider's billing facts, then the checklist questions without one (value None)."""
-    from gpurent.billing_facts import facts_for, unknown_facts
+    from gpurent_core.billing_facts import facts_for, unknown_facts
 
     known = [f.as_row() for f in facts_for(provider)]
     unknown = [

@@ -2,7 +2,7 @@
 
 Text that came from a provider could start with ``=``, ``+``, ``-`` or ``@`` and run as
 a formula when the file is opened in a spreadsheet (CSV injection); such text cells get
-a leading apostrophe, by the one rule every CSV of gpurent follows (``gpurent.csvsafe``).
+a leading apostrophe, by the one rule every CSV of gpurent follows (``gpurent_core.csvsafe``).
 Numeric columns are left alone.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from gpurent.csvsafe import neutralise_text
+from gpurent_core.csvsafe import neutralise_text
 
 
 def neutralise(frame: pl.DataFrame) -> pl.DataFrame:

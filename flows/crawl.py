@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpurent.model import utcnow
+from gpurent_core.model import utcnow
 
 # Token shown to the replay server instead of real secrets: a recorded API only checks that an
 # Authorization header is there, and real tokens must never leave for anything but the provider.

@@ -34,7 +34,7 @@ from typing import Any
 from flows.crawl import REPLAY_DEMO_TOKEN, CrawlOutcome, CrawlSpec, run_crawl
 from flows.health import classify_run
 from flows.providers import provider_infos
-from gpurent.model import OfferRecord, ProviderRun, RunStatus, StockStatus, parse_feed_line
+from gpurent_core.model import OfferRecord, ProviderRun, RunStatus, StockStatus, parse_feed_line
 from replay import ReplayServer
 from warehouse.db import connect
 from warehouse.load import LOADING_STATUSES, load_run

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 
 # A good run yielding under this share of the provider's usual offer count is treated as a
 # layout change rather than as a market event: real markets do not lose half their listings

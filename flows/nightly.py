@@ -36,7 +36,7 @@ from flows.crawl import (
 )
 from flows.health import classify_run
 from flows.providers import check_names, provider_infos
-from gpurent.model import ProviderRun, RunStatus, utcnow
+from gpurent_core.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
 from warehouse.db import connect
 from warehouse.errors import WarehouseLocked

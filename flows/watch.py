@@ -31,9 +31,9 @@ from flows.nightly import (
     new_run_id,
 )
 from flows.providers import ProviderInfo, provider_infos
-from gpurent.config import load_settings
-from gpurent.model import utcnow
-from gpurent.notify import send
+from gpurent_core.config import load_settings
+from gpurent_core.model import utcnow
+from gpurent_core.notify import send
 from warehouse.db import connect
 from warehouse.queries import latest_offers, provider_status
 from warehouse.watch.criteria import Watch

@@ -1,8 +1,8 @@
 """gpurent: GPU-rental price and availability tracker.
 
-This package holds what every layer shares (the offer record, the GPU catalog,
-the normalisers, the cost engine) and, in ``gpurent.cli``, the front door.
-Nothing below ``gpurent.cli`` imports flows, warehouse or spiders.
+This package is the top of the house: the library API (``gpurent.api``) that programs and
+the dashboards call, and the command line (``gpurent.cli``) over it. What every layer shares
+lives below, in ``gpurent_core``.
 """
 
 __version__ = "0.1.0"

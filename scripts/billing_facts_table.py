@@ -1,4 +1,4 @@
-"""Print the README's billing-terms table from gpurent/data/billing_facts.toml.
+"""Print the README's billing-terms table from gpurent_core/data/billing_facts.toml.
 
 The README block between the billing-facts markers is this script's output; a test keeps
 the two equal, so the table never drifts from the data. Run it after editing the facts:
@@ -9,7 +9,7 @@ the two equal, so the table never drifts from the data. Run it after editing the
 from __future__ import annotations
 
 from flows.providers import provider_infos
-from gpurent.billing_facts import (
+from gpurent_core.billing_facts import (
     BillingFactKind,
     duration_text,
     facts_for,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
-from gpurent.catalog import GpuSku, get_catalog
+from gpurent_core.catalog import GpuSku, get_catalog
 from sizing.arch import ModelArch
 from sizing.engines import profile_for
 from sizing.memory import estimate_memory

@@ -15,8 +15,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from gpurent.catalog import GpuSku, get_catalog
-from gpurent.costing import UsageProfile
+from gpurent_core.catalog import GpuSku, get_catalog
+from gpurent_core.costing import UsageProfile
 from sizing.placement import Placement, fits_card, sku_usable_gib, usable_gib
 from sizing.speed import DecodeSpeed, cost_per_million_tokens, decode_speed
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 
-from gpurent.catalog import GpuSku
+from gpurent_core.catalog import GpuSku
 from sizing.arch import ModelArch
 from sizing.memory import kv_bytes_per_sequence
 from sizing.quant import Precision, WeightScope, weight_bytes

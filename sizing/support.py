@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gpurent.catalog import GpuSku
+from gpurent_core.catalog import GpuSku
 from sizing.arch import ModelArch
 from sizing.quant import Precision
 from sizing.workload import Workload

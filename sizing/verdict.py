@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpurent.catalog import GpuSku, get_catalog
+from gpurent_core.catalog import GpuSku, get_catalog
 from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
 from sizing.placement import fits_card, sku_usable_gib
 from sizing.speed import Bound, latency

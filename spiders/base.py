@@ -28,7 +28,7 @@ from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from gpurent.model import utcnow
+from gpurent_core.model import utcnow
 from spiders.ledger import AuthState, RunLedger
 from spiders.parsers.common import (
     PageResult,

@@ -21,7 +21,7 @@ from scrapy.settings import BaseSettings
 from scrapy_playwright.page import PageMethod
 from twisted.python.failure import Failure
 
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 from spiders.base import ProviderSpider
 
 # Headless in a container or CI: no sandbox (no user namespaces), no GPU, small /dev/shm,

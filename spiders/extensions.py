@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from scrapy import Spider, signals
 
-from gpurent.model import utcnow
+from gpurent_core.model import utcnow
 from spiders.base import ProviderSpider
 from spiders.ledger import build_report
 

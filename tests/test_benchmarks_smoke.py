@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.market import feed_lines, write_feed
 from benchmarks.runner import main
-from gpurent.model import OfferRecord, QuarantineRecord, parse_feed_line
+from gpurent_core.model import OfferRecord, QuarantineRecord, parse_feed_line
 from warehouse.feed import read_feed
 
 KEYS = {

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from flows.providers import provider_infos
-from gpurent.billing_facts import (
+from gpurent_core.billing_facts import (
     CHECKLIST,
     BillingFactKind,
     BillingFactsError,
@@ -20,7 +20,7 @@ from gpurent.billing_facts import (
     terms_for,
     unknown_facts,
 )
-from gpurent.model import BillingUnit, FeeBasis, FeeType
+from gpurent_core.model import BillingUnit, FeeBasis, FeeType
 
 GOOD = """
 [[fact]]

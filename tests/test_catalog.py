@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpurent.catalog import (
+from gpurent_core.catalog import (
     CSV_COLUMNS,
     FORM_FACTORS,
     SEGMENTS,

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from gpurent.cli.output import OutputFormat, render
-from gpurent.csvsafe import neutralise_cell, neutralise_text
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, StockStatus
+from gpurent_core.csvsafe import neutralise_cell, neutralise_text
+from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, StockStatus
 from tests.cli_helpers import invoke, invoke_json
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import connect

@@ -9,8 +9,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from gpurent.billing_facts import CHECKLIST, BillingFactKind, load_billing_facts
 from gpurent.cli.app import build_app, expand_optional_values
+from gpurent_core.billing_facts import CHECKLIST, BillingFactKind, load_billing_facts
 from tests.cli_helpers import invoke, invoke_json
 from warehouse.db import connect
 

@@ -9,8 +9,8 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from gpurent.catalog import CSV_COLUMNS, get_catalog
 from gpurent.cli import gpus as gpus_cli
+from gpurent_core.catalog import CSV_COLUMNS, get_catalog
 
 
 def _app() -> typer.Typer:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpurent.billing_facts import BillingStart, terms_for
-from gpurent.costing import (
+from gpurent_core.billing_facts import BillingStart, terms_for
+from gpurent_core.costing import (
     CostInput,
     DoesNotFit,
     TrueCost,
@@ -21,8 +21,8 @@ from gpurent.costing import (
     rank_key,
     true_cost,
 )
-from gpurent.fx import FX_ENV_VAR, FxRate, FxRateMissing, FxTable
-from gpurent.model import (
+from gpurent_core.fx import FX_ENV_VAR, FxRate, FxRateMissing, FxTable
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,
@@ -33,7 +33,7 @@ from gpurent.model import (
     PricePlan,
     StockStatus,
 )
-from gpurent.units import HOURS_PER_UNIT, convert_rate, hourly_rate
+from gpurent_core.units import HOURS_PER_UNIT, convert_rate, hourly_rate
 
 D = Decimal
 H = BillingUnit.HOUR
@@ -693,7 +693,7 @@ def test_property_hourly_monotone_in_storage(
     small = true_cost(inp, prof, fx=_FX)
     large = true_cost(inp, more, fx=_FX)
     assert large.monthly >= small.monthly
-    # The storage goes on the optional disk cheapest for the month (gpurent.costing); with
+    # The storage goes on the optional disk cheapest for the month (gpurent_core.costing); with
     # several to choose from, more GB may move it to one whose running rate is lower.
     sized = [
         f

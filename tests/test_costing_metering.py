@@ -1,7 +1,7 @@
 """Billing terms in the cost engine: granularity, minimum rental, billed boot time.
 
 Hand-computed examples first, then properties. The terms come from the billing facts in
-production (``gpurent.billing_facts.terms_for``); here they are given directly.
+production (``gpurent_core.billing_facts.terms_for``); here they are given directly.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpurent.billing_facts import BillingStart, BillingTerms
-from gpurent.costing import CostInput, UsageProfile, true_cost
-from gpurent.model import BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent_core.billing_facts import BillingStart, BillingTerms
+from gpurent_core.costing import CostInput, UsageProfile, true_cost
+from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, PricePlan
 
 D = Decimal
 HOURLY = BillingTerms(granularity_s=3600)

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpurent.costing import CostInput, UsageProfile, cards_to_rent, rentable, true_cost
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis
+from gpurent_core.costing import CostInput, UsageProfile, cards_to_rent, rentable, true_cost
+from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis
 
 D = Decimal
 H = BillingUnit.HOUR

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpurent.fx import (
+from gpurent_core.fx import (
     DEFAULT_RATES,
     FX_ENV_VAR,
     FxError,

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gpurent.model import StockStatus
-from gpurent.normalize.availability import (
+from gpurent_core.model import StockStatus
+from gpurent_core.normalize.availability import (
     IN_STOCK_WORDS,
     LOW_WORDS,
     MAX_COUNT,

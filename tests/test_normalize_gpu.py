@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpurent.catalog import get_catalog
-from gpurent.normalize.gpu import (
+from gpurent_core.catalog import get_catalog
+from gpurent_core.normalize.gpu import (
     GpuIdentity,
     UnresolvedGpuName,
     alias_index,

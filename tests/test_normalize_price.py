@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gpurent.model import BillingUnit, PriceKind
-from gpurent.normalize.price import (
+from gpurent_core.model import BillingUnit, PriceKind
+from gpurent_core.normalize.price import (
     AUTODL_PRICE_SCALE,
     CENTS,
     LAMBDA_PRICE_SCALE,

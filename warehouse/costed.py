@@ -11,8 +11,8 @@ from typing import Any
 
 import duckdb
 
-from gpurent.billing_facts import terms_for
-from gpurent.costing import (
+from gpurent_core.billing_facts import terms_for
+from gpurent_core.costing import (
     CostInput,
     DoesNotFit,
     TrueCost,
@@ -22,8 +22,8 @@ from gpurent.costing import (
     rentable,
     true_cost,
 )
-from gpurent.fx import FxError, FxRate, FxTable, load_fx_table
-from gpurent.model import (
+from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,
@@ -51,7 +51,7 @@ class CostedOffer:
 
     @property
     def rentable(self) -> bool:
-        """In stock for the cards the cost is for (``gpurent.costing.rentable``)."""
+        """In stock for the cards the cost is for (``gpurent_core.costing.rentable``)."""
         return rentable(self.offer, self.gpus_rented)
 
     def as_row(self) -> dict[str, Any]:
@@ -88,7 +88,7 @@ class CostedOffer:
             "age_s": o.get("age_s"),
             "run_id": o["run_id"],
             "url": o["url"],
-            # Can it be rented now for these cards (gpurent.costing.rentable), and is the
+            # Can it be rented now for these cards (gpurent_core.costing.rentable), and is the
             # storage asked for left out because the feed has no price for it?
             "rentable": self.rentable,
             "storage_price_unknown": c.storage_price_unknown,
@@ -196,7 +196,7 @@ def costed_latest_offers(
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
-    ``in_stock_only`` keeps the offers ``gpurent.costing.rentable`` for the profile's cards.
+    ``in_stock_only`` keeps the offers ``gpurent_core.costing.rentable`` for the profile's cards.
 
     Ranking needs one currency, so ``display_currency`` is required; every row keeps its
     native price and currency beside it, and the FX rate used.

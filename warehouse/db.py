@@ -25,7 +25,7 @@ import duckdb
 import polars as pl
 from pydantic import ValidationError
 
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 from warehouse.errors import WarehouseError, WarehouseLocked, WarehouseMissing
 from warehouse.migrations import migrate
 

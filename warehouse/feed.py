@@ -7,7 +7,7 @@ was missing, extra or doubled and no value coerced, and if every value passes th
 the columns need (money as decimal strings within the column's scale, UTC times, known
 enum values, integer ranges, the run's provider and id). That is the form the spiders
 write. Every other line (a quarantine line, a coerced value, a bad line) takes the exact
-path: the pydantic contract (gpurent.model) line by line, then what the columns can hold
+path: the pydantic contract (gpurent_core.model) line by line, then what the columns can hold
 (DECIMAL scales, INTEGER range). Polars then checks the feed as a whole (values that did
 not survive conversion, duplicate offer keys). A line that fails becomes a quarantine row
 with its reason: never dropped, never fatal (rule of truth 6). The bulk path only accepts
@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 from pydantic import ValidationError
 
-from gpurent.model import (
+from gpurent_core.model import (
     BillingUnit,
     FeeBasis,
     FeeType,

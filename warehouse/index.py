@@ -5,8 +5,8 @@ that day by good runs (read from the change history, not stored: the index is re
 on demand, so a method change needs no migration and a late-loaded run is counted):
 
 1. each in-stock (in_stock or low) on-demand offer quotes its price per GPU-hour
-   (gpurent.costing.price_per_gpu_hour), the last such quote of the day, converted into the
-   index currency at that day's rate (gpurent.fx);
+   (gpurent_core.costing.price_per_gpu_hour), the last such quote of the day, converted into the
+   index currency at that day's rate (gpurent_core.fx);
 2. each provider's quote is the median of its offers' quotes;
 3. with 4 or more providers, provider quotes further than 3 scaled MADs
    (3 x 1.4826 x median absolute deviation) from their median are screened out;
@@ -32,9 +32,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpurent.costing import price_per_gpu_hour, quantize_money
-from gpurent.fx import FxError, FxRate, FxTable
-from gpurent.model import BillingUnit, PriceBasis, StockStatus
+from gpurent_core.costing import price_per_gpu_hour, quantize_money
+from gpurent_core.fx import FxError, FxRate, FxTable
+from gpurent_core.model import BillingUnit, PriceBasis, StockStatus
 from warehouse.costed import fx_table_for
 from warehouse.db import fetch_one, query_frame
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from gpurent.model import ProviderRun, RunStatus
+from gpurent_core.model import ProviderRun, RunStatus
 from warehouse.db import fetch_one
 from warehouse.feed import FeedBatch, read_feed
 from warehouse.history import advance_current_run, place_run, weave_run

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpurent.model import StockStatus
+from gpurent_core.model import StockStatus
 from warehouse.db import query_frame
 from warehouse.fx import fx_rate_on, upsert_fx_rate
 from warehouse.snapshots import offers_at, offers_of_run
@@ -95,7 +95,7 @@ def latest_offers(
     ``min_vram_gb`` never keeps those. ``gpu_model`` matches the
     canonical model case-insensitively; ``gpu_vram_gb`` keeps that exact VRAM (never
     unknown); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
-    in stock either; ``gpurent.costing.rentable`` then checks the free cards). Ordered by
+    in stock either; ``gpurent_core.costing.rentable`` then checks the free cards). Ordered by
     provider, gpu_model, offer_key.
     """
     where: list[str] = []

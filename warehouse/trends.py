@@ -18,9 +18,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpurent.costing import UsageProfile
-from gpurent.fx import FxTable
-from gpurent.model import StockStatus
+from gpurent_core.costing import UsageProfile
+from gpurent_core.fx import FxTable
+from gpurent_core.model import StockStatus
 from warehouse.costed import cost_offer, fx_table_for
 from warehouse.db import query_frame
 from warehouse.index import (

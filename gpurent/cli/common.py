@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from gpurent.cli.output import OutputFormat
-from gpurent.config import Settings, load_settings
-from gpurent.costing import UsageProfile
+from gpurent_core.config import Settings, load_settings
+from gpurent_core.costing import UsageProfile
 
 # Where `make demo` writes its warehouse, relative to the checkout it runs in.
 DEMO_DB = Path("var/demo.duckdb")
@@ -84,7 +84,7 @@ def normalise_currency(value: str | None) -> str | None:
     code = value.strip().upper()
     if len(code) != 3 or not code.isalpha():
         raise typer.BadParameter(f"{value!r} is not an ISO 4217 currency code (try CNY or USD)")
-    from gpurent.fx import FX_ENV_VAR, FxError, load_fx_table
+    from gpurent_core.fx import FX_ENV_VAR, FxError, load_fx_table
 
     try:
         known = load_fx_table().currencies

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from gpurent.cli.common import DbOption, FormatOption, resolve_db
 from gpurent.cli.output import OutputFormat, render
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 
 # Prefect's ephemeral API server needs 15-20 s to start on a small machine; give it room,
 # and keep its INFO chatter out of a command-line tool's output unless asked for.

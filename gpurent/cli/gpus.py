@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from gpurent.catalog import CSV_COLUMNS, Catalog, GpuSku, get_catalog, sku_as_dict
 from gpurent.cli.common import FormatOption
 from gpurent.cli.output import OutputFormat, render
+from gpurent_core.catalog import CSV_COLUMNS, Catalog, GpuSku, get_catalog, sku_as_dict
 
 # Headline specs for people; JSON and CSV carry every catalog column.
 TABLE_COLUMNS: tuple[tuple[str, str], ...] = (

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gpurent.model import BillingUnit
+from gpurent_core.model import BillingUnit
 
 TextsArg = Annotated[
     list[str],
@@ -40,7 +40,7 @@ def _emit(objects: Iterable[dict[str, Any]]) -> None:
 
 
 def _price_json(raw: str, currency: str | None, unit: BillingUnit | None) -> dict[str, Any]:
-    from gpurent.normalize.price import PriceParseError, parse_price
+    from gpurent_core.normalize.price import PriceParseError, parse_price
 
     try:
         price = parse_price(raw, default_currency=currency, default_unit=unit)
@@ -76,7 +76,7 @@ def price(
 def availability(texts: TextsArg) -> None:
     """Read stock text: {"input","status","available_count"}; unrecognised text is unknown,
     impossible text ("9 free of 8") is {"input","error"}."""
-    from gpurent.normalize.availability import AvailabilityParseError, parse_availability
+    from gpurent_core.normalize.availability import AvailabilityParseError, parse_availability
 
     def one(raw: str) -> dict[str, Any]:
         try:
@@ -100,7 +100,7 @@ def gpu(
 ) -> None:
     """Resolve GPU names to the catalog identity, or say why not."""
     # Imported here so that price/availability keep working if the catalog cannot load.
-    from gpurent.normalize.gpu import UnresolvedGpuName, identity_as_json, resolve_gpu
+    from gpurent_core.normalize.gpu import UnresolvedGpuName, identity_as_json, resolve_gpu
 
     def one(raw: str) -> dict[str, Any]:
         try:

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpurent.csvsafe import neutralise_cell
+from gpurent_core.csvsafe import neutralise_cell
 
 # Width for output that is not a terminal (a pipe, a file): wide enough that no table is
 # squeezed, so a line is never wrapped in the middle of a word for a program to stitch.
@@ -38,7 +38,7 @@ class OutputFormat(StrEnum):
     """A JSON array of objects (decimals as strings, times ISO 8601 UTC)."""
     CSV = "csv"
     """CSV with a header row (UTF-8); text cells that a spreadsheet would run as a formula
-    get a leading ``'`` (``gpurent.csvsafe``), numbers never do."""
+    get a leading ``'`` (``gpurent_core.csvsafe``), numbers never do."""
 
 
 def to_jsonable(value: Any) -> Any:
@@ -69,7 +69,7 @@ def _cell(value: Any) -> str:
 
 
 def _csv_cell(value: Any) -> str:
-    """A CSV cell: text neutralised against formulas (``gpurent.csvsafe``), numbers as is."""
+    """A CSV cell: text neutralised against formulas (``gpurent_core.csvsafe``), numbers as is."""
     return _cell(neutralise_cell(value))
 
 

@@ -25,8 +25,8 @@ from gpurent.cli.common import (
     usage_profile,
 )
 from gpurent.cli.output import OutputFormat, output_console, render
-from gpurent.config import load_settings
-from gpurent.model import StockStatus
+from gpurent_core.config import load_settings
+from gpurent_core.model import StockStatus
 
 # fmt: off
 OFFER_COLUMNS = [
@@ -98,7 +98,7 @@ def age_label(row: dict[str, Any]) -> str:
 
 def status_label(row: dict[str, Any]) -> str:
     """Status and free cards; "1/2 free" when fewer cards are free than the offer rents (not
-    rentable as listed, ``gpurent.costing.rentable``)."""
+    rentable as listed, ``gpurent_core.costing.rentable``)."""
     free = row["available_count"]
     if free is None:
         return str(row["status"])
@@ -160,8 +160,8 @@ def resolve_gpu_filter(text: str) -> tuple[str, int | None]:
     """``--gpu`` read through the normaliser, as providers' names are: (canonical model, the
     VRAM when the text picks one of the model's sizes, else None). Unknown or ambiguous names
     are a usage error naming close catalog models."""
-    from gpurent.catalog.gpus import get_catalog
-    from gpurent.normalize.gpu import UnresolvedGpuName, resolve_gpu
+    from gpurent_core.catalog.gpus import get_catalog
+    from gpurent_core.normalize.gpu import UnresolvedGpuName, resolve_gpu
 
     catalog = get_catalog()
     try:
@@ -212,7 +212,7 @@ def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], l
 def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
     """Known providers (from the spiders) joined with their run history, if a DB exists."""
     from flows.providers import provider_infos
-    from gpurent.billing_facts import facts_for, unknown_facts
+    from gpurent_core.billing_facts import facts_for, unknown_facts
 
     status: dict[str, dict[str, Any]] = {}
     if db.exists():

@@ -10,7 +10,7 @@ import typer
 
 from gpurent.cli.common import DbOption, resolve_db
 from gpurent.cli.crawl import PREFECT_DEFAULTS
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 
 NO_SERVER = (
     "Prefect schedules need a Prefect server (the ephemeral one cannot schedule).\n"

@@ -29,7 +29,7 @@ from gpurent.cli.common import (
     usage_profile,
 )
 from gpurent.cli.output import OutputFormat, render, to_jsonable
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 from sizing.answer import SizeQuery, size_answer
 from sizing.arch import ModelArch, describe
 from sizing.checks import SpeedTargets

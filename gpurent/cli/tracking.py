@@ -27,7 +27,7 @@ from gpurent.cli.common import (
     resolve_db,
 )
 from gpurent.cli.output import OutputFormat, render
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -146,8 +146,8 @@ def _money(value: Decimal | None) -> str:
 
 def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
     """Per GPU: the catalog's performance line beside the latest state's rental heat."""
-    from gpurent.catalog import get_catalog
     from gpurent.cli.queries import reader
+    from gpurent_core.catalog import get_catalog
     from warehouse.trends import rental_heat
 
     with reader(db) as con:

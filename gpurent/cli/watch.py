@@ -17,7 +17,7 @@ from rich.console import Console
 from gpurent.cli.common import DbOption, FormatOption, normalise_currency, require_db, resolve_db
 from gpurent.cli.crawl import PREFECT_DEFAULTS
 from gpurent.cli.output import OutputFormat, render, to_jsonable
-from gpurent.config import load_settings
+from gpurent_core.config import load_settings
 
 LIST_COLUMNS = [
     "id", "gpu", "min_vram_gb", "count", "max_price", "providers", "regions", "notify",
@@ -64,7 +64,7 @@ def _reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def _watch_row(watch: Any) -> dict[str, Any]:
-    from gpurent.notify import mask_url
+    from gpurent_core.notify import mask_url
 
     return {
         "id": watch.watch_id,
@@ -93,7 +93,7 @@ def _render_watches(
 def _resolve_gpu(gpu: str | None, min_vram: int | None) -> tuple[str | None, int | None]:
     if gpu is None:
         return None, min_vram
-    from gpurent.normalize.gpu import UnresolvedGpuName, resolve_gpu
+    from gpurent_core.normalize.gpu import UnresolvedGpuName, resolve_gpu
 
     try:
         identity = resolve_gpu(gpu)
@@ -136,7 +136,7 @@ def _price_cap(
 def _destinations(urls: list[str], configs: list[Path]) -> list[str]:
     """The destinations to store, checked: apprise reads each, none holds a literal secret
     (refused, rule of truth 8: the warehouse never stores one), config files exist."""
-    from gpurent.notify import (
+    from gpurent_core.notify import (
         NotifyError,
         config_readable_by_others,
         config_ref,
@@ -263,7 +263,7 @@ def add(
     do not alert: the watch tells you about changes from its first poll on.
     """
     from flows.providers import check_names
-    from gpurent.model import utcnow
+    from gpurent_core.model import utcnow
     from warehouse.watch.store import add_watch
 
     if gpu is None and min_vram is None:
@@ -314,7 +314,7 @@ def list_(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
         title="watches",
         empty_message="No watches yet: `gpurent watch add --gpu 'RTX 4090' --notify URL`.",
     )
-    from gpurent.notify import holds_secret
+    from gpurent_core.notify import holds_secret
 
     # Watches added before literal secrets were refused may still hold one: say which.
     for watch in watches:
@@ -354,8 +354,8 @@ def test(
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Send a test notification to every URL of a watch now (not through the outbox)."""
-    from gpurent.model import utcnow
-    from gpurent.notify import NotifyError, mask_url, send
+    from gpurent_core.model import utcnow
+    from gpurent_core.notify import NotifyError, mask_url, send
     from warehouse.watch.message import trial_message
     from warehouse.watch.store import WatchNotFound, get_watch
 
@@ -450,8 +450,8 @@ def deliver(
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Send the pending notifications that are due (failed ones retry with backoff)."""
-    from gpurent.model import utcnow
-    from gpurent.notify import send
+    from gpurent_core.model import utcnow
+    from gpurent_core.notify import send
     from warehouse.watch.outbox import deliver_pending
 
     require_db(db)

@@ -20,10 +20,10 @@ from typing import Any
 
 from parsel import Selector
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
-from gpurent.normalize.price import ParsedPrice
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from gpurent_core.normalize.price import ParsedPrice
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -69,7 +69,7 @@ CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
 VRAM_BY_NAME: dict[str, int] = {"RTX 4090": 24, "V100": 32}
 
 # Platform-wide add-on terms (system disk, file storage, no-GPU mode) live with the other
-# billing facts, with their sources (gpurent/data/billing_facts.toml); every offer carries them.
+# billing facts, with their sources (gpurent_core/data/billing_facts.toml); every offer carries them.
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("autodl")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpurent.model import (
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     OfferRecord,
@@ -28,9 +28,9 @@ from gpurent.model import (
     PricePlan,
     QuarantineRecord,
 )
-from gpurent.normalize.availability import UNKNOWN, Availability
-from gpurent.normalize.gpu import GpuIdentity, UnresolvedGpuName, resolve_gpu
-from gpurent.normalize.price import from_minor_units
+from gpurent_core.normalize.availability import UNKNOWN, Availability
+from gpurent_core.normalize.gpu import GpuIdentity, UnresolvedGpuName, resolve_gpu
+from gpurent_core.normalize.price import from_minor_units
 
 Record = OfferRecord | QuarantineRecord
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import (
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,
@@ -45,7 +45,7 @@ from gpurent.model import (
     PriceKind,
     PricePlan,
 )
-from gpurent.normalize.availability import availability_from_flag
+from gpurent_core.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -106,7 +106,7 @@ BOOT_DISK_GB = 100
 DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
 
 # The cloud-disk fee beyond the free allowance, from the billing facts
-# (gpurent/data/billing_facts.toml); the quoted system-disk and image prices are per offer.
+# (gpurent_core/data/billing_facts.toml); the quoted system-disk and image prices are per offer.
 (CLOUD_DISK_FEE,) = platform_fees("compshare")
 
 

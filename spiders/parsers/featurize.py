@@ -37,9 +37,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpurent.model import PriceBasis, StockStatus
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
-from gpurent.normalize.gpu import split_gpu_count
+from gpurent_core.model import PriceBasis, StockStatus
+from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent_core.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType
+from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType
 from spiders.parsers.common import INVALID_VALUE, PRICE_UNPARSED, FieldProblem
 
 

@@ -15,8 +15,8 @@ is a price of the same cards, not a stock of its own.
 
 from __future__ import annotations
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, PriceKind, PricePlan
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, PriceKind, PricePlan
 from spiders.parsers.common import (
     MISSING_FIELD,
     FieldProblem,
@@ -51,7 +51,7 @@ ROW = Contract(
 )
 CONTRACTS: tuple[Contract, ...] = (ROW,)
 
-# The platform-wide storage fee, from the billing facts (gpurent/data/billing_facts.toml).
+# The platform-wide storage fee, from the billing facts (gpurent_core/data/billing_facts.toml).
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("gongji")
 
 

@@ -23,7 +23,7 @@ Our reading (assumptions, not documented by GPUShare):
   what is left (a renamed `isOnline` read from the counts turns offline hosts in stock).
 
 Platform-wide add-on fees (the optional /hy-nas shared storage) come from the billing facts
-(gpurent/data/billing_facts.toml), as for every provider.
+(gpurent_core/data/billing_facts.toml), as for every provider.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import (
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import (
     UNKNOWN,
     Availability,
     availability_from_counts,
@@ -112,7 +112,7 @@ MACHINE_CONTRACT = MachineContract(
 )
 CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
 
-# Platform-wide fees from the billing facts (gpurent/data/billing_facts.toml).
+# Platform-wide fees from the billing facts (gpurent_core/data/billing_facts.toml).
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("gpushare")
 
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import availability_from_flag
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,

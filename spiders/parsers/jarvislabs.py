@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpurent.model import PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import availability_from_counts
+from gpurent_core.model import PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import availability_from_counts
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,

@@ -24,10 +24,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import PriceBasis
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
-from gpurent.normalize.gpu import split_gpu_count
-from gpurent.normalize.price import LAMBDA_PRICE_SCALE
+from gpurent_core.model import PriceBasis
+from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent_core.normalize.gpu import split_gpu_count
+from gpurent_core.normalize.price import LAMBDA_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,

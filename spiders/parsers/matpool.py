@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_counts
-from gpurent.normalize.price import MATPOOL_PRICE_SCALE
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_counts
+from gpurent_core.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -68,7 +68,7 @@ CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
 # (quziang/matpool-gpu references/web-api.md); other auth codes are not known.
 AUTH_FAILED_CODES = frozenset({176})
 
-# Platform-wide fees from the billing facts (gpurent/data/billing_facts.toml). Matpool's
+# Platform-wide fees from the billing facts (gpurent_core/data/billing_facts.toml). Matpool's
 # network-disk rate beyond the free 5 GB is not known, so no fee is declared for it.
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("matpool")
 

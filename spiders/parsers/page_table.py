@@ -2,7 +2,7 @@
 
 Shared by the page-reading parsers (仙宫云, 算家云, 共绩算力, and AutoDL's homepage): each
 names its row selector and its cell classes (`td.<name>`), reads prices through
-`gpurent.normalize.price`, and turns a row into one offer of one card (`card_offer`).
+`gpurent_core.normalize.price`, and turns a row into one offer of one card (`card_offer`).
 
 The contract of a table is its column labels (rule of truth 9). A page reader finds a cell by
 its label, so a label the site renamed leaves the row without that cell: the row's mapping
@@ -20,10 +20,10 @@ from functools import partial
 
 from parsel import Selector
 
-from gpurent.model import AddonFee, PriceBasis, PricePlan
-from gpurent.normalize.availability import Availability, parse_availability
-from gpurent.normalize.gpu import GpuIdentity
-from gpurent.normalize.price import ParsedPrice, PriceParseError, parse_price
+from gpurent_core.model import AddonFee, PriceBasis, PricePlan
+from gpurent_core.normalize.availability import Availability, parse_availability
+from gpurent_core.normalize.gpu import GpuIdentity
+from gpurent_core.normalize.price import ParsedPrice, PriceParseError, parse_price
 from spiders.parsers.common import (
     MISSING_FIELD,
     PRICE_UNPARSED,

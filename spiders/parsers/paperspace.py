@@ -28,9 +28,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import availability_from_flag
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -67,7 +67,7 @@ FREE_TIER_PREFIX = "Free-"
 # An empty label is not among them: it is a name gone, quarantined, never read as CPU-only.
 NO_GPU_LABELS = frozenset({"none", "none (cpu)"})
 
-# Every Core machine's boot volume fee, from the billing facts (gpurent/data/billing_facts.toml).
+# Every Core machine's boot volume fee, from the billing facts (gpurent_core/data/billing_facts.toml).
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("paperspace")
 
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee, PriceBasis, PriceKind, PricePlan
-from gpurent.normalize.availability import (
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan
+from gpurent_core.normalize.availability import (
     UNKNOWN,
     Availability,
     availability_from_flag,
@@ -101,7 +101,7 @@ COMMITMENT_FIELDS = ("oneMonthPrice", "threeMonthPrice", "sixMonthPrice")
 _AUTH_WORDS = ("unauthorized", "unauthenticated", "api key", "forbidden")
 
 # Volume fees while running and while stopped, from the billing facts
-# (gpurent/data/billing_facts.toml).
+# (gpurent_core/data/billing_facts.toml).
 VOLUME_FEES: tuple[AddonFee, ...] = platform_fees("runpod")
 
 CATALOG_QUERY = """query GpuTypes {

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import AddonFee, BillingUnit, FeeType, PriceBasis
-from gpurent.normalize.availability import Availability, availability_from_counts
+from gpurent_core.model import AddonFee, BillingUnit, FeeType, PriceBasis
+from gpurent_core.normalize.availability import Availability, availability_from_counts
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpurent.model import (
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,
@@ -35,7 +35,7 @@ from gpurent.model import (
     PriceKind,
     PricePlan,
 )
-from gpurent.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
     FieldProblem,

@@ -58,7 +58,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, TypeGuard
 
-from gpurent.model import (
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     PriceBasis,
@@ -67,8 +67,8 @@ from gpurent.model import (
     QuarantineRecord,
     StockStatus,
 )
-from gpurent.normalize.availability import Availability, availability_from_flag
-from gpurent.normalize.gpu import split_gpu_count
+from gpurent_core.normalize.availability import Availability, availability_from_flag
+from gpurent_core.normalize.gpu import split_gpu_count
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,

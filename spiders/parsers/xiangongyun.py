@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpurent.billing_facts import platform_fees
-from gpurent.model import AddonFee
+from gpurent_core.billing_facts import platform_fees
+from gpurent_core.model import AddonFee
 from spiders.parsers.common import (
     MISSING_FIELD,
     FieldProblem,
@@ -51,7 +51,7 @@ ROW = Contract(
 CONTRACTS: tuple[Contract, ...] = (ROW,)
 
 # After shutdown_release_gpu (关机释放GPU) the used system-disk space stays billed; the fee
-# lives with the other billing facts (gpurent/data/billing_facts.toml). Platform-wide, so
+# lives with the other billing facts (gpurent_core/data/billing_facts.toml). Platform-wide, so
 # every offer carries it.
 ADDON_FEES: tuple[AddonFee, ...] = platform_fees("xiangongyun")
 

@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from gpurent.model import (
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,

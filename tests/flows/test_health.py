@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 
 
 def report(**kw: object) -> dict[str, object]:

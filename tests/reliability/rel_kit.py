@@ -27,7 +27,7 @@ if str(REPO_ROOT) not in sys.path:  # the script runs from scripts/
     sys.path.insert(0, str(REPO_ROOT))
 
 from flows.crawl import CrawlOutcome  # noqa: E402
-from gpurent.model import BillingUnit, OfferRecord, PriceBasis, StockStatus  # noqa: E402
+from gpurent_core.model import BillingUnit, OfferRecord, PriceBasis, StockStatus  # noqa: E402
 
 T0 = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 # Real provider names, so every read command treats the rows as it would a crawl's.
@@ -52,7 +52,7 @@ con.close()
 CHILD_LOAD = """
 import sys
 from pathlib import Path
-from gpurent.model import ProviderRun
+from gpurent_core.model import ProviderRun
 from warehouse.db import connect
 from warehouse.load import load_run
 
@@ -165,7 +165,7 @@ def writer_held(db: Path) -> Iterator[subprocess.Popen[str]]:
 
 
 def start_child_load(mode: str, db: Path, outcome: CrawlOutcome) -> subprocess.Popen[str]:
-    from gpurent.model import ProviderRun, RunStatus
+    from gpurent_core.model import ProviderRun, RunStatus
 
     run = ProviderRun(
         run_id=outcome.run_id,

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from gpurent.cli import size as size_cli
-from gpurent.model import (
+from gpurent_core.model import (
     BillingUnit,
     OfferRecord,
     PriceBasis,

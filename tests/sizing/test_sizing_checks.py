@@ -13,7 +13,7 @@ from sizing_kit import build_warehouse, cli_app, offer, run_for
 from typer.testing import CliRunner
 
 from dashboards import sizer
-from gpurent.catalog import get_catalog
+from gpurent_core.catalog import get_catalog
 from sizing.models import get_model
 from sizing.quant import get_precision
 from sizing.speed import prefill_seconds

@@ -11,7 +11,7 @@ import pytest
 from sizing_kit import build_warehouse, cli_app, offer, run_for
 from typer.testing import CliRunner
 
-from gpurent.model import PriceBasis, StockStatus
+from gpurent_core.model import PriceBasis, StockStatus
 
 runner = CliRunner()
 

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from gpurent.catalog import GpuSku, get_catalog
+from gpurent_core.catalog import GpuSku, get_catalog
 from sizing.models import get_model
 from sizing.quant import get_precision, weight_bytes
 from sizing.speed import Bound, bytes_per_decode_step, cost_per_million_tokens, decode_speed

@@ -24,7 +24,7 @@ from scrapy.settings import Settings
 from spider_fixture_cases import RECORDINGS, REPO_ROOT
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from replay.server import RecordedRequest
 from spiders.base import ProviderSpider

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpurent.model import parse_feed_line
+from gpurent_core.model import parse_feed_line
 from spiders.parsers.common import feed_dicts
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,7 @@ from crawl_kit import (
 )
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.parsers.ucloud import signature
 from spiders.providers.compshare import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, CompshareSpider

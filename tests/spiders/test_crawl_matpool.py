@@ -18,7 +18,7 @@ from crawl_kit import (
 )
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 
 TOKEN_ENV = "MATPOOL_TOKEN"

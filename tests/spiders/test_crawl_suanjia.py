@@ -10,7 +10,7 @@ from crawl_kit import RUN_ID, copy_recordings, crawl, crawl_scene, recorded
 from scrapy.settings import Settings
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from replay import ReplayServer
 from spiders.browser import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER
 from spiders.providers.suanjia import SuanjiaSpider

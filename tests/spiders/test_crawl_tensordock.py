@@ -9,7 +9,7 @@ from pathlib import Path
 from crawl_kit import RUN_ID, assert_api_spider, copy_recordings, crawl, crawl_scene, recorded
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.providers.tensordock import TensordockSpider
 

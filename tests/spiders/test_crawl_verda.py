@@ -22,7 +22,7 @@ from crawl_kit import (
 from spider_fixture_cases import RECORDINGS
 
 from flows.health import classify_run
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.providers.verda import ID_ENV, SECRET_ENV, VerdaSpider
 

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spider_fixture_cases import FIXTURES, RUN_ID, Case, cases
 
-from gpurent.model import OfferRecord, QuarantineRecord, parse_feed_line
+from gpurent_core.model import OfferRecord, QuarantineRecord, parse_feed_line
 from spiders.parsers.common import feed_dicts, load_json
 
 PROVIDERS = sorted(d.name for d in FIXTURES.iterdir() if d.is_dir())

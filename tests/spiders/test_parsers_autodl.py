@@ -16,7 +16,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
+from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.autodl import (
     ADDON_FEES,
     machine_list_body,

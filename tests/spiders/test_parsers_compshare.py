@@ -24,7 +24,7 @@ from spider_fixture_cases import (
     strip_volatile,
 )
 
-from gpurent.model import (
+from gpurent_core.model import (
     BillingUnit,
     FeeType,
     OfferRecord,

@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeType, OfferRecord, StockStatus
+from gpurent_core.model import FeeType, OfferRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.cudo import parse_machine_types
 

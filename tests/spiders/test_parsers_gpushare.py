@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import (
+from gpurent_core.model import (
     BillingUnit,
     OfferRecord,
     PriceKind,

@@ -17,7 +17,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import (
+from gpurent_core.model import (
     FeeType,
     OfferRecord,
     PriceBasis,

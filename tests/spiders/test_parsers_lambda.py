@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, QuarantineRecord, StockStatus
+from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.lambdalabs import InstanceTypesPage, parse_instance_types
 

@@ -15,8 +15,8 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, StockStatus
-from gpurent.normalize.price import MATPOOL_PRICE_SCALE
+from gpurent_core.model import OfferRecord, PriceKind, StockStatus
+from gpurent_core.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.matpool import MachinesPage, machines_query, parse_machines
 

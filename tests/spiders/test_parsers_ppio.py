@@ -15,8 +15,8 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, QuarantineRecord, StockStatus
-from gpurent.normalize.price import PPIO_PRICE_SCALE
+from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
+from gpurent_core.normalize.price import PPIO_PRICE_SCALE
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.ppio import parse_products
 

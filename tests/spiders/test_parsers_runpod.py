@@ -23,7 +23,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeType, OfferRecord, PriceKind, StockStatus
+from gpurent_core.model import FeeType, OfferRecord, PriceKind, StockStatus
 from replay.matching import json_subset_diff
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.runpod import (

@@ -15,7 +15,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, QuarantineRecord, StockStatus
+from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext
 from spiders.parsers.suanjia import parse_market
 

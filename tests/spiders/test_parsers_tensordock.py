@@ -17,7 +17,14 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeBasis, FeeType, OfferRecord, PriceBasis, QuarantineRecord, StockStatus
+from gpurent_core.model import (
+    FeeBasis,
+    FeeType,
+    OfferRecord,
+    PriceBasis,
+    QuarantineRecord,
+    StockStatus,
+)
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.tensordock import (
     MIN_RAM_GB,

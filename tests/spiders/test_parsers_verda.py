@@ -28,7 +28,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
+from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext, load_json
 from spiders.parsers.verda import (
     CONTRACTS,

@@ -17,7 +17,7 @@ from spider_fixture_cases import (
     recorded_bodies,
 )
 
-from gpurent.model import FeeType, OfferRecord, QuarantineRecord, StockStatus
+from gpurent_core.model import FeeType, OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import PageResult, ParseContext
 from spiders.parsers.xiangongyun import parse_pricing
 from spiders.settings import USER_AGENT

@@ -1,6 +1,6 @@
 """Platform-wide fees come from the billing facts, and every offer of the provider carries them.
 
-The facts file is the one place these terms live (gpurent/data/billing_facts.toml); a parser
+The facts file is the one place these terms live (gpurent_core/data/billing_facts.toml); a parser
 that kept its own copy, or forgot to attach them, would show here against the recorded pages.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from spider_fixture_cases import cases
 
-from gpurent.billing_facts import load_billing_facts, platform_fees
+from gpurent_core.billing_facts import load_billing_facts, platform_fees
 
 # Providers whose fixtures hold feed lines (Compshare's hold summaries; its parser test checks
 # its cloud-disk fee directly).

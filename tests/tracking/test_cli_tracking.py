@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from gpurent.cli import app as cli_app
 from gpurent.cli import tracking
-from gpurent.model import PriceBasis, RunStatus, StockStatus
+from gpurent_core.model import PriceBasis, RunStatus, StockStatus
 from tests import cli_helpers
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import connect

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from wh_kit import FeedKit
 
-from gpurent.model import StockStatus
+from gpurent_core.model import StockStatus
 from warehouse.feed import DUPLICATE_REASON, FeedBatch, read_feed
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wh_kit import T0, FeedKit
 
-from gpurent.model import (
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,

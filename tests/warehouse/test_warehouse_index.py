@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wh_kit import FeedKit
 
-from gpurent.fx import FxRate, FxTable
-from gpurent.model import BillingUnit, PriceBasis, PriceKind, RunStatus, StockStatus
+from gpurent_core.fx import FxRate, FxTable
+from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, RunStatus, StockStatus
 from warehouse.index import (
     METHOD_VERSION,
     cap_weights,

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from wh_kit import REPO_ROOT, FeedKit, table_counts
 
-from gpurent.model import RunStatus, StockStatus
+from gpurent_core.model import RunStatus, StockStatus
 from warehouse import load
 from warehouse.db import connect
 from warehouse.load import load_run
@@ -93,7 +93,7 @@ def test_a_failure_mid_load_leaves_the_database_as_it_was(
 CRASH_MID_LOAD = """
 import os, sys
 from pathlib import Path
-from gpurent.model import ProviderRun
+from gpurent_core.model import ProviderRun
 from warehouse import load
 from warehouse.db import connect
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpurent.model import (
+from gpurent_core.model import (
     BillingUnit,
     FeeBasis,
     FeeType,

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from wh_kit import FeedKit
 
-from gpurent.model import RunStatus, StockStatus
+from gpurent_core.model import RunStatus, StockStatus
 from warehouse.load import load_run
 from warehouse.queries import (
     fx_rate_on,

@@ -9,8 +9,8 @@ from datetime import timedelta
 import duckdb
 from wh_kit import FeedKit
 
-from gpurent.costing import UsageProfile
-from gpurent.model import RunStatus, StockStatus
+from gpurent_core.costing import UsageProfile
+from gpurent_core.model import RunStatus, StockStatus
 from warehouse.costed import costed_latest_offers
 from warehouse.load import load_run
 from warehouse.queries import latest_offers, offers_of_run

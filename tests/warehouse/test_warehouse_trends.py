@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from wh_kit import T0, FeedKit
 
-from gpurent.costing import UsageProfile
-from gpurent.model import PriceBasis, RunStatus, StockStatus
+from gpurent_core.costing import UsageProfile
+from gpurent_core.model import PriceBasis, RunStatus, StockStatus
 from warehouse.load import load_run
 from warehouse.trends import (
     _ranges,

@@ -1,4 +1,4 @@
-"""Warehouse test kit: runs, offers and feed files built from gpurent.model records.
+"""Warehouse test kit: runs, offers and feed files built from gpurent_core.model records.
 
 A module with a unique name (not conftest) so test modules can import it directly.
 """
@@ -24,7 +24,7 @@ if str(REPO_ROOT) not in sys.path:
 if getattr(sys.modules.get("warehouse"), "__file__", None) is None:
     sys.modules.pop("warehouse", None)
 
-from gpurent.model import (  # noqa: E402
+from gpurent_core.model import (  # noqa: E402
     AddonFee,
     BillingUnit,
     FeeBasis,

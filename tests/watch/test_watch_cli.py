@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpurent.model import StockStatus, utcnow
+from gpurent_core.model import StockStatus, utcnow
 from tests.watch.watch_kit import Market, cli, cli_json, free_port, receiving
 from warehouse.db import connect
 from warehouse.watch.evaluate import evaluate_watches

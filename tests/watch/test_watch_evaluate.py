@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpurent.model import RunStatus, StockStatus
+from gpurent_core.model import RunStatus, StockStatus
 from tests.watch.watch_kit import T0, Market, outbox, states
 from warehouse.db import connect
 from warehouse.watch import evaluate as evaluate_module

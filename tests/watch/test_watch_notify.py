@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpurent.notify import (
+from gpurent_core.notify import (
     NotifyError,
     expand_url,
     holds_secret,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpurent.model import StockStatus
+from gpurent_core.model import StockStatus
 from tests.watch.watch_kit import T0, Market, outbox
 from warehouse.db import connect
 from warehouse.watch.evaluate import evaluate_watches

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpurent.model import PriceBasis, StockStatus, utcnow
+from gpurent_core.model import PriceBasis, StockStatus, utcnow
 from tests.watch.watch_kit import T0, Market, cli, cli_json
 from warehouse.db import connect
 from warehouse.watch.criteria import CapUnit, PricePer

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpurent.model import StockStatus, utcnow
-from gpurent.notify import send
+from gpurent_core.model import StockStatus, utcnow
+from gpurent_core.notify import send
 from tests.watch.watch_kit import Market, cli, cli_json, free_port, receiving
 from warehouse.db import connect
 from warehouse.watch.evaluate import evaluate_watches

@@ -21,7 +21,7 @@ import typer
 from typer.testing import CliRunner
 
 from gpurent.cli import app as cli_app
-from gpurent.model import (
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,

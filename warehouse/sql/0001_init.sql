@@ -1,5 +1,5 @@
 -- 0001 init: the tables of the warehouse.
--- Enums are VARCHAR with CHECK lists that mirror gpurent.model (a test keeps them in step).
+-- Enums are VARCHAR with CHECK lists that mirror gpurent_core.model (a test keeps them in step).
 -- Changing a CHECK in DuckDB means rebuilding the table in a new migration:
 -- CREATE TABLE x_new ...; INSERT INTO x_new SELECT ...; DROP TABLE x; ALTER TABLE x_new RENAME TO x.
 -- No foreign keys: load_run writes a run and its rows in one transaction, and DuckDB's

@@ -9,9 +9,9 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from gpurent.costing import UsageProfile, rentable
-from gpurent.fx import FxError, FxTable
-from gpurent.model import StockStatus
+from gpurent_core.costing import UsageProfile, rentable
+from gpurent_core.fx import FxError, FxTable
+from gpurent_core.model import StockStatus
 from warehouse.costed import CostedOffer, cost_offer
 from warehouse.watch.machine import Reading, Signal
 

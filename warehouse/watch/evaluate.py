@@ -26,7 +26,7 @@ from typing import Any
 
 import duckdb
 
-from gpurent.fx import FxTable
+from gpurent_core.fx import FxTable
 from warehouse.costed import fx_table_for
 from warehouse.watch.criteria import Watch, assess
 from warehouse.watch.machine import (

@@ -12,7 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from gpurent.fx import FxError, FxTable
+from gpurent_core.fx import FxError, FxTable
 from warehouse.costed import CostedOffer, cost_offer, plain
 from warehouse.watch.criteria import Watch
 from warehouse.watch.machine import AlertKind

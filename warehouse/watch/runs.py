@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from gpurent.model import RunStatus
+from gpurent_core.model import RunStatus
 from warehouse import queries
 
 WATCHED_STATUSES = (RunStatus.OK.value, RunStatus.PARTIAL.value)

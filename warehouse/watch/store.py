@@ -1,7 +1,7 @@
 """Watches in the warehouse: add, list, get, remove.
 
 URLs are stored as given, validated by the caller, which knows apprise and refuses a URL
-with a literal secret (``gpurent.notify.literal_secrets``): what is stored is a URL whose
+with a literal secret (``gpurent_core.notify.literal_secrets``): what is stored is a URL whose
 secrets are ``${NAME}`` references, or an ``apprise-config://`` file path. The warehouse
 never prints them. Removing a watch deletes its row (its URLs) and its alert state and
 cancels its pending notifications in one transaction, so nothing is sent for a watch that

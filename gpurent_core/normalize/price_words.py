@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from gpurent.model import BillingUnit
+from gpurent_core.model import BillingUnit
 
 _ASCII_WORD_END = r"(?![a-z])"
 _ASCII_WORD_START = r"(?<![a-z])"

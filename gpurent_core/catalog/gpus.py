@@ -280,7 +280,7 @@ def parse_catalog(text: str) -> Catalog:
 def load_catalog(path: Path | None = None) -> Catalog:
     """Load a catalog file; the packaged ``gpus.csv`` when no path is given."""
     if path is None:
-        text = resources.files("gpurent.catalog").joinpath("gpus.csv").read_text("utf-8")
+        text = resources.files("gpurent_core.catalog").joinpath("gpus.csv").read_text("utf-8")
     else:
         text = path.read_text("utf-8")
     return parse_catalog(text)

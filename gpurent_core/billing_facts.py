@@ -1,6 +1,6 @@
 """Billing facts per provider: the checklist renters go through before ordering.
 
-Kept as data (``gpurent/data/billing_facts.toml``) with a source and a date for every fact,
+Kept as data (``gpurent_core/data/billing_facts.toml``) with a source and a date for every fact,
 because these terms change and a renter must be able to check them. A fact not in the file
 is unknown and shown as such: gpurent does not fill gaps with guesses.
 
@@ -29,7 +29,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from gpurent.model import AddonFee, BillingUnit, FeeBasis, FeeType
+from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType
 
 DATA_FILE = "billing_facts.toml"
 
@@ -262,7 +262,7 @@ def parse_billing_facts(text: str) -> tuple[BillingFact, ...]:
 
 @cache
 def load_billing_facts() -> tuple[BillingFact, ...]:
-    text = resources.files("gpurent.data").joinpath(DATA_FILE).read_text("utf-8")
+    text = resources.files("gpurent_core.data").joinpath(DATA_FILE).read_text("utf-8")
     return parse_billing_facts(text)
 
 

@@ -44,7 +44,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from gpurent.model import StockStatus
+from gpurent_core.model import StockStatus
 
 __all__ = [
     "IN_STOCK_WORDS",

@@ -2,7 +2,7 @@
 
 Everything is computed with exact ``Fraction`` arithmetic (money in as ``Decimal``, never
 float) and rounded once, at the end, to 6 decimal places with ROUND_HALF_EVEN.
-A month is 730 hours (``gpurent.units``).
+A month is 730 hours (``gpurent_core.units``).
 
 Rules
 -----
@@ -105,9 +105,9 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
-from gpurent.billing_facts import BillingStart, BillingTerms, duration_text, terms_for
-from gpurent.fx import FxRate, FxTable, load_fx_table
-from gpurent.model import (
+from gpurent_core.billing_facts import BillingStart, BillingTerms, duration_text, terms_for
+from gpurent_core.fx import FxRate, FxTable, load_fx_table
+from gpurent_core.model import (
     AddonFee,
     BillingUnit,
     FeeBasis,
@@ -118,7 +118,7 @@ from gpurent.model import (
     PricePlan,
     StockStatus,
 )
-from gpurent.units import HOURS_PER_MONTH, HOURS_PER_UNIT, hourly_rate, to_fraction
+from gpurent_core.units import HOURS_PER_MONTH, HOURS_PER_UNIT, hourly_rate, to_fraction
 
 MONEY_PLACES = 6
 GB_PER_TB = 1000
@@ -751,7 +751,7 @@ def true_cost(
 
     ``fx`` defaults to the built-in table plus ``GPURENT_FX`` (read only if a conversion is
     needed); ``on`` dates the FX lookups (latest rate when None). Raises ``DoesNotFit`` when
-    the profile wants more GPUs than the offer has, ``gpurent.fx.FxRateMissing`` when a
+    the profile wants more GPUs than the offer has, ``gpurent_core.fx.FxRateMissing`` when a
     needed rate is absent.
     """
     if profile.gpus > inp.gpu_count:

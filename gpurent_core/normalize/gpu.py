@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from gpurent.catalog import Catalog, GpuSku, get_catalog
+from gpurent_core.catalog import Catalog, GpuSku, get_catalog
 
 __all__ = [
     "GpuIdentity",

@@ -18,9 +18,9 @@ import unicodedata
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
-from gpurent.model import BillingUnit, PriceKind
-from gpurent.normalize import price_words as w
-from gpurent.normalize.minor_units import (
+from gpurent_core.model import BillingUnit, PriceKind
+from gpurent_core.normalize import price_words as w
+from gpurent_core.normalize.minor_units import (
     AUTODL_PRICE_SCALE,
     CENTS,
     KNOWN_MINOR_UNIT_FIELDS,

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 
-from gpurent.model import BillingUnit
+from gpurent_core.model import BillingUnit
 
 CENTS = 100
 """1/100 of the currency unit (Lambda ``price_cents_per_hour``, Shadeform ``hourly_price``)."""

@@ -6,7 +6,7 @@ imports them from here, so there is one table to correct.
 
 from __future__ import annotations
 
-from gpurent.catalog.gpus import (
+from gpurent_core.catalog.gpus import (
     CSV_COLUMNS,
     FORM_FACTORS,
     SEGMENTS,

@@ -1,0 +1,1 @@
+"""gpurent_core/normalize."""
