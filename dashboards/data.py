@@ -1,30 +1,32 @@
-"""Data access for the dashboard: warehouse query results as Polars frames, nothing else.
+"""Data access for the dashboard: the library API's answers (``gpurent.api``) and bulk
+views (``gpurent.api.views``) as Polars frames, nothing else.
 
-The dashboard only reads. Every call opens a short read-only connection (``warehouse.db``
-retries briefly while a crawl holds the file) and closes it before returning, so a page
-render never keeps the writer out. Numbers stay Decimal here; ``tables`` formats them.
+The dashboard only reads. Every call opens a short read-only connection (waiting briefly
+while a crawl holds the file) and closes it before returning, so a page render never keeps
+the writer out. Numbers stay Decimal here; ``tables`` formats them.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-import duckdb
 import polars as pl
 
+from gpurent import api
+from gpurent.api import views
 from gpurent_core.catalog import get_catalog
 from gpurent_core.costing import UsageProfile
-from warehouse.costed import costed_latest_offers
-from warehouse.db import connect
-from warehouse.errors import WarehouseLocked, WarehouseMissing
-from warehouse.queries import latest_offers, provider_status, quarantine_rows
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class DataUnavailable(Exception):
@@ -36,18 +38,23 @@ class DataUnavailable(Exception):
 
 
 @contextmanager
-def reader(db: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection for one page render, always closed."""
+def _readable() -> Iterator[None]:
+    """The API's "no warehouse" and "busy" as the pages' ``DataUnavailable``."""
     try:
-        con = connect(db, read_only=True)
-    except WarehouseMissing as exc:
+        yield
+    except api.NoWarehouse as exc:
         raise DataUnavailable("missing", str(exc)) from exc
-    except WarehouseLocked as exc:
+    except api.WarehouseBusy as exc:
         raise DataUnavailable("locked", str(exc)) from exc
-    try:
-        yield con
-    finally:
-        con.close()
+
+
+def _page_read(read: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(read)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        with _readable():
+            return read(*args, **kwargs)
+
+    return guarded
 
 
 def module_available(name: str) -> bool:
@@ -69,14 +76,14 @@ class NowFilters:
     min_vram_gb: int | None = None
     gpu_model: str | None = None
     provider: str | None = None
-    hours_per_month: Decimal = Decimal(730)
-    storage_gb: Decimal = Decimal(50)
+    hours_per_month: Decimal = api.usage().hours_per_month
+    storage_gb: Decimal = api.usage().storage_gb
     gpus: int = 1
     include_sold_out: bool = False
     session_hours: Decimal | None = None
 
     def profile(self) -> UsageProfile:
-        return UsageProfile(
+        return api.usage(
             hours_per_month=self.hours_per_month,
             storage_gb=self.storage_gb,
             gpus=self.gpus,
@@ -93,10 +100,10 @@ class FilterOptions:
     vram_sizes: list[int]
 
 
+@_page_read
 def filter_options(db: Path) -> FilterOptions:
     """Providers and GPU models present in the latest state (catalog order), VRAM sizes."""
-    with reader(db) as con:
-        offers = latest_offers(con)
+    offers = views.latest(db)
     present = set(offers["gpu_model"].to_list()) if offers.height else set()
     catalog = get_catalog()
     ordered = [m for m in catalog.models() if m in present]
@@ -109,28 +116,23 @@ def filter_options(db: Path) -> FilterOptions:
     )
 
 
+@_page_read
 def now_offers(db: Path, filters: NowFilters) -> pl.DataFrame:
-    """Latest offers with true cost for the filters, cheapest first.
+    """Latest offers with true cost for the filters, cheapest first (``gpurent.api.pricing``).
 
-    Columns: those of ``CostedOffer.as_row()`` plus ``raw_gpu_name`` and ``rentable``
-    (in_stock or low). Without ``include_sold_out`` only rentable offers come back.
+    Columns: those of ``Offer.as_row(terms=False)`` plus ``raw_gpu_name``; ``rentable``
+    says all cards of the unit are free. Without ``include_sold_out`` only rentable offers.
     """
-    with reader(db) as con:
-        costed = costed_latest_offers(
-            con,
-            filters.profile(),
-            display_currency=filters.display_currency,
-            gpu_model=filters.gpu_model,
-            min_vram_gb=filters.min_vram_gb,
-            provider=filters.provider,
-            in_stock_only=not filters.include_sold_out,
-        )
-    rows: list[dict[str, Any]] = []
-    for c in costed:
-        row = c.as_row()
-        row["raw_gpu_name"] = c.offer["raw_gpu_name"]
-        row["rentable"] = c.rentable  # all cards of the unit free (gpurent_core.costing.rentable)
-        rows.append(row)
+    found = api.offers(
+        gpu_model=filters.gpu_model,
+        min_vram=filters.min_vram_gb,
+        provider=filters.provider,
+        in_stock=not filters.include_sold_out,
+        usage=filters.profile(),
+        currency=filters.display_currency,
+        db=db,
+    )
+    rows = [o.as_row(terms=False) | {"raw_gpu_name": o.raw_gpu_name} for o in found]
     if not rows:
         return empty_now_frame()
     return pl.DataFrame(rows, schema_overrides=_NOW_TEXT, infer_schema_length=None)
@@ -184,22 +186,16 @@ def empty_now_frame() -> pl.DataFrame:
 # --- Providers -------------------------------------------------------------------------
 
 
+@_page_read
 def providers_overview(db: Path) -> pl.DataFrame:
-    """``provider_status`` plus ``quarantined_total`` (rows over all runs) per provider."""
-    with reader(db) as con:
-        status = provider_status(con)
-        totals = quarantine_rows(con, limit=None).group_by("provider").len("quarantined_total")
-    if status.height == 0:
-        return status.with_columns(quarantined_total=pl.lit(0, pl.UInt32))
-    return status.join(totals, on="provider", how="left").with_columns(
-        pl.col("quarantined_total").fill_null(0)
-    )
+    """Each provider's last run and last good run, plus ``quarantined_total`` (all runs)."""
+    return views.provider_runs(db)
 
 
+@_page_read
 def quarantine(db: Path, *, provider: str | None = None, limit: int = 200) -> pl.DataFrame:
-    """Newest quarantine rows (the ``quarantine_rows`` columns)."""
-    with reader(db) as con:
-        return quarantine_rows(con, provider=provider, limit=limit)
+    """Newest quarantine rows (``gpurent.api.views.quarantine``)."""
+    return views.quarantine(db, provider=provider, limit=limit)
 
 
 def billing_facts(provider: str) -> list[dict[str, Any]]:
@@ -221,23 +217,21 @@ def utc_now() -> datetime:
 # --- Price index (warehouse.index, when this build has it) -----------------------------
 
 
+@_page_read
 def price_index(db: Path, currency: str) -> pl.DataFrame:
-    """``warehouse.index.price_index`` rows in ``currency`` over the whole history."""
-    from warehouse.index import price_index as compute
-
-    with reader(db) as con:
-        return compute(con, currencies=(currency,))
+    """The price index in ``currency`` over the whole history (``gpurent.api.views``)."""
+    return views.index_frame(db, currency)
 
 
 # --- Availability (warehouse.trends, when this build has it) ---------------------------
 
 
+@_page_read
 def gpu_choices(db: Path) -> list[tuple[str, int]]:
     """(model, VRAM GB) of every GPU in the latest state: the most widely listed first
     (providers listing it), then in catalog order. Offers of unknown VRAM are left out:
     the availability pages pick a GPU by its size."""
-    with reader(db) as con:
-        offers = latest_offers(con).filter(pl.col("gpu_vram_gb").is_not_null())
+    offers = views.latest(db).filter(pl.col("gpu_vram_gb").is_not_null())
     counts = offers.group_by("gpu_model", "gpu_vram_gb").agg(pl.col("provider").n_unique())
     order = {model: i for i, model in enumerate(get_catalog().models())}
     ranked = sorted(
@@ -265,12 +259,10 @@ class Availability:
         return int(self.week["share"].is_not_null().sum()) / self.week.height
 
 
+@_page_read
 def availability(db: Path, model: str, vram_gb: int, zone: str) -> Availability:
-    from warehouse.trends import availability_patterns, poll_availability
-
-    with reader(db) as con:
-        polls = poll_availability(con, gpu_model=model, vram_gb=vram_gb)
-    patterns = availability_patterns(polls, zones=(zone,))
+    polls = views.availability_polls(db, gpu_model=model, vram_gb=vram_gb)
+    patterns = views.availability_patterns(polls, zones=(zone,))
     week = [
         {"provider": p.provider, "weekday": slot // 24, "hour": slot % 24, "share": share}
         for p in patterns
@@ -292,9 +284,7 @@ _HEAT_DAY = {"provider": pl.String, "hour": pl.Int64, "share": pl.Float64}
 _HEAT_WEEK = {"provider": pl.String, "weekday": pl.Int64, "hour": pl.Int64, "share": pl.Float64}
 
 
+@_page_read
 def offer_timeline(db: Path, model: str, vram_gb: int) -> pl.DataFrame:
-    """Every state of every offer of the GPU over the history (``trends.offer_changes``)."""
-    from warehouse.trends import offer_changes
-
-    with reader(db) as con:
-        return offer_changes(con, gpu_model=model, vram_gb=vram_gb)
+    """Every state of every offer of the GPU over the history (valid from / to)."""
+    return views.offer_changes(db, gpu_model=model, vram_gb=vram_gb)

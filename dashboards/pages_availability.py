@@ -23,7 +23,9 @@ def render(ctx: Ctx) -> None:
     if not data.module_available(TRENDS_MODULE):
         st.info(t(lang, "not_available", what=t(lang, "what_availability")))
         return
-    from warehouse.trends import MIN_POLLS_PER_HOUR
+    from gpurent.api.views import min_polls_per_hour
+
+    min_polls = min_polls_per_hour()
 
     gpus = data.gpu_choices(ctx.db)
     if not gpus:
@@ -57,7 +59,7 @@ def render(ctx: Ctx) -> None:
             st.altair_chart(charts.heat_day_chart(found.day, lang), width="content")
         else:
             st.altair_chart(charts.heat_week_chart(found.week, lang), width="content")
-        st.caption(t(lang, "avail_legend", n=MIN_POLLS_PER_HOUR))
+        st.caption(t(lang, "avail_legend", n=min_polls))
 
     st.subheader(t(lang, "avail_timeline"))
     changes = data.offer_timeline(ctx.db, model, vram)

@@ -10,10 +10,7 @@ from dashboards import charts, sizer, tables
 from dashboards.i18n import t
 from dashboards.state import Ctx
 from dashboards.text import md_escape
-from sizing.engines import Engine, Mode
-from sizing.models import catalog
-from sizing.quant import precision_names
-from sizing.recommend import Objective
+from gpurent.api import Engine, Mode, Objective, model_names, precision_names
 
 DEFAULT_MODEL = "Qwen2.5-7B"
 
@@ -32,7 +29,7 @@ def _label(ctx: Ctx, key: str) -> str:
 
 def _form(ctx: Ctx) -> sizer.SizeRequest | None:
     lang = ctx.lang
-    models = list(catalog())
+    models = model_names()
     precisions = precision_names()
     with st.form("size_form"):
         first = st.columns(3)

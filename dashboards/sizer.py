@@ -1,7 +1,6 @@
-"""The sizing form's answer, through the one function `gpurent size` calls too.
-
-SizeRequest -> catalog model + Workload -> ``sizing.answer.size_answer``: the dashboard and
-the CLI give the same estimate, checks, reasons, ranking and verdict for the same inputs.
+"""The sizing form's answer, through the library API (``gpurent.api.size``), the same call
+`gpurent size` makes: the dashboard and the CLI give the same estimate, checks, reasons,
+ranking and verdict for the same inputs.
 """
 
 from __future__ import annotations
@@ -9,16 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
-from sizing.answer import SizeQuery, size_answer
-from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
-from sizing.engines import Engine, Mode
-from sizing.models import UnknownModel, get_entry
-from sizing.quant import UnknownPrecision, get_precision, kv_bytes_per_element
-from sizing.recommend import Objective
-from sizing.report import ModelInfo
-from sizing.workload import Workload
+from gpurent import api
+from gpurent.api import Engine, Mode, Objective, SizeAnswer
+
+__all__ = ["SizeAnswer", "SizeRequest", "SizingError", "size_workload"]
 
 
 class SizingError(ValueError):
@@ -39,7 +33,7 @@ class SizeRequest:
     mode: Mode = Mode.INFERENCE
     kv_dtype: str = "auto"
     objective: Objective = Objective.MONTHLY
-    hours_per_month: Decimal = Decimal(730)
+    hours_per_month: Decimal = api.usage().hours_per_month
     display_currency: str = "CNY"
     limit: int = 20
     ttft_ms: float | None = None
@@ -48,41 +42,26 @@ class SizeRequest:
     allow_beyond_context: bool = False
 
 
-@dataclass(frozen=True)
-class SizeAnswer:
-    report: dict[str, Any]
-    """``sizing.answer.size_answer``'s document (what `gpurent size --format json` prints)."""
-    offers: list[CheckedOffer]
-    """Every offer that fits, runs and meets the targets, ranked (the report keeps the
-    first ``limit`` as rows)."""
-    excluded: list[Exclusion]
-
-
 def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
     """The estimate and, when the warehouse can be read, the ranked offers that fit."""
     try:
-        entry = get_entry(req.model)
-        kv_bytes_per_element(req.kv_dtype)
-        query = SizeQuery(
-            arch=entry.arch,
-            info=ModelInfo("catalog", entry.source, entry.params_b),
-            precision=get_precision(req.precision),
-            workload=Workload(
-                prompt_tokens=req.prompt_tokens,
-                gen_tokens=req.gen_tokens,
-                batch=req.batch,
-                engine=req.engine,
-                mode=req.mode,
-                kv_dtype=req.kv_dtype,
-            ),
+        return api.size(
+            req.model,
+            precision=req.precision,
+            prompt_tokens=req.prompt_tokens,
+            gen_tokens=req.gen_tokens,
+            batch=req.batch,
+            engine=req.engine,
+            mode=req.mode,
+            kv_dtype=req.kv_dtype,
             objective=req.objective,
-            display_currency=req.display_currency,
-            hours_per_month=req.hours_per_month,
-            limit=req.limit,
-            targets=SpeedTargets(ttft_ms=req.ttft_ms, tokens_per_s=req.tokens_per_s),
+            ttft_ms=req.ttft_ms,
+            tokens_per_s=req.tokens_per_s,
             allow_beyond_context=req.allow_beyond_context,
+            usage=api.usage(hours_per_month=req.hours_per_month),
+            currency=req.display_currency,
+            limit=req.limit,
+            db=db,
         )
-        answer = size_answer(query, db)
-    except (UnknownModel, UnknownPrecision, ValueError) as exc:
+    except api.ApiError as exc:
         raise SizingError(str(exc)) from exc
-    return SizeAnswer(report=answer.report, offers=answer.offers, excluded=answer.excluded)

@@ -13,6 +13,8 @@ from platformdirs import user_data_dir
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gpurent_core.defaults import DEFAULT_CURRENCY
+
 
 def default_db_path() -> Path:
     return Path(user_data_dir("gpurent", appauthor=False)) / "gpurent.duckdb"
@@ -27,7 +29,7 @@ class Settings(BaseSettings):
     """DuckDB file (GPURENT_DB)."""
     chromium: str | None = None
     """Chromium executable for Playwright (GPURENT_CHROMIUM); default: `chromium` on PATH."""
-    currency: str = "CNY"
+    currency: str = DEFAULT_CURRENCY
     """Display currency for costs and rankings (GPURENT_CURRENCY); native prices are kept too."""
     work_dir: Path | None = None
     """Where crawl feeds and run reports are kept (GPURENT_WORK_DIR); default: beside the DB."""

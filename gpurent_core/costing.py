@@ -106,6 +106,12 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from gpurent_core.billing_facts import BillingStart, BillingTerms, duration_text, terms_for
+from gpurent_core.defaults import (
+    DEFAULT_BOOT_MINUTES,
+    DEFAULT_EGRESS_GB,
+    DEFAULT_HOURS_PER_MONTH,
+    DEFAULT_STORAGE_GB,
+)
 from gpurent_core.fx import FxRate, FxTable, load_fx_table
 from gpurent_core.model import (
     AddonFee,
@@ -146,11 +152,11 @@ def quantize_money(value: Fraction | Decimal | int) -> Decimal:
 class UsageProfile:
     """How the user will rent: hours a month, storage, traffic, cards wanted."""
 
-    hours_per_month: Decimal = Decimal(730)
+    hours_per_month: Decimal = DEFAULT_HOURS_PER_MONTH
     """Hours the instance runs in a month; 730 = always on. 0 < hours <= 730."""
-    storage_gb: Decimal = Decimal(50)
+    storage_gb: Decimal = DEFAULT_STORAGE_GB
     """Storage the user keeps (GB), charged by per-GB storage fees."""
-    egress_gb_per_month: Decimal = Decimal(0)
+    egress_gb_per_month: Decimal = DEFAULT_EGRESS_GB
     """Outbound traffic a month (GB)."""
     keep_disks_while_stopped: bool = True
     """Keep the instance (and its disks) between sessions instead of releasing it."""
@@ -158,7 +164,7 @@ class UsageProfile:
     """How many cards the user wants; offers with fewer do not fit."""
     session_hours: Decimal | None = None
     """Length of one working session (start to stop); None: the month's hours in one go."""
-    boot_minutes: Decimal = Decimal(0)
+    boot_minutes: Decimal = DEFAULT_BOOT_MINUTES
     """Minutes from power-on to ready, paid each session where billing starts at power-on."""
 
     def __post_init__(self) -> None:

@@ -8,10 +8,10 @@ reason string comes from here, so both front ends say the same thing for the sam
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from gpurent_core.costing import UsageProfile
 from sizing.arch import ModelArch
 from sizing.checks import CheckedOffer, Exclusion, SpeedTargets, check_offers
 from sizing.placement import Placement, choose, plan
@@ -52,9 +52,9 @@ class SizeQuery:
     gpus: int | None = None
     objective: Objective = Objective.MONTHLY
     display_currency: str = "CNY"
-    hours_per_month: Decimal = Decimal(730)
-    session_hours: Decimal | None = None
-    boot_minutes: Decimal = Decimal(0)
+    usage: UsageProfile = field(default_factory=UsageProfile)
+    """How the offers are rented (hours, storage, egress, sessions); its card count is
+    replaced by each placement's."""
     limit: int = 10
     targets: SpeedTargets = field(default_factory=SpeedTargets)
     allow_beyond_context: bool = False
@@ -113,25 +113,20 @@ def _ranked(
         return [], NO_FIT
     if not db.exists():
         return [], no_warehouse(db)
-    from warehouse.db import connect
+    from warehouse.db import reading
     from warehouse.errors import WarehouseError, WarehouseMissing
 
     try:
-        con = connect(db, read_only=True)
+        with reading(db) as con:
+            offers = fitting_offers(
+                con,
+                placements,
+                objective=query.objective,
+                display_currency=query.display_currency,
+                usage=query.usage,
+            )
     except WarehouseMissing:
         return [], no_warehouse(db)
     except WarehouseError as exc:
         return [], f"warehouse not readable: {exc}"
-    try:
-        offers = fitting_offers(
-            con,
-            placements,
-            objective=query.objective,
-            display_currency=query.display_currency,
-            hours_per_month=query.hours_per_month,
-            session_hours=query.session_hours,
-            boot_minutes=query.boot_minutes,
-        )
-    finally:
-        con.close()
     return offers, None if offers else NO_OFFER

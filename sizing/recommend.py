@@ -10,13 +10,13 @@ fewest cards that fit are used.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from gpurent_core.catalog import GpuSku, get_catalog
 from gpurent_core.costing import UsageProfile
+from sizing.objective import Objective
 from sizing.placement import Placement, fits_card, sku_usable_gib, usable_gib
 from sizing.speed import DecodeSpeed, cost_per_million_tokens, decode_speed
 
@@ -24,17 +24,6 @@ if TYPE_CHECKING:  # the warehouse (DuckDB, Polars) loads only when offers are r
     import duckdb
 
     from warehouse.costed import CostedOffer
-
-
-class Objective(StrEnum):
-    """How fitting offers are ranked."""
-
-    MONTHLY = "monthly"
-    """Cheapest true monthly cost (always-on deployments)."""
-    HOURLY = "hourly"
-    """Cheapest true hourly cost (short jobs)."""
-    PER_TOKEN = "per-token"
-    """Cheapest cost per million generated tokens (throughput work)."""
 
 
 @dataclass(frozen=True)
@@ -122,14 +111,12 @@ def fitting_offers(
     *,
     objective: Objective,
     display_currency: str,
-    hours_per_month: Decimal = Decimal(730),
-    session_hours: Decimal | None = None,
-    boot_minutes: Decimal = Decimal(0),
+    usage: UsageProfile | None = None,
 ) -> list[RankedOffer]:
     """Every in-stock offer that fits one of ``placements``, ranked by ``objective``.
 
-    ``session_hours`` and ``boot_minutes`` are those of ``UsageProfile``: short sessions are
-    billed by each provider's granularity and minimum rental.
+    Each placement is costed with ``usage`` (default: ``UsageProfile()``) for its own card
+    count: storage, egress, short sessions and boot time count as on every other surface.
     """
     from warehouse.costed import costed_latest_offers
 
@@ -138,12 +125,7 @@ def fitting_offers(
         if not placement.fits:
             continue
         degree = placement.tensor_parallel
-        profile = UsageProfile(
-            hours_per_month=hours_per_month,
-            gpus=degree,
-            session_hours=session_hours,
-            boot_minutes=boot_minutes,
-        )
+        profile = replace(usage or UsageProfile(), gpus=degree)
         costed = costed_latest_offers(
             con, profile, display_currency=display_currency, in_stock_only=True
         )
@@ -181,3 +163,6 @@ def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:
         cost_per_million_tokens(offer.cost.hourly_display, speed.tokens_per_s) if speed else None
     )
     return RankedOffer(offer, placement, sku, usable, speed, per_token)
+
+
+__all__ = ["Objective", "RankedOffer", "fitting_offers", "rank_key"]

@@ -11,9 +11,9 @@ from typing import Any
 
 from sizing.arch import ModelArch, describe
 from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
+from sizing.objective import Objective
 from sizing.placement import Placement, choose
 from sizing.quant import Precision
-from sizing.recommend import Objective
 from sizing.speed import bytes_per_decode_step
 from sizing.workload import GIB, Workload
 

@@ -15,7 +15,7 @@ from gpurent_core.catalog import CSV_COLUMNS, get_catalog
 
 def _app() -> typer.Typer:
     app = typer.Typer()
-    gpus_cli.register(app)
+    app.add_typer(gpus_cli.app)
 
     @app.command("noop", hidden=True)
     def _noop() -> None:  # a second command keeps Typer from collapsing to a single command

@@ -1,4 +1,4 @@
-"""`gpurent normalize ...` through Typer's CliRunner, on an app built here with register()."""
+"""`gpurent normalize ...` through Typer's CliRunner, on an app holding only the normalize group."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from gpurent.cli.normalize import register
+from gpurent.cli.normalize import app as normalize_commands
 
 
 @pytest.fixture()
@@ -20,7 +20,7 @@ def app() -> typer.Typer:
     def root() -> None:
         """Keeps 'normalize' a subcommand even with a single group registered."""
 
-    register(app)
+    app.add_typer(normalize_commands)
     return app
 
 

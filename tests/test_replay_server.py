@@ -580,7 +580,7 @@ def test_gpurent_replay_check(root: Path) -> None:
     from gpurent.cli import replay_cmd
 
     app = typer.Typer()
-    replay_cmd.register(app)
+    app.add_typer(replay_cmd.app)
     runner = CliRunner()
     ok = runner.invoke(app, ["replay", "check", "--root", str(root)])
     assert ok.exit_code == 0, ok.output

@@ -18,6 +18,8 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,26 @@ def connect(
         con.close()
         raise
     return con
+
+
+@contextmanager
+def reading(path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The one way to read the warehouse: a read-only connection, always closed."""
+    con = connect(path, read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def writing(path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The one way to write the warehouse: created and migrated if needed, always closed."""
+    con = connect(path)
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def lock_wait_s(*, read_only: bool) -> float:

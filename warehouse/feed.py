@@ -1,6 +1,6 @@
 """Reading one staging feed and validating it before anything touches the database.
 
-Two paths, one verdict. The bulk path (``_Bulk``) hands blocks of lines to an in-memory
+Two paths, one verdict. The bulk path (``_Bulk``) hands blocks of lines to
 DuckDB, which types them with ``from_json`` and checks them in set operations; it keeps a
 line only if writing back what it read gives the line itself (both minified), so no key
 was missing, extra or doubled and no value coerced, and if every value passes the checks
@@ -8,9 +8,12 @@ the columns need (money as decimal strings within the column's scale, UTC times,
 enum values, integer ranges, the run's provider and id). That is the form the spiders
 write. Every other line (a quarantine line, a coerced value, a bad line) takes the exact
 path: the pydantic contract (gpurent_core.model) line by line, then what the columns can hold
-(DECIMAL scales, INTEGER range). Polars then checks the feed as a whole (values that did
-not survive conversion, duplicate offer keys). A line that fails becomes a quarantine row
-with its reason: never dropped, never fatal (rule of truth 6). The bulk path only accepts
+(DECIMAL scales, INTEGER range). SQL then checks the feed as a whole (values that did
+not survive conversion, duplicate offer keys). Both paths write into temporary tables of
+one DuckDB connection (``stage_feed``): the warehouse's own for a load, so the rows never
+become Python or Polars objects; ``read_feed`` stages into a private one and returns
+frames. A line that fails becomes a quarantine row with its reason: never dropped, never
+fatal (rule of truth 6). The bulk path only accepts
 what the exact path would accept, with the same values (tests/warehouse/
 test_warehouse_load_bulk.py reads feeds both ways); anything it is unsure of goes the
 exact way.
@@ -20,10 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from array import array
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from enum import StrEnum
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -181,11 +186,71 @@ def read_feed(
     With ``provider``/``run_id`` given, offers that name another run are quarantined and
     quarantine rows carry those ids; without them, quarantine ids may be null.
     The file is read in blocks (its digest on the way), so memory follows the typed rows,
-    not the text.
+    not the text. The same validation as ``stage_feed``, in a private in-memory DuckDB.
+    """
+    con = duckdb.connect()  # without ICU, TIMESTAMPTZ is read and shown as UTC
+    try:
+        staged = stage_feed(con, path, provider=provider, run_id=run_id)
+        frames = [
+            _table_frame(con, table, schema, order)
+            for table, schema, order in (
+                (OFFERS_TABLE, OBSERVATION_SCHEMA, _LINE),
+                (FEES_TABLE, FEE_SCHEMA, f"{_LINE}, seq"),
+                (PLANS_TABLE, PLAN_SCHEMA, f"{_LINE}, seq"),
+            )
+        ]
+    finally:
+        con.close()
+    return FeedBatch(
+        offers=frames[0],
+        fees=frames[1],
+        plans=frames[2],
+        quarantine=staged.quarantine,
+        lines=staged.lines,
+        sha256=staged.sha256,
+    )
+
+
+# The temporary tables a staged feed leaves in its connection (with a _line column).
+OFFERS_TABLE = "_gpurent_feed_offers"
+FEES_TABLE = "_gpurent_feed_fees"
+PLANS_TABLE = "_gpurent_feed_plans"
+_TABLES = (
+    (OFFERS_TABLE, OBSERVATION_SCHEMA, "observations"),
+    (FEES_TABLE, FEE_SCHEMA, "addon_fees"),
+    (PLANS_TABLE, PLAN_SCHEMA, "price_plans"),
+)
+
+
+@dataclass(frozen=True)
+class StagedFeed:
+    """A validated feed held in temporary tables of a connection (OFFERS_TABLE, FEES_TABLE,
+    PLANS_TABLE: the schemas of FeedBatch plus a line number); quarantine as a frame."""
+
+    offers: int
+    fees: int
+    plans: int
+    quarantine: pl.DataFrame
+    observed_at: datetime | None
+    """The earliest observed_at of the offers (None: no offers)."""
+    lines: int = 0
+    sha256: str | None = None
+
+
+def stage_feed(
+    con: duckdb.DuckDBPyConnection,
+    path: Path | str,
+    *,
+    provider: str | None = None,
+    run_id: str | None = None,
+) -> StagedFeed:
+    """``read_feed`` into temporary tables of ``con``: the rows never leave DuckDB.
+
+    Must be called outside an open transaction of ``con`` (it replaces the tables).
     """
     reader = _Reader(provider=provider, run_id=run_id)
     digest = hashlib.sha256()
-    bulk = _Bulk(provider=provider, run_id=run_id)
+    bulk = _Bulk(con, provider=provider, run_id=run_id)
     try:
         line = 0
         carry = b""
@@ -204,29 +269,82 @@ def read_feed(
                     line += len(pieces)
                 if not block:
                     break
-        offers, fees, plans = bulk.frames()
     finally:
         bulk.close()
-    if reader.offers:  # else the bulk rows are already in line order: no copy to make
-        offers = pl.concat([offers, _frame(reader.offers, OBSERVATION_SCHEMA)]).sort(_LINE)
-        fees = pl.concat([fees, _frame(reader.fees, FEE_SCHEMA)]).sort(_LINE, "seq")
-        plans = pl.concat([plans, _frame(reader.plans, PLAN_SCHEMA)]).sort(_LINE, "seq")
-
-    batch_offers, batch_fees, batch_plans, set_aside = _validate_frames(offers, fees, plans)
+    if reader.offers:
+        for (table, schema, _), rows in zip(
+            _TABLES, (reader.offers, reader.fees, reader.plans), strict=True
+        ):
+            _append_rows(con, table, _frame(rows, schema))
+    set_aside = _validate_staged(con)
     texts = reader.texts | _texts_of(path, {s[0] for s in set_aside} - reader.texts.keys())
     for at, reason, field, (offer_key, observed_at) in set_aside:
         reader.reject(
             at, reason, texts[at], field=field, offer_key=offer_key, observed_at=observed_at
         )
     quarantine_frame = pl.DataFrame(reader.quarantine, schema=QUARANTINE_SCHEMA, orient="row")
-    return FeedBatch(
-        offers=batch_offers,
-        fees=batch_fees,
-        plans=batch_plans,
-        quarantine=quarantine_frame.sort("seq"),
+    return _staged(
+        con,
+        quarantine_frame.sort("seq"),
         lines=bulk.lines + reader.lines,
         sha256=digest.hexdigest(),
     )
+
+
+def stage_batch(con: duckdb.DuckDBPyConnection, batch: FeedBatch) -> StagedFeed:
+    """A feed already read (``FeedBatch``) into the temporary tables ``stage_feed`` fills."""
+    for (table, schema, _), frame in zip(
+        _TABLES, (batch.offers, batch.fees, batch.plans), strict=True
+    ):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({_ddl(schema)})")
+        _append_rows(con, table, frame.select(pl.lit(0, pl.Int32()).alias(_LINE), *schema))
+    return _staged(con, batch.quarantine, lines=batch.lines, sha256=batch.sha256)
+
+
+def drop_staged(con: duckdb.DuckDBPyConnection) -> None:
+    """Free the staged tables (outside a transaction)."""
+    for table, _, _ in _TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _staged(
+    con: duckdb.DuckDBPyConnection, quarantine: pl.DataFrame, *, lines: int, sha256: str | None
+) -> StagedFeed:
+    row = con.execute(
+        f"SELECT (SELECT count(*) FROM {OFFERS_TABLE}), (SELECT count(*) FROM {FEES_TABLE}),"
+        f" (SELECT count(*) FROM {PLANS_TABLE}), (SELECT min(observed_at) FROM {OFFERS_TABLE})"
+    ).fetchall()[0]
+    observed_at = row[3] if isinstance(row[3], datetime) else None
+    return StagedFeed(
+        offers=int(row[0]),
+        fees=int(row[1]),
+        plans=int(row[2]),
+        quarantine=quarantine,
+        observed_at=observed_at,
+        lines=lines,
+        sha256=sha256,
+    )
+
+
+def _append_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    if frame.is_empty():
+        return
+    view = f"{table}_in"
+    con.register(view, frame.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} SELECT * FROM {view}")
+    finally:
+        con.unregister(view)
+
+
+def _table_frame(
+    con: duckdb.DuckDBPyConnection, table: str, schema: pl.Schema, order: str
+) -> pl.DataFrame:
+    frame = pl.from_arrow(
+        con.sql(f"SELECT * EXCLUDE ({_LINE}) FROM {table} ORDER BY {order}").to_arrow_table()
+    )
+    assert isinstance(frame, pl.DataFrame)
+    return frame.cast(schema)
 
 
 # Lines are read in blocks of about this many bytes; the bulk path types a block at a time.
@@ -319,46 +437,51 @@ def _texts_of(path: Path | str, lines: set[int]) -> dict[int, str]:
                 return found
 
 
-def _validate_frames(
-    offer_frame: pl.DataFrame, fee_frame: pl.DataFrame, plan_frame: pl.DataFrame
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, list[_SetAside]]:
-    """Feed-wide checks in Polars; returns the kept frames and the offers set aside."""
-    set_aside: list[_SetAside] = []
-
-    # Belt and braces: Polars turns a value that does not fit its dtype into null, silently.
+def _validate_staged(con: duckdb.DuckDBPyConnection) -> list[_SetAside]:
+    """Feed-wide checks on the staged tables; removes the offers set aside and returns them."""
+    # Belt and braces: a value that did not convert is a null in a NOT NULL column.
     # The per-record checks should make this impossible; if one slips, quarantine the offer.
     unstorable: dict[int, str] = {}
-    for table, frame in (
-        ("observations", offer_frame),
-        ("addon_fees", fee_frame),
-        ("price_plans", plan_frame),
-    ):
-        for column in _REQUIRED[table]:
-            for line in frame.filter(pl.col(column).is_null())[_LINE].to_list():
-                unstorable.setdefault(line, f"{table}.{column}")
+    for table, _, name in _TABLES:
+        columns = _REQUIRED[name]
+        first_null = " ".join(f"WHEN {c} IS NULL THEN '{name}.{c}'" for c in columns)
+        any_null = " OR ".join(f"{c} IS NULL" for c in columns)
+        rows = con.execute(
+            f"SELECT {_LINE}, CASE {first_null} END FROM {table} WHERE {any_null} ORDER BY {_LINE}"
+        ).fetchall()
+        for line, column in rows:
+            unstorable.setdefault(int(line), str(column))
     # One offer per key per run: keep the first line, quarantine the later ones.
-    storable = offer_frame.filter(~pl.col(_LINE).is_in(list(unstorable)))
-    first = storable["offer_key"].is_first_distinct()
-    duplicates = storable.filter(~first)[_LINE].to_list()
-    # Identities of the few lines set aside only (a Python row per offer would cost more
-    # than the whole bulk read).
-    wanted = offer_frame.filter(pl.col(_LINE).is_in([*unstorable, *duplicates]))
-    id_rows = wanted.select(_LINE, "offer_key", "observed_at").iter_rows()
-    ids = {line: (key, observed_at) for line, key, observed_at in id_rows}
+    duplicates = [
+        int(row[0])
+        for row in con.execute(
+            f"""
+            SELECT {_LINE} FROM (
+                SELECT {_LINE}, row_number() OVER (PARTITION BY offer_key ORDER BY {_LINE}) AS n
+                FROM {OFFERS_TABLE} WHERE NOT list_contains($skip, {_LINE})
+            ) WHERE n > 1 ORDER BY {_LINE}
+            """,
+            {"skip": list(unstorable)},
+        ).fetchall()
+    ]
+    set_aside: list[_SetAside] = []
+    if not unstorable and not duplicates:
+        return set_aside
+    dropped = [*unstorable, *duplicates]
+    id_rows = con.execute(
+        f"SELECT {_LINE}, offer_key, observed_at FROM {OFFERS_TABLE}"
+        f" WHERE list_contains($lines, {_LINE})",
+        {"lines": dropped},
+    ).fetchall()
+    ids = {int(line): (key, observed_at) for line, key, observed_at in id_rows}
     for line, column in sorted(unstorable.items()):
         reason = f"value does not fit column {column}"
         set_aside.append((line, reason, column.split(".")[1], ids.get(line, (None, None))))
     for line in duplicates:
         set_aside.append((line, DUPLICATE_REASON, "offer_key", ids[line]))
-    offer_frame = storable.filter(first)
-
-    kept = offer_frame[_LINE]
-    return (
-        offer_frame.drop(_LINE),
-        fee_frame.filter(pl.col(_LINE).is_in(kept.implode())).drop(_LINE),
-        plan_frame.filter(pl.col(_LINE).is_in(kept.implode())).drop(_LINE),
-        set_aside,
-    )
+    for table, _, _ in _TABLES:
+        con.execute(f"DELETE FROM {table} WHERE list_contains($lines, {_LINE})", {"lines": dropped})
+    return set_aside
 
 
 def _frame(rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:
@@ -582,7 +705,7 @@ _PLAN_OK = f"""p IS NOT NULL AND regexp_full_match(p.price, {_money(PRICE)})
     AND regexp_full_match(p.currency, '[A-Z]{{3}}')
     AND p.billing_unit IN {_one_of(BillingUnit)} AND p.price_basis IN {_one_of(PriceBasis)}
     AND p.price_kind IN {_one_of(PriceKind)}"""
-_OFFER_OK = f"""tidy = to_json(r) AND r.kind = 'offer'
+_RECORD_OK = f"""r.kind = 'offer'
     AND r.provider IS NOT NULL AND r.offer_key IS NOT NULL AND r.run_id IS NOT NULL
     AND r.gpu_vendor IS NOT NULL AND r.gpu_model IS NOT NULL AND r.raw_gpu_name IS NOT NULL
     AND ($provider IS NULL OR r.provider = $provider) AND ($run_id IS NULL OR r.run_id = $run_id)
@@ -597,111 +720,138 @@ _OFFER_OK = f"""tidy = to_json(r) AND r.kind = 'offer'
     AND r.fees IS NOT NULL AND r.plans IS NOT NULL
     AND coalesce(list_bool_and(list_transform(r.fees, lambda f: {_FEE_OK})), true)
     AND coalesce(list_bool_and(list_transform(r.plans, lambda p: {_PLAN_OK})), true)"""
+# Writing back what was read gives the line itself (both minified). The fast reading
+# compares with the line as written first: the spiders write it minified.
+_OFFER_OK = f"tidy = to_json(r) AND {_RECORD_OK}"
+_OFFER_OK_FAST = f"(text = to_json(r) OR json(text) = to_json(r)) AND {_RECORD_OK}"
 
 
 class _Bulk:
-    """The bulk path: blocks of lines typed by DuckDB in set operations."""
+    """The bulk path: blocks of lines typed by DuckDB in set operations, into the staged
+    tables of ``con`` (replaced)."""
 
-    def __init__(self, *, provider: str | None, run_id: str | None) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, *, provider: str | None, run_id: str | None
+    ) -> None:
         self.params = {"provider": provider, "run_id": run_id}
         self.lines = 0
-        self.con = duckdb.connect()  # without ICU, TIMESTAMPTZ is read and shown as UTC
-        for table, schema in (
-            ("offers", OBSERVATION_SCHEMA),
-            ("fees", FEE_SCHEMA),
-            ("plans", PLAN_SCHEMA),
-        ):
-            self.con.execute(f"CREATE TABLE {table} ({_ddl(schema)})")
+        self.con = con
+        for table, schema, _ in _TABLES:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({_ddl(schema)})")
 
     def close(self) -> None:
-        self.con.close()
+        for name in (_PARSED, _OK):
+            self.con.execute(f"DROP TABLE IF EXISTS {name}")
 
     def add(self, first: int, pieces: list[bytes], reader: _Reader) -> None:
         """Type lines ``first``.. (``pieces``); hand the rest to the exact ``reader``."""
-        try:
-            texts = pa.array(pieces, pa.binary()).cast(pa.string())
-        except pa.ArrowInvalid:  # a line that is not UTF-8: this block goes line by line
+        texts = _text_array(pieces)
+        if texts is None:  # a line that is not UTF-8: this block goes line by line
             for offset, piece in enumerate(pieces):
                 reader.read(first + offset, piece)
             return
-        numbers = pa.array(range(first, first + len(pieces)), pa.int32())
         con = self.con
         # Several batches, so DuckDB's threads share the block.
-        block = pa.table({"line": numbers, "text": texts}).to_batches(_BATCH_ROWS)
-        con.register("_block", pa.Table.from_batches(block))
+        block = pa.table({"line": _line_numbers(first, len(pieces)), "text": texts})
+        con.register(_BLOCK, pa.Table.from_batches(block.to_batches(_BATCH_ROWS)))
         try:
             # Parsed into a table first: in one statement DuckDB would parse the line
-            # again for every use of r.
-            con.execute(
-                f"""
-                CREATE OR REPLACE TEMP TABLE _parsed AS
-                SELECT line, text, from_json(object, '{_JSON_OFFER}') AS r, json(object) AS tidy
-                FROM (
-                    SELECT line, text, CASE WHEN json_valid(text) AND json_type(text) = 'OBJECT'
-                        THEN text END AS object
-                    FROM _block WHERE trim(text, ' \t\n\r' || chr(11) || chr(12)) <> ''
+            # again for every use of r. Lines as the spiders write them parse at once;
+            # a block with a line that is not a JSON object is parsed with guards.
+            try:
+                con.execute(
+                    f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS"
+                    f" SELECT line, text, from_json(text, '{_JSON_OFFER}') AS r FROM {_BLOCK}"
                 )
-                """
-            )
+                offer_ok = _OFFER_OK_FAST
+            except duckdb.Error:
+                con.execute(
+                    f"""
+                    CREATE OR REPLACE TEMP TABLE {_PARSED} AS
+                    SELECT line, text, from_json(object, '{_JSON_OFFER}') AS r,
+                        json(object) AS tidy
+                    FROM (
+                        SELECT line, text, CASE WHEN json_valid(text)
+                            AND json_type(text) = 'OBJECT' THEN text END AS object
+                        FROM {_BLOCK}
+                        WHERE trim(text, ' \t\n\r' || chr(11) || chr(12)) <> ''
+                    )
+                    """
+                )
+                offer_ok = _OFFER_OK
         finally:
-            con.unregister("_block")
+            con.unregister(_BLOCK)
         # Only the numbers of the lines kept: copying the parsed rows would cost more.
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE _ok AS"
-            f" SELECT line FROM _parsed WHERE coalesce({_OFFER_OK}, false)",
+            f"CREATE OR REPLACE TEMP TABLE {_OK} AS"
+            f" SELECT line FROM {_PARSED} WHERE coalesce({offer_ok}, false)",
             self.params,
         )
         rest = con.execute(
-            "SELECT line, text FROM _parsed ANTI JOIN _ok USING (line) ORDER BY line"
+            f"SELECT line, text FROM {_PARSED} ANTI JOIN {_OK} USING (line) ORDER BY line"
         ).fetchall()
-        self.lines += _count(con, "SELECT count(*) FROM _ok")
+        self.lines += _count(con, f"SELECT count(*) FROM {_OK}")
         for line, text in rest:
             reader.read(line, text.encode("utf-8"))
         # try_cast: the rows kept passed every check, but DuckDB may cast before it
-        # filters; a value that still failed would be a null, caught by _validate_frames.
+        # filters; a value that still failed would be a null, caught by _validate_staged.
+        # Rows go in unordered: readers order by line number.
         ids = "r.run_id, r.provider, r.offer_key"
+        kept = f"{_PARSED} SEMI JOIN {_OK} USING (line)"
         con.execute(
             f"""
-            INSERT INTO offers SELECT line, {ids}, try_cast(r.observed_at AS TIMESTAMPTZ), r.gpu_vendor,
+            INSERT INTO {OFFERS_TABLE} SELECT line, {ids},
+                try_cast(r.observed_at AS TIMESTAMPTZ), r.gpu_vendor,
                 r.gpu_model, r.gpu_vram_gb, r.gpu_form_factor, r.gpu_count, r.raw_gpu_name,
-                r.status, r.available_count, try_cast(r.price AS {_sql_decimal(PRICE)}), r.currency,
-                r.billing_unit, r.price_basis, r.price_kind, r.region, r.url
-            FROM _parsed SEMI JOIN _ok USING (line) ORDER BY line
+                r.status, r.available_count, try_cast(r.price AS {_sql_decimal(PRICE)}),
+                r.currency, r.billing_unit, r.price_basis, r.price_kind, r.region, r.url
+            FROM {kept}
             """
         )
         con.execute(
             f"""
-            INSERT INTO fees SELECT line, {ids}, seq, f.fee_type,
+            INSERT INTO {FEES_TABLE} SELECT line, {ids}, seq, f.fee_type,
                 try_cast(f.amount AS {_sql_decimal(FEE_AMOUNT)}), f.currency, f.unit, f.basis,
                 try_cast(f.quantity AS {_sql_decimal(QUANTITY)}),
                 try_cast(f.included_quantity AS {_sql_decimal(QUANTITY)}), f.mandatory,
                 f.charged_while_stopped, f.note
             FROM (SELECT line, r, generate_subscripts(r.fees, 1) - 1 AS seq,
-                         unnest(r.fees) AS f FROM _parsed SEMI JOIN _ok USING (line))
-            ORDER BY line, seq
+                         unnest(r.fees) AS f FROM {kept})
             """
         )
         con.execute(
             f"""
-            INSERT INTO plans SELECT line, {ids}, seq, try_cast(p.price AS {_sql_decimal(PRICE)}),
+            INSERT INTO {PLANS_TABLE} SELECT line, {ids}, seq,
+                try_cast(p.price AS {_sql_decimal(PRICE)}),
                 p.currency, p.billing_unit, p.price_basis, p.price_kind
             FROM (SELECT line, r, generate_subscripts(r.plans, 1) - 1 AS seq,
-                         unnest(r.plans) AS p FROM _parsed SEMI JOIN _ok USING (line))
-            ORDER BY line, seq
+                         unnest(r.plans) AS p FROM {kept})
             """
         )
 
-    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-        out = []
-        for table, schema in (
-            ("offers", OBSERVATION_SCHEMA),
-            ("fees", FEE_SCHEMA),
-            ("plans", PLAN_SCHEMA),
-        ):
-            frame = pl.from_arrow(self.con.sql(f"SELECT * FROM {table}").to_arrow_table())
-            assert isinstance(frame, pl.DataFrame)
-            out.append(frame.cast(pl.Schema({_LINE: pl.Int32(), **schema})))
-        return out[0], out[1], out[2]
+
+_BLOCK = "_gpurent_feed_block"
+_PARSED = "_gpurent_feed_parsed"
+_OK = "_gpurent_feed_ok"
+
+
+def _text_array(pieces: list[bytes]) -> pa.Array | None:
+    """The lines as one Arrow string array over a copy of their bytes (no Python object per
+    line); None if a line is not UTF-8."""
+    data = b"".join(pieces)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    offsets = array("q", accumulate(map(len, pieces), initial=0))
+    return pa.Array.from_buffers(
+        pa.large_string(), len(pieces), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+
+
+def _line_numbers(first: int, count: int) -> pa.Array:
+    numbers = array("i", range(first, first + count))
+    return pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(numbers)])
 
 
 def _sql_decimal(dtype: pl.Decimal) -> str:
@@ -709,5 +859,5 @@ def _sql_decimal(dtype: pl.Decimal) -> str:
 
 
 def _count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
-    row = con.execute(sql).fetchone()
-    return int(row[0]) if row else 0
+    rows = con.execute(sql).fetchall()
+    return int(rows[0][0]) if rows else 0

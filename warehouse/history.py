@@ -39,9 +39,19 @@ import duckdb
 import polars as pl
 
 from warehouse.db import fetch_one
-from warehouse.db import query_frame as _query
+from warehouse.feed import FEES_TABLE, OFFERS_TABLE, PLANS_TABLE
 
-InsertFrame = Callable[[duckdb.DuckDBPyConnection, str, pl.DataFrame], int]
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows to insert, as a query over the load's temporary tables (column names and order
+    as the target table's columns given with it)."""
+
+    columns: tuple[str, ...]
+    sql: str
+
+
+InsertFrame = Callable[[duckdb.DuckDBPyConnection, str, "Rows | pl.DataFrame"], int]
 
 # The offer's fields, as in the feed, in table order (ids and observed_at excluded).
 CONTENT_FIELDS = (
@@ -83,26 +93,25 @@ CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, f.set_hash,
 FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
 PLAN_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in PLAN_FIELDS) + "}))"
 
-_IN_OFFERS = "_gpurent_hist_offers"
-_IN_FEES = "_gpurent_hist_fees"
-_IN_PLANS = "_gpurent_hist_plans"
 _STAGE = "_gpurent_hist_stage"
 _COVER = "_gpurent_hist_cover"
 _OPENED = "_gpurent_hist_opened"
+_CLOSED = "_gpurent_hist_closed"
+_FRESH = "_gpurent_hist_fresh"
+_NEW = "_gpurent_hist_new"
+_TEMP_TABLES = (_STAGE, _COVER, _OPENED, _CLOSED, _FRESH, _NEW)
 
 # The run's offers with their hashes (no lists: most offers are unchanged).
 _STAGE_SQL = f"""
-WITH f AS (SELECT offer_key, {FEE_SET_HASH} AS set_hash FROM {_IN_FEES} GROUP BY offer_key),
-p AS (SELECT offer_key, {PLAN_SET_HASH} AS set_hash FROM {_IN_PLANS} GROUP BY offer_key)
+WITH f AS (SELECT offer_key, {FEE_SET_HASH} AS set_hash FROM {FEES_TABLE} GROUP BY offer_key),
+p AS (SELECT offer_key, {PLAN_SET_HASH} AS set_hash FROM {PLANS_TABLE} GROUP BY offer_key)
 SELECT
-    o.provider,
     o.offer_key,
-    {", ".join(f"o.{c}" for c in CONTENT_FIELDS)},
     {CONTENT_HASH} AS content_hash,
     {IDENTITY_HASH} AS identity_hash,
     f.set_hash AS fee_hash,
     p.set_hash AS plan_hash
-FROM {_IN_OFFERS} AS o
+FROM {OFFERS_TABLE} AS o
 LEFT JOIN f ON f.offer_key = o.offer_key
 LEFT JOIN p ON p.offer_key = o.offer_key
 """
@@ -209,51 +218,28 @@ def weave_run(
     provider: str,
     position: datetime,
     next_position: datetime | None,
-    offers: pl.DataFrame,
-    fees: pl.DataFrame,
-    plans: pl.DataFrame,
     insert: InsertFrame,
     keep_unseen: bool = False,
 ) -> WeaveResult:
-    """Record the snapshot ``offers`` (with ``fees``/``plans``) of a good run at ``position``
-    (``next_position`` as ``place_run`` found it).
+    """Record the snapshot of a good run at ``position`` (``next_position`` as ``place_run``
+    found it): its offers, fees and plans as warehouse.feed staged them (OFFERS_TABLE,
+    FEES_TABLE, PLANS_TABLE, one provider).
 
     ``keep_unseen`` (a partial run): offers the run does not list stay as they were, stale,
     instead of being closed.
 
-    The frames follow warehouse.feed's schemas. The run's crawl_runs row must already be
-    written with ``history_at = position``; current_runs is the caller's to update.
-    The comparison runs in DuckDB; only what changed comes back to Python.
+    The run's crawl_runs row must already be written with ``history_at = position``;
+    current_runs is the caller's to update. All of it runs in DuckDB: no row comes back to
+    Python, so memory does not follow the feed's size on the Python side.
     """
-    views = ((_IN_OFFERS, offers), (_IN_FEES, fees), (_IN_PLANS, plans))
-    for name, frame in views:
-        con.register(name, frame.to_arrow())
-    try:
-        return _weave(con, provider, position, next_position, fees, plans, insert, keep_unseen)
-    finally:
-        for name, _ in views:
-            con.unregister(name)
-
-
-def _weave(
-    con: duckdb.DuckDBPyConnection,
-    provider: str,
-    position: datetime,
-    next_position: datetime | None,
-    fees: pl.DataFrame,
-    plans: pl.DataFrame,
-    insert: InsertFrame,
-    keep_unseen: bool,
-) -> WeaveResult:
     in_order = next_position is None
+    params = {"p": provider, "at": position, "next": next_position}
     con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} AS {_STAGE_SQL}")
     if in_order:
         # The open versions; current_offers has them at a cost independent of history.
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE {_COVER} AS"
-            f" SELECT {', '.join(VERSION_COLUMNS)}, offer_key, content_hash"
-            " FROM (SELECT *, NULL::TIMESTAMPTZ AS valid_to FROM current_offers)"
-            " WHERE provider = ?",
+            " SELECT version_id, offer_key, content_hash FROM current_offers WHERE provider = ?",
             [provider],
         )
     else:
@@ -269,14 +255,14 @@ def _weave(
         WHERE c.offer_key IS NULL OR c.content_hash <> s.content_hash
         """
     )
-    closed = _query(
-        con,
+    con.execute(
         f"""
+        CREATE OR REPLACE TEMP TABLE {_CLOSED} AS
         SELECT c.* FROM {_COVER} AS c
         LEFT JOIN {_STAGE} AS s ON s.offer_key = c.offer_key
-        WHERE (s.offer_key IS NULL AND NOT ?) OR s.content_hash <> c.content_hash
+        WHERE (s.offer_key IS NULL AND NOT $keep) OR s.content_hash <> c.content_hash
         """,
-        [keep_unseen],
+        {"keep": keep_unseen},
     )
     kept = _unseen_count(con) if keep_unseen else 0
     # Only an opened state can carry an identity or a list that no earlier state had.
@@ -287,53 +273,123 @@ def _weave(
         " (SELECT coalesce(max(plan_set_id), 0) FROM price_plan_sets)",
     ) or (0, 0, 0)
     _store_new_identities(con, int(tops[0]), insert)
-    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id", _IN_FEES, int(tops[1]), insert)
-    _store_new_sets(con, "plan", "price_plan_sets", "plan_set_id", _IN_PLANS, int(tops[2]), insert)
-    opened = _query(
-        con,
-        f"""
-        SELECT o.*, i.identity_id, fs.fee_set_id, ps.plan_set_id
-        FROM {_OPENED} AS o
-        JOIN (SELECT DISTINCT identity_hash, identity_id FROM offer_identities) AS i
-            ON i.identity_hash = o.identity_hash
-        LEFT JOIN (SELECT DISTINCT set_hash, fee_set_id FROM addon_fee_sets) AS fs
-            ON fs.set_hash = o.fee_hash
-        LEFT JOIN (SELECT DISTINCT set_hash, plan_set_id FROM price_plan_sets) AS ps
-            ON ps.set_hash = o.plan_hash
-        """,
+    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id", FEES_TABLE, int(tops[1]), insert)
+    _store_new_sets(
+        con, "plan", "price_plan_sets", "plan_set_id", PLANS_TABLE, int(tops[2]), insert
     )
 
-    if not closed.is_empty():
-        _close(con, closed["version_id"], position)
-    continued = pl.DataFrame()
-    if next_position is not None:
-        # Cut versions that went on past the next run continue from it, unchanged.
-        continued = closed.filter(
-            pl.col("valid_to").is_null() | (pl.col("valid_to") > next_position)
-        ).with_columns(valid_from=pl.lit(next_position, dtype=closed.schema["valid_from"]))
-
-    new_rows = _new_versions(con, provider, opened, position, next_position, continued)
-    if not new_rows.is_empty():
-        insert(con, "offer_versions", new_rows.select(VERSION_COLUMNS))
+    closed, low, high = _count_range(con)
+    if closed:
+        # The BETWEEN lets zone maps skip row groups: ids grow with inserts.
+        con.execute(
+            "UPDATE offer_versions SET valid_to = $at WHERE version_id BETWEEN $low AND $high"
+            f" AND version_id IN (SELECT version_id FROM {_CLOSED})",
+            {"at": position, "low": low, "high": high},
+        )
+    # The states this run opens and, after a late run, the cut versions that went on past
+    # the next run, continued from it unchanged, all under new ids.
+    continued_rows = ""
+    if not in_order:
+        continued_rows = f"""
+        UNION ALL
+        SELECT offer_key, identity_id, $next::TIMESTAMPTZ, valid_to,
+            {", ".join(STATE_FIELDS)}, fee_set_id, plan_set_id, content_hash, true
+        FROM {_CLOSED}
+        WHERE valid_to IS NULL OR valid_to > $next
+        """
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE {_NEW} AS
+        SELECT nextval('offer_version_ids')::BIGINT AS version_id, $p AS provider, *
+        FROM (
+            SELECT o.offer_key, i.identity_id, $at::TIMESTAMPTZ AS valid_from,
+                $next::TIMESTAMPTZ AS valid_to, {", ".join(f"r.{c}" for c in STATE_FIELDS)},
+                fs.fee_set_id, ps.plan_set_id, o.content_hash, false AS continued
+            FROM {_OPENED} AS o
+            JOIN {OFFERS_TABLE} AS r ON r.offer_key = o.offer_key
+            JOIN (SELECT DISTINCT identity_hash, identity_id FROM offer_identities) AS i
+                ON i.identity_hash = o.identity_hash
+            LEFT JOIN (SELECT DISTINCT set_hash, fee_set_id FROM addon_fee_sets) AS fs
+                ON fs.set_hash = o.fee_hash
+            LEFT JOIN (SELECT DISTINCT set_hash, plan_set_id FROM price_plan_sets) AS ps
+                ON ps.set_hash = o.plan_hash
+            {continued_rows}
+        )
+        """,
+        params if not in_order else {"p": provider, "at": position, "next": None},
+    )
+    counts = fetch_one(
+        con, f"SELECT count(*) FILTER (NOT continued), count(*) FILTER (continued) FROM {_NEW}"
+    ) or (0, 0)
+    opened, continued = int(counts[0]), int(counts[1])
+    if opened or continued:
+        insert(
+            con,
+            "offer_versions",
+            Rows(VERSION_COLUMNS, f"SELECT {', '.join(VERSION_COLUMNS)} FROM {_NEW}"),
+        )
 
     if in_order:
-        if not closed.is_empty():
-            _delete_current(con, provider, closed["version_id"])
-        if not opened.is_empty():
-            current = opened.join(
-                new_rows.select("offer_key", "version_id", "valid_from"), on="offer_key"
+        if closed:
+            con.execute(
+                "DELETE FROM current_offers WHERE provider = ?"
+                f" AND version_id IN (SELECT version_id FROM {_CLOSED})",
+                [provider],
             )
-            insert(con, "current_offers", _with_lists(current, fees, plans))
+        if opened:
+            insert(con, "current_offers", Rows(CURRENT_COLUMNS, _CURRENT_SQL))
         _mark_stale(con, provider, position, keep_unseen)
     else:
         _split_stale_spans(con, provider, position, next_position)
         if keep_unseen:
             _record_late_stale(con, provider, position, next_position)
-        _repoint_current(con, provider, continued, new_rows)
-    # The temporary tables stay until the next run replaces them (dropping costs a statement).
-    return WeaveResult(
-        opened=opened.height, closed=closed.height, continued=continued.height, kept=kept
-    )
+        if continued:
+            # Open versions that were cut and continued live on under new ids.
+            con.execute(
+                f"""
+                UPDATE current_offers AS co SET version_id = n.version_id,
+                    valid_from = n.valid_from
+                FROM {_NEW} AS n
+                WHERE n.continued AND n.valid_to IS NULL
+                  AND co.provider = $p AND co.offer_key = n.offer_key
+                """,
+                {"p": provider},
+            )
+    return WeaveResult(opened=opened, closed=closed, continued=continued, kept=kept)
+
+
+def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free the temporary tables of the last weave (outside a transaction)."""
+    for name in _TEMP_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+# current_offers rows for the opened states (a run loaded in order): the new versions with
+# the offer's fields and its fee and plan lists (structs by seq).
+_CURRENT_SQL = f"""
+WITH fl AS (
+    SELECT offer_key, {FEE_LIST} AS fees FROM {FEES_TABLE}
+    WHERE offer_key IN (SELECT offer_key FROM {_OPENED}) GROUP BY offer_key
+),
+pl AS (
+    SELECT offer_key, {PLAN_LIST} AS plans FROM {PLANS_TABLE}
+    WHERE offer_key IN (SELECT offer_key FROM {_OPENED}) GROUP BY offer_key
+)
+SELECT n.provider, n.offer_key, n.version_id, n.identity_id, n.valid_from, n.content_hash,
+    {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id,
+    coalesce(fl.fees, []), coalesce(pl.plans, [])
+FROM {_NEW} AS n
+JOIN {OFFERS_TABLE} AS r ON r.offer_key = n.offer_key
+LEFT JOIN fl ON fl.offer_key = n.offer_key
+LEFT JOIN pl ON pl.offer_key = n.offer_key
+"""
+
+
+def _count_range(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    row = fetch_one(con, f"SELECT count(*), min(version_id), max(version_id) FROM {_CLOSED}")
+    if row is None or not row[0]:
+        return 0, 0, 0
+    return int(row[0]), int(row[1]), int(row[2])
 
 
 def _unseen_count(con: duckdb.DuckDBPyConnection) -> int:
@@ -484,20 +540,20 @@ def _record_late_stale(
 
 def _store_new_identities(con: duckdb.DuckDBPyConnection, top: int, insert: InsertFrame) -> None:
     """Store the identities (key, GPU, name, region, URL) of this run that are new."""
-    fresh = _query(
-        con,
+    con.execute(
         f"""
-        SELECT CAST(? + row_number() OVER (ORDER BY offer_key) AS INTEGER) AS identity_id,
-               provider, offer_key, identity_hash, {", ".join(IDENTITY_FIELDS)}
-        FROM (
-            SELECT * FROM {_OPENED}
-            WHERE identity_hash NOT IN (SELECT identity_hash FROM offer_identities)
-        )
+        CREATE OR REPLACE TEMP TABLE {_FRESH} AS
+        SELECT CAST(? + row_number() OVER (ORDER BY o.offer_key) AS INTEGER) AS identity_id,
+               r.provider, o.offer_key, o.identity_hash,
+               {", ".join(f"r.{c}" for c in IDENTITY_FIELDS)}
+        FROM {_OPENED} AS o JOIN {OFFERS_TABLE} AS r ON r.offer_key = o.offer_key
+        WHERE o.identity_hash NOT IN (SELECT identity_hash FROM offer_identities)
         """,
         [top],
     )
-    if not fresh.is_empty():
-        insert(con, "offer_identities", fresh.select(IDENTITY_COLUMNS))
+    if _count(con, _FRESH):
+        columns = ", ".join(IDENTITY_COLUMNS)
+        insert(con, "offer_identities", Rows(IDENTITY_COLUMNS, f"SELECT {columns} FROM {_FRESH}"))
 
 
 def _store_new_sets(
@@ -505,15 +561,16 @@ def _store_new_sets(
     kind: str,
     table: str,
     id_column: str,
-    rows_view: str,
+    rows_table: str,
     top: int,
     insert: InsertFrame,
 ) -> None:
     """Store the fee (or plan) lists of this run that no earlier run had, under new ids:
     the rows of one offer that carries each new list."""
-    items = _query(
-        con,
+    fields = FEE_FIELDS if kind == "fee" else PLAN_FIELDS
+    con.execute(
         f"""
+        CREATE OR REPLACE TEMP TABLE {_FRESH} AS
         WITH fresh AS (
             SELECT {kind}_hash AS set_hash, min(offer_key) AS offer_key
             FROM {_OPENED}
@@ -522,100 +579,17 @@ def _store_new_sets(
             GROUP BY {kind}_hash
         )
         SELECT CAST(? + dense_rank() OVER (ORDER BY fresh.set_hash) AS INTEGER) AS {id_column},
-               fresh.set_hash, r.* EXCLUDE (run_id, provider, offer_key)
-        FROM fresh JOIN {rows_view} AS r ON r.offer_key = fresh.offer_key
-        ORDER BY {id_column}, r.seq
+               fresh.set_hash, {", ".join(f"r.{c}" for c in fields)}
+        FROM fresh JOIN {rows_table} AS r ON r.offer_key = fresh.offer_key
         """,
         [top],
     )
-    if not items.is_empty():
-        insert(con, table, items)
+    if _count(con, _FRESH):
+        names = (id_column, "set_hash", *fields)
+        columns = ", ".join(names)
+        insert(con, table, Rows(names, f"SELECT {columns} FROM {_FRESH} ORDER BY {id_column}, seq"))
 
 
-def _with_lists(rows: pl.DataFrame, fees: pl.DataFrame, plans: pl.DataFrame) -> pl.DataFrame:
-    """current_offers rows: the new versions with their fee and plan lists (structs by seq)."""
-    keys = rows["offer_key"].implode()
-    frame = rows
-    for source, fields, name in ((fees, FEE_FIELDS, "fees"), (plans, PLAN_FIELDS, "plans")):
-        lists = (
-            source.filter(pl.col("offer_key").is_in(keys))
-            .sort("offer_key", "seq")
-            .group_by("offer_key", maintain_order=True)
-            .agg(pl.struct(fields).alias(name))
-        )
-        frame = frame.join(lists, on="offer_key", how="left").with_columns(
-            pl.col(name).fill_null(pl.lit([], dtype=lists.schema[name]))
-        )
-    return frame.select(CURRENT_COLUMNS)
-
-
-def _close(con: duckdb.DuckDBPyConnection, ids: pl.Series, position: datetime) -> None:
-    low, high = int(ids.min()), int(ids.max())  # type: ignore[arg-type]
-    # The BETWEEN lets zone maps skip row groups: ids grow with inserts.
-    con.execute(
-        "UPDATE offer_versions SET valid_to = ?"
-        " WHERE version_id BETWEEN ? AND ? AND list_contains(?, version_id)",
-        [position, low, high, ids.to_list()],
-    )
-
-
-def _delete_current(con: duckdb.DuckDBPyConnection, provider: str, ids: pl.Series) -> None:
-    con.execute(
-        "DELETE FROM current_offers WHERE provider = ? AND list_contains(?, version_id)",
-        [provider, ids.to_list()],
-    )
-
-
-def _new_versions(
-    con: duckdb.DuckDBPyConnection,
-    provider: str,
-    opened: pl.DataFrame,
-    position: datetime,
-    next_position: datetime | None,
-    continued: pl.DataFrame,
-) -> pl.DataFrame:
-    """offer_versions rows (plus offer_key) for the opened and continued states, new ids."""
-    time_type = pl.Datetime("us", "UTC")
-    columns = [c for c in VERSION_COLUMNS if c != "version_id"] + ["offer_key"]
-    parts = []
-    if not opened.is_empty():
-        parts.append(
-            opened.with_columns(
-                provider=pl.lit(provider),
-                valid_from=pl.lit(position, dtype=time_type),
-                valid_to=pl.lit(next_position, dtype=time_type),
-            ).select(columns)
-        )
-    if not continued.is_empty():
-        parts.append(
-            continued.cast({"valid_from": time_type, "valid_to": time_type}).select(columns)
-        )
-    if not parts:
-        return pl.DataFrame()
-    rows = pl.concat(parts, how="vertical_relaxed")
-    # Through Arrow: a Python int per new version costs a second per million.
-    ids = con.sql(
-        "SELECT nextval('offer_version_ids')::BIGINT AS version_id FROM range(?)",
-        params=[rows.height],
-    ).to_arrow_table()
-    return rows.with_columns(version_id=pl.Series(ids.column(0), dtype=pl.Int64()))
-
-
-def _repoint_current(
-    con: duckdb.DuckDBPyConnection, provider: str, continued: pl.DataFrame, new_rows: pl.DataFrame
-) -> None:
-    """After a late run, open versions that were cut and continued live on under new ids."""
-    if continued.is_empty():
-        return
-    still_open = continued.filter(pl.col("valid_to").is_null())["offer_key"]
-    fresh = new_rows.filter(
-        pl.col("valid_to").is_null() & pl.col("offer_key").is_in(still_open.implode())
-    )
-    for offer_key, version_id, valid_from in fresh.select(
-        "offer_key", "version_id", "valid_from"
-    ).iter_rows():
-        con.execute(
-            "UPDATE current_offers SET version_id = ?, valid_from = ?"
-            " WHERE provider = ? AND offer_key = ?",
-            [version_id, valid_from, provider, offer_key],
-        )
+def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    row = fetch_one(con, f"SELECT count(*) FROM {table}")
+    return int(row[0]) if row else 0

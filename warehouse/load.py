@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -20,8 +19,21 @@ import polars as pl
 
 from gpurent_core.model import ProviderRun, RunStatus
 from warehouse.db import fetch_one
-from warehouse.feed import FeedBatch, read_feed
-from warehouse.history import advance_current_run, place_run, weave_run
+from warehouse.feed import (
+    FeedBatch,
+    StagedFeed,
+    drop_staged,
+    read_feed,
+    stage_batch,
+    stage_feed,
+)
+from warehouse.history import (
+    Rows,
+    advance_current_run,
+    drop_weave_tables,
+    place_run,
+    weave_run,
+)
 
 __all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_batch", "load_run", "read_feed"]
 
@@ -57,26 +69,37 @@ def load_run(
 ) -> LoadResult:
     """Store ``run`` and, if its status allows, the offers of its feed; idempotent.
 
-    The feed is read and validated before the transaction opens. Must be called outside
-    an open transaction: it owns BEGIN / COMMIT and rolls back on any error, re-raising it.
+    The feed is read and validated before the transaction opens, into temporary tables of
+    ``con`` (warehouse.feed.stage_feed): its rows stay in DuckDB from file to history.
+    Must be called outside an open transaction: it owns BEGIN / COMMIT and rolls back on
+    any error, re-raising it.
     """
-    batch = (
-        read_feed(feed_path, provider=run.provider, run_id=run.run_id)
-        if feed_path is not None
-        else FeedBatch.empty()
-    )
-    return load_batch(con, run, batch)
+    if feed_path is None:
+        return load_batch(con, run, FeedBatch.empty())
+    try:
+        staged = stage_feed(con, feed_path, provider=run.provider, run_id=run.run_id)
+        return _load_staged(con, run, staged)
+    finally:
+        _drop_temporaries(con)
 
 
 def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatch) -> LoadResult:
     """``load_run`` for a feed already read and validated (benchmarks, generated history)."""
+    try:
+        return _load_staged(con, run, stage_batch(con, batch))
+    finally:
+        _drop_temporaries(con)
+
+
+def _load_staged(
+    con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: StagedFeed
+) -> LoadResult:
     feeds_latest = run.status in LOADING_STATUSES
-    empty = FeedBatch.empty()
-    offers = batch.offers if feeds_latest else empty.offers
-    fees = batch.fees if feeds_latest else empty.fees
-    plans = batch.plans if feeds_latest else empty.plans
+    offers = staged.offers if feeds_latest else 0
+    fees = staged.fees if feeds_latest else 0
+    plans = staged.plans if feeds_latest else 0
     # Quarantine rows belong to this run whatever the spider wrote in them.
-    quarantine = batch.quarantine.with_columns(
+    quarantine = staged.quarantine.with_columns(
         run_id=pl.lit(run.run_id, pl.String), provider=pl.lit(run.provider, pl.String)
     )
 
@@ -85,11 +108,11 @@ def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatc
         stored = _stored_counts(con, run)
         if stored is not None:
             con.execute("ROLLBACK")  # nothing written: the first load of this run wins
-            return _skipped(con, run, batch, stored)
+            return _skipped(con, run, staged, stored)
         # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
-        place = place_run(con, run.provider, run.started_at) if offers.height else None
+        place = place_run(con, run.provider, run.started_at) if offers else None
         position = place.position if place is not None else None
-        observed_at = _earliest(offers)
+        observed_at = staged.observed_at if offers else None
         con.execute(
             """
             INSERT INTO crawl_runs (
@@ -105,13 +128,13 @@ def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatc
                 run.finished_at,
                 run.duration_s,
                 run.status.value,
-                offers.height,
+                offers,
                 quarantine.height,
                 run.http_errors,
                 run.message,
                 run.offers,
                 run.quarantined,
-                batch.sha256,
+                staged.sha256,
                 position,
                 observed_at,
             ],
@@ -122,9 +145,6 @@ def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatc
                 provider=run.provider,
                 position=place.position,
                 next_position=place.next_position,
-                offers=offers,
-                fees=fees,
-                plans=plans,
                 insert=_insert_frame,  # looked up now, so tests can wrap it
                 # Rule 10: what a partial run could not see stays, stale, with its age.
                 keep_unseen=run.status is RunStatus.PARTIAL,
@@ -148,18 +168,21 @@ def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatc
         run_id=run.run_id,
         provider=run.provider,
         status=run.status,
-        offers=offers.height,
-        fees=fees.height,
-        plans=plans.height,
+        offers=offers,
+        fees=fees,
+        plans=plans,
         quarantined=quarantine.height,
-        ignored_offers=0 if feeds_latest else batch.offers.height,
+        ignored_offers=0 if feeds_latest else staged.offers,
     )
 
 
-def _earliest(offers: pl.DataFrame) -> datetime | None:
-    """The run's observation time: the earliest observed_at of its offers."""
-    value = offers["observed_at"].min() if offers.height else None
-    return value if isinstance(value, datetime) else None
+def _drop_temporaries(con: duckdb.DuckDBPyConnection) -> None:
+    """The staged feed and the weave's tables go once the load is over: memory back."""
+    try:
+        drop_staged(con)
+        drop_weave_tables(con)
+    except duckdb.Error as exc:  # a broken connection: the error that broke it matters
+        log.debug("dropping the load's temporary tables: %s", exc)
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
@@ -170,8 +193,14 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         log.debug("rollback after a failed load: %s", exc)
 
 
-def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> int:
-    """Append ``frame`` to ``table`` through Arrow; column names match the table's."""
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame | Rows) -> int:
+    """Append ``frame`` to ``table``: a query over the load's temporary tables (``Rows``),
+    or a frame through Arrow; column names match the table's."""
+    if isinstance(frame, Rows):
+        row = con.execute(
+            f"INSERT INTO {table} ({', '.join(frame.columns)}) {frame.sql}"
+        ).fetchall()
+        return int(row[0][0]) if row else 0
     if frame.is_empty():
         return 0
     view = f"_gpurent_load_{table}"
@@ -207,7 +236,7 @@ def _stored_counts(con: duckdb.DuckDBPyConnection, run: ProviderRun) -> _Stored 
 def _skipped(
     con: duckdb.DuckDBPyConnection,
     run: ProviderRun,
-    batch: FeedBatch,
+    batch: StagedFeed,
     stored: _Stored,
 ) -> LoadResult:
     if batch.sha256 is not None and stored.feed_sha256 != batch.sha256:

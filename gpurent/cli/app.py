@@ -1,10 +1,9 @@
-"""`gpurent` console script: builds the Typer app from one module per command group."""
+"""`gpurent` console script: one app made of the command modules' own apps."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib
 import os
 import signal
 import sys
@@ -16,6 +15,19 @@ import typer
 # Typer carries its own copy of Click: its exceptions are the ones raised here.
 from typer import _click as click
 
+from gpurent.cli import (
+    crawl,
+    dashboard,
+    gpus,
+    load_cmd,
+    normalize,
+    queries,
+    replay_cmd,
+    schedule,
+    size,
+    tracking,
+    watch,
+)
 from gpurent.cli.children import stop_descendants
 from gpurent.cli.errors import (
     Interrupted,
@@ -25,19 +37,19 @@ from gpurent.cli.errors import (
     usage_line,
 )
 
-# Each module exposes register(app).
-COMMAND_MODULES: tuple[str, ...] = (
-    "crawl",
-    "load_cmd",
-    "queries",
-    "size",
-    "watch",
-    "schedule",
-    "tracking",
-    "dashboard",
-    "gpus",
-    "normalize",
-    "replay_cmd",
+# Each module's commands, in the order `gpurent --help` lists them.
+COMMAND_MODULES = (
+    crawl,
+    load_cmd,
+    queries,
+    size,
+    watch,
+    schedule,
+    tracking,
+    dashboard,
+    gpus,
+    normalize,
+    replay_cmd,
 )
 
 # Options whose value may be left out (`--replay` alone means "the bundled recordings").
@@ -54,8 +66,8 @@ def build_app() -> typer.Typer:
         add_completion=False,
         pretty_exceptions_show_locals=False,
     )
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"gpurent.cli.{name}").register(app)
+    for module in COMMAND_MODULES:
+        app.add_typer(module.app)
     return app
 
 

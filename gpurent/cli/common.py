@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpurent.cli.output import OutputFormat
-from gpurent_core.config import Settings, load_settings
-from gpurent_core.costing import UsageProfile
+if TYPE_CHECKING:
+    import duckdb
 
-# Where `make demo` writes its warehouse, relative to the checkout it runs in.
-DEMO_DB = Path("var/demo.duckdb")
+    from gpurent_core.config import Settings
+
+from gpurent.api import warehouse as api_warehouse
+from gpurent.api.names import resolve_currency
+from gpurent.cli.api_errors import as_usage_errors
+from gpurent.cli.output import OutputFormat
+from gpurent_core.defaults import DEFAULT_CURRENCY
 
 DbOption = Annotated[
     Path | None,
@@ -46,99 +51,59 @@ DisplayCurrencyOption = Annotated[
     typer.Option(
         "--currency",
         help="Display currency for costs and ranking (CNY or USD); prices keep their native "
-        f"currency too. Default: $GPURENT_CURRENCY, else {Settings.model_fields['currency'].default}.",
+        f"currency too. Default: $GPURENT_CURRENCY, else {DEFAULT_CURRENCY}.",
         show_default=False,
     ),
 ]
 
 
+ProviderOption = Annotated[
+    str | None, typer.Option("--provider", help="Only this provider (see `gpurent providers`).")
+]
+GpusOption = Annotated[int, typer.Option("--gpus", min=1, help="Cards you need.")]
+
+# The replay options of the commands that fetch (crawl, watch poll), declared once.
+ReplayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--replay",
+        help="Fetch from the bundled recordings (or the recordings in DIR) served on "
+        "127.0.0.1 instead of the real providers. `--replay` alone: bundled ones.",
+        metavar="[DIR]",
+        show_default=False,
+    ),
+]
+SceneOption = Annotated[str, typer.Option("--scene", help="Replay scene to serve.")]
+StepOption = Annotated[int, typer.Option("--step", min=1, help="Step of the replay scene.")]
+
+
+def settings() -> Settings:
+    """The settings, read when a command needs them (pydantic-settings stays out of
+    start-up and `--help`)."""
+    from gpurent_core.config import load_settings
+
+    return load_settings()
+
+
 def resolve_db(db: Path | None) -> Path:
-    return (db or load_settings().db).expanduser()
+    """The warehouse path the command uses (``gpurent.api.warehouse.resolve_db``)."""
+    return api_warehouse.resolve_db(db)
 
 
 def require_db(db: Path | None) -> Path:
-    """The database path for a read command, with a friendly error when there is none yet."""
-    path = resolve_db(db)
-    if not path.exists() and db is None and DEMO_DB.is_file():
-        # After `make demo` the data is in the checkout, not in the user data directory.
-        typer.secho(
-            f"no warehouse at {path}; the demo's is at {DEMO_DB}: use --db {DEMO_DB} or GPURENT_DB",
-            err=True,
-            fg="red",
-        )
-        raise typer.Exit(2)
-    if not path.exists():
-        typer.secho(
-            f"No database at {path}. Run `gpurent crawl --replay` (offline demo) "
-            "or `gpurent crawl` first, or point --db / GPURENT_DB at one.",
-            err=True,
-            fg="red",
-        )
-        raise typer.Exit(2)
-    return path
+    """The path of an existing warehouse, else the one line that says how to get one."""
+    with as_usage_errors():
+        return api_warehouse.require_db(db)
+
+
+@contextmanager
+def reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse for a read command; the API's refusals inside become usage errors."""
+    with as_usage_errors(), api_warehouse.open_warehouse(db) as con:
+        yield con
 
 
 def normalise_currency(value: str | None) -> str | None:
-    if value is None:
-        return None
-    code = value.strip().upper()
-    if len(code) != 3 or not code.isalpha():
-        raise typer.BadParameter(f"{value!r} is not an ISO 4217 currency code (try CNY or USD)")
-    from gpurent_core.fx import FX_ENV_VAR, FxError, load_fx_table
-
-    try:
-        known = load_fx_table().currencies
-    except FxError as exc:
-        raise typer.BadParameter(f"{FX_ENV_VAR} is not readable: {exc}") from exc
-    if code not in known:
-        # A currency no rate reaches would convert nothing (and a watch in it never fire).
-        raise typer.BadParameter(
-            f"no exchange rate for {code}: known {', '.join(sorted(known))}; "
-            f"add one with {FX_ENV_VAR}={code}/CNY=<rate>"
-        )
-    return code
-
-
-# Usage options shared by the commands that cost offers (offers, cheapest, explain, size).
-SessionOption = Annotated[
-    Decimal | None,
-    typer.Option(
-        "--session-hours",
-        help=(
-            "Length of one session, start to stop, in hours. Each session is billed by the "
-            "provider's rules: rounded up to its billing granularity, at least its minimum "
-            "rental (see `gpurent providers --details`). Default: the month's hours in one go."
-        ),
-        min=0,
-    ),
-]
-BootOption = Annotated[
-    Decimal,
-    typer.Option(
-        "--boot-minutes",
-        help="Minutes from power-on to ready, paid each session where billing starts at power-on.",
-        min=0,
-    ),
-]
-
-
-def usage_profile(
-    hours_per_month: Decimal,
-    storage_gb: Decimal = Decimal(50),
-    egress_gb: Decimal = Decimal(0),
-    gpus: int = 1,
-    session_hours: Decimal | None = None,
-    boot_minutes: Decimal = Decimal(0),
-) -> UsageProfile:
-    """The usage options as a profile; a profile the engine refuses is a usage error."""
-    try:
-        return UsageProfile(
-            hours_per_month=hours_per_month,
-            storage_gb=storage_gb,
-            egress_gb_per_month=egress_gb,
-            gpus=gpus,
-            session_hours=session_hours,
-            boot_minutes=boot_minutes,
-        )
-    except (ValueError, TypeError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    """``--currency`` checked (``gpurent.api.names.resolve_currency``): upper case, or None."""
+    with as_usage_errors():
+        return resolve_currency(value)

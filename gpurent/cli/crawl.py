@@ -13,9 +13,16 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from gpurent.cli.common import DbOption, FormatOption, resolve_db
+from gpurent.cli.common import (
+    DbOption,
+    FormatOption,
+    ReplayOption,
+    SceneOption,
+    StepOption,
+    resolve_db,
+    settings,
+)
 from gpurent.cli.output import OutputFormat, render
-from gpurent_core.config import load_settings
 
 # Prefect's ephemeral API server needs 15-20 s to start on a small machine; give it room,
 # and keep its INFO chatter out of a command-line tool's output unless asked for.
@@ -36,7 +43,7 @@ def _prepare_prefect_env() -> None:
 
 def feeds_dir(db: Path) -> Path:
     """Where a crawl keeps its feeds and reports: GPURENT_WORK_DIR, else beside the DB."""
-    return load_settings().work_dir or db.parent / "feeds"
+    return settings().work_dir or db.parent / "feeds"
 
 
 def pending_load_line(db: Path, rows: list[dict[str, Any]]) -> str | None:
@@ -127,57 +134,51 @@ def run_crawl_flow(
     return rows
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    def crawl(
-        provider: Annotated[
-            list[str] | None,
-            typer.Option("--provider", "-p", help="Crawl only this provider (repeatable)."),
-        ] = None,
-        replay: Annotated[
-            str | None,
-            typer.Option(
-                "--replay",
-                help="Crawl the bundled recordings (or the recordings in DIR) served on "
-                "127.0.0.1 instead of the real providers. `--replay` alone: bundled ones.",
-                metavar="[DIR]",
-                show_default=False,
-            ),
-        ] = None,
-        scene: Annotated[str, typer.Option(help="Replay scene to serve.")] = "default",
-        step: Annotated[int, typer.Option(min=1, help="Step of the replay scene.")] = 1,
-        demo_credentials: Annotated[
-            bool,
-            typer.Option(
-                help="In replay mode, give crawlers a dummy token so token-only APIs answer "
-                "(real tokens are never sent to the replay server).",
-            ),
-        ] = True,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """Run the crawl flow once: each provider in its own process, then load the warehouse.
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
 
-        Provider runs end ok, partial, failed, auth_required or layout_changed; only good runs
-        change what `offers` and `cheapest` show.
-        """
-        path = resolve_db(db)
-        replay_dir = Path(replay).expanduser() if replay else None
-        if replay_dir is not None and not replay_dir.is_dir():
-            raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
-        rows = run_crawl_flow(
-            db=path,
-            providers=list(provider or []),
-            replay_dir=replay_dir,
-            replay=replay is not None,
-            scene=scene,
-            step=step,
-            demo_credentials=demo_credentials,
-            show_progress=fmt is OutputFormat.TABLE,
-        )
-        render(rows, fmt, columns=SUMMARY_COLUMNS, title=f"crawl into {path}")
-        if fmt is OutputFormat.TABLE:
-            Console().print(f"[dim]database: {path}[/]")
-        later = pending_load_line(path, rows)
-        if later is not None:
-            Console(stderr=True).print(later, markup=False, highlight=False, soft_wrap=True)
+
+@app.command()
+def crawl(
+    provider: Annotated[
+        list[str] | None,
+        typer.Option("--provider", "-p", help="Crawl only this provider (repeatable)."),
+    ] = None,
+    replay: ReplayOption = None,
+    scene: SceneOption = "default",
+    step: StepOption = 1,
+    demo_credentials: Annotated[
+        bool,
+        typer.Option(
+            help="In replay mode, give crawlers a dummy token so token-only APIs answer "
+            "(real tokens are never sent to the replay server).",
+        ),
+    ] = True,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Run the crawl flow once: each provider in its own process, then load the warehouse.
+
+    Provider runs end ok, partial, failed, auth_required or layout_changed; only good runs
+    change what `offers` and `cheapest` show.
+    """
+    path = resolve_db(db)
+    replay_dir = Path(replay).expanduser() if replay else None
+    if replay_dir is not None and not replay_dir.is_dir():
+        raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
+    rows = run_crawl_flow(
+        db=path,
+        providers=list(provider or []),
+        replay_dir=replay_dir,
+        replay=replay is not None,
+        scene=scene,
+        step=step,
+        demo_credentials=demo_credentials,
+        show_progress=fmt is OutputFormat.TABLE,
+    )
+    render(rows, fmt, columns=SUMMARY_COLUMNS, title=f"crawl into {path}")
+    if fmt is OutputFormat.TABLE:
+        Console().print(f"[dim]database: {path}[/]")
+    later = pending_load_line(path, rows)
+    if later is not None:
+        Console(stderr=True).print(later, markup=False, highlight=False, soft_wrap=True)

@@ -76,5 +76,7 @@ def dashboard(
     raise typer.Exit(code)
 
 
-def register(app: typer.Typer) -> None:
-    app.command("dashboard")(dashboard)
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+app.command("dashboard")(dashboard)

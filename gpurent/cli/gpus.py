@@ -93,5 +93,7 @@ def gpus(
         render([sku_as_dict(sku) for sku in skus], fmt)
 
 
-def register(app: typer.Typer) -> None:
-    app.command("gpus")(gpus)
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+app.command("gpus")(gpus)

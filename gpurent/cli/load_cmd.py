@@ -54,34 +54,37 @@ def load_manifests(db: Path, paths: list[Path]) -> tuple[list[dict[str, Any]], s
     return rows, None
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    def load(
-        feeds: Annotated[
-            list[Path],
-            typer.Argument(
-                help="Pending-load manifests (pending-load.json), or folders to search for "
-                "them, such as the crawl feeds folder.",
-                show_default=False,
-            ),
-        ],
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """Load crawl runs that are still pending (a load gave up on a busy warehouse, or a
-        crawl was killed while loading); runs already stored are skipped.
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
 
-        Waits up to GPURENT_LOCK_WAIT_S (default 120 s) for another writer. Exit 2 with a
-        "warehouse busy" line if it gives up: what is not loaded stays pending.
-        """
-        path = resolve_db(db)
-        rows, busy = load_manifests(path, [Path(f).expanduser() for f in feeds])
-        if not rows and busy is None:
-            Console(stderr=True).print("nothing pending: no pending-load manifest there")
-        else:
-            render(rows, fmt, columns=LOAD_COLUMNS, title=f"load into {path}")
-        if busy is not None:
-            from warehouse.errors import WarehouseLocked
 
-            # main() says it in one line, exit 2; the manifest still lists what is left.
-            raise WarehouseLocked(f"{busy}; what is not loaded stays pending")
+@app.command()
+def load(
+    feeds: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Pending-load manifests (pending-load.json), or folders to search for "
+            "them, such as the crawl feeds folder.",
+            show_default=False,
+        ),
+    ],
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Load crawl runs that are still pending (a load gave up on a busy warehouse, or a
+    crawl was killed while loading); runs already stored are skipped.
+
+    Waits up to GPURENT_LOCK_WAIT_S (default 120 s) for another writer. Exit 2 with a
+    "warehouse busy" line if it gives up: what is not loaded stays pending.
+    """
+    path = resolve_db(db)
+    rows, busy = load_manifests(path, [Path(f).expanduser() for f in feeds])
+    if not rows and busy is None:
+        Console(stderr=True).print("nothing pending: no pending-load manifest there")
+    else:
+        render(rows, fmt, columns=LOAD_COLUMNS, title=f"load into {path}")
+    if busy is not None:
+        from warehouse.errors import WarehouseLocked
+
+        # main() says it in one line, exit 2; the manifest still lists what is left.
+        raise WarehouseLocked(f"{busy}; what is not loaded stays pending")

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gpurent_core.model import BillingUnit
+from gpurent_core.enums import BillingUnit
 
 TextsArg = Annotated[
     list[str],
@@ -111,13 +111,15 @@ def gpu(
     _emit(one(raw) for raw in _inputs(texts))
 
 
-def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        name="normalize",
-        help="Normalise GPU names, prices and stock text; prints one JSON object per input.",
-        no_args_is_help=True,
-    )
-    group.command("gpu")(gpu)
-    group.command("price")(price)
-    group.command("availability")(availability)
-    app.add_typer(group, name="normalize")
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+group = typer.Typer(
+    name="normalize",
+    help="Normalise GPU names, prices and stock text; prints one JSON object per input.",
+    no_args_is_help=True,
+)
+group.command("gpu")(gpu)
+group.command("price")(price)
+group.command("availability")(availability)
+app.add_typer(group, name="normalize")

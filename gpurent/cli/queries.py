@@ -2,31 +2,33 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import duckdb
 import typer
 
+from gpurent import api
+from gpurent.api.names import close_matches
+from gpurent.cli.api_errors import as_usage_errors
 from gpurent.cli.common import (
-    BootOption,
     DbOption,
     DisplayCurrencyOption,
     FormatOption,
-    SessionOption,
-    normalise_currency,
-    require_db,
+    GpusOption,
+    ProviderOption,
+    reader,
     resolve_db,
-    usage_profile,
 )
 from gpurent.cli.output import OutputFormat, output_console, render
-from gpurent_core.config import load_settings
-from gpurent_core.model import StockStatus
+from gpurent.cli.usage_options import usage_options
+
+if TYPE_CHECKING:
+    from gpurent_core.costing import UsageProfile
+
+__all__ = ["close_matches"]  # re-exported: older callers find it here
 
 # fmt: off
 OFFER_COLUMNS = [
@@ -47,17 +49,6 @@ STORAGE_NOTE = (
     "so the storage asked for is not in the true cost (see `gpurent explain`)."
 )
 QUARANTINE_WIDTH = 80
-
-
-@contextmanager
-def reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    from warehouse.db import connect
-
-    con = connect(require_db(db), read_only=True)
-    try:
-        yield con
-    finally:
-        con.close()
 
 
 def human_age(then: datetime | None, now: datetime) -> str:
@@ -99,6 +90,8 @@ def age_label(row: dict[str, Any]) -> str:
 def status_label(row: dict[str, Any]) -> str:
     """Status and free cards; "1/2 free" when fewer cards are free than the offer rents (not
     rentable as listed, ``gpurent_core.costing.rentable``)."""
+    from gpurent_core.model import StockStatus
+
     free = row["available_count"]
     if free is None:
         return str(row["status"])
@@ -132,77 +125,15 @@ def storage_footnote(costed: Sequence[Any]) -> str | None:
     return STORAGE_NOTE if any(c.cost.storage_price_unknown for c in costed) else None
 
 
-def _compact(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def close_matches(word: str, known: Sequence[str], *, n: int = 3) -> list[str]:
-    """Known names close to ``word`` (difflib on lower-case letters and digits), best first.
-
-    A name is also matched without its first word, so '4090ti' finds 'RTX 4090'.
-    """
-    by_key: dict[str, str] = {}
-    for name in known:
-        by_key.setdefault(_compact(name), name)
-        _, _, rest = name.partition(" ")
-        if rest:
-            by_key.setdefault(_compact(rest), name)
-    found = difflib.get_close_matches(_compact(word), list(by_key), n=n * 2, cutoff=0.5)
-    return list(dict.fromkeys(by_key[key] for key in found))[:n]
-
-
-def _suggest(word: str, known: Sequence[str]) -> str:
-    near = close_matches(word, known)
-    return f"; did you mean {' or '.join(near)}?" if near else ""
-
-
-def resolve_gpu_filter(text: str) -> tuple[str, int | None]:
-    """``--gpu`` read through the normaliser, as providers' names are: (canonical model, the
-    VRAM when the text picks one of the model's sizes, else None). Unknown or ambiguous names
-    are a usage error naming close catalog models."""
-    from gpurent_core.catalog.gpus import get_catalog
-    from gpurent_core.normalize.gpu import UnresolvedGpuName, resolve_gpu
-
-    catalog = get_catalog()
-    try:
-        identity = resolve_gpu(text)
-    except UnresolvedGpuName as exc:
-        raise typer.BadParameter(
-            f"{exc.reason}{_suggest(text, catalog.models())} (`gpurent gpus` lists the catalog)",
-            param_hint="--gpu",
-        ) from exc
-    sizes = {sku.vram_gb for sku in catalog.variants(identity.model)}
-    picked = identity.vram_gb if identity.vram_gb is not None and len(sizes) > 1 else None
-    return identity.model, picked
-
-
-def check_provider(con: duckdb.DuckDBPyConnection, name: str, hint: str = "--provider") -> str:
-    """``name`` as gpurent knows it (lower case), or a usage error naming the known ones."""
-    from warehouse.queries import known_providers
-
-    wanted = name.strip().lower()
-    in_warehouse = known_providers(con)
-    if wanted in in_warehouse:
-        return wanted
-    from flows.providers import provider_infos
-
-    known = sorted({*in_warehouse, *provider_infos()})
-    if wanted in known:
-        return wanted
-    raise typer.BadParameter(
-        f"unknown provider {name!r}{_suggest(wanted, known)} (known: {', '.join(known)})",
-        param_hint=hint,
-    )
-
-
-def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], list[str] | None]:
+def _rows(
+    found: list[api.Offer], fmt: OutputFormat
+) -> tuple[list[dict[str, Any]], list[str] | None]:
     now = datetime.now(UTC)
     rows = []
-    for c in costed:
-        row = c.as_row()
+    for offer in found:
+        # JSON and CSV carry fees[] and plans[]: what the README says a reader recomputes from.
+        row = offer.as_row(terms=fmt is not OutputFormat.TABLE)
         row["age"] = human_age(row["observed_at"], now)
-        if fmt is not OutputFormat.TABLE:
-            row |= c.terms()  # fees[] and plans[]: what the README says a reader recomputes from
         rows.append(row)
     if fmt is OutputFormat.TABLE:
         return [table_row(r) for r in rows], None
@@ -210,360 +141,300 @@ def _rows(costed: list[Any], fmt: OutputFormat) -> tuple[list[dict[str, Any]], l
 
 
 def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
-    """Known providers (from the spiders) joined with their run history, if a DB exists."""
-    from flows.providers import provider_infos
+    """Known providers with their last run (``gpurent.api.providers``), as rows."""
     from gpurent_core.billing_facts import facts_for, unknown_facts
 
-    status: dict[str, dict[str, Any]] = {}
-    if db.exists():
-        from warehouse.queries import provider_status
-
-        with reader(db) as con:
-            status = {r["provider"]: r for r in provider_status(con).iter_rows(named=True)}
     now = datetime.now(UTC)
     rows = []
-    for name, info in provider_infos().items():
-        st = status.get(name, {})
+    with as_usage_errors():
+        states = api.providers(db=db)
+    for st in states:
         row: dict[str, Any] = {
-            "provider": name,
-            "home": info.home,
-            "needs_browser": info.needs_browser,
-            "auth_env": list(info.auth_env),
-            "last_status": st.get("last_status"),
-            "last_offers": st.get("last_offers"),
-            "last_quarantined": st.get("last_quarantined"),
-            "last_run_at": st.get("last_run_at"),
-            "age": human_age(st.get("last_run_at"), now),
-            "good_data_from": st.get("last_good_at"),
-            "good_data_age": human_age(st.get("last_good_at"), now),
-            "message": st.get("last_message"),
+            "provider": st.provider,
+            "home": st.home,
+            "needs_browser": st.needs_browser,
+            "auth_env": list(st.auth_env),
+            "last_status": st.last_status,
+            "last_offers": st.last_offers,
+            "last_quarantined": st.last_quarantined,
+            "last_run_at": st.last_run_at,
+            "age": human_age(st.last_run_at, now),
+            "good_data_from": st.good_data_from,
+            "good_data_age": human_age(st.good_data_from, now),
+            "message": st.message,
         }
         if details:
-            row["min_poll_interval_s"] = info.min_poll_interval_s
-            row["billing_facts"] = [f.as_row() for f in facts_for(name)]
-            row["unknown_facts"] = [k.value for k in unknown_facts(name)]
+            row["min_poll_interval_s"] = st.min_poll_interval_s
+            row["billing_facts"] = [f.as_row() for f in facts_for(st.provider)]
+            row["unknown_facts"] = [k.value for k in unknown_facts(st.provider)]
         rows.append(row)
     return rows
 
 
-HoursOption = Annotated[
-    Decimal,
-    typer.Option(
-        "--hours-per-month", help="Hours you run the card a month (730 = always on).", min=0
-    ),
-]
-StorageOption = Annotated[
-    Decimal, typer.Option("--storage-gb", help="Storage you keep, GB (per-GB fees).", min=0)
-]
-EgressOption = Annotated[
-    Decimal, typer.Option("--egress-gb", help="Outbound traffic a month, GB.", min=0)
-]
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    def offers(
-        gpu: Annotated[
-            str | None,
-            typer.Option(
-                "--gpu",
-                help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; "
-                "see `gpurent normalize gpu`).",
-            ),
-        ] = None,
-        min_vram: Annotated[
-            int | None, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)
-        ] = None,
-        provider: Annotated[
-            str | None, typer.Option("--provider", help="Only this provider.")
-        ] = None,
-        in_stock: Annotated[
-            bool,
-            typer.Option(
-                "--in-stock",
-                help="Only offers that can be rented now: in_stock or low, with every card of "
-                "the offer free when the provider gives a free count.",
-            ),
-        ] = False,
-        limit: Annotated[
-            int | None,
-            typer.Option("--limit", min=1, help="Rows to show. Default: all.", show_default=False),
-        ] = None,
-        currency: DisplayCurrencyOption = None,
-        hours_per_month: HoursOption = Decimal(730),
-        storage_gb: StorageOption = Decimal(50),
-        egress_gb: EgressOption = Decimal(0),
-        session_hours: SessionOption = None,
-        boot_minutes: BootOption = Decimal(0),
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """List the latest offers of every provider (sold-out and unknown ones too)."""
-        from warehouse.costed import costed_latest_offers
-
-        display = normalise_currency(currency) or load_settings().currency
-        profile = usage_profile(
-            hours_per_month, storage_gb, egress_gb, 1, session_hours, boot_minutes
+@app.command()
+@usage_options
+def offers(
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu",
+            help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; "
+            "see `gpurent normalize gpu`).",
+        ),
+    ] = None,
+    min_vram: Annotated[
+        int | None, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)
+    ] = None,
+    provider: ProviderOption = None,
+    in_stock: Annotated[
+        bool,
+        typer.Option(
+            "--in-stock",
+            help="Only offers that can be rented now: in_stock or low, with every card of "
+            "the offer free when the provider gives a free count.",
+        ),
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Rows to show. Default: all.", show_default=False),
+    ] = None,
+    currency: DisplayCurrencyOption = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+    *,
+    usage: UsageProfile,
+) -> None:
+    """List the latest offers of every provider (sold-out and unknown ones too)."""
+    with as_usage_errors():
+        model, vram = api.names.resolve_gpu(gpu) if gpu is not None else (None, None)
+        shown = api.offers(
+            gpu=gpu,
+            min_vram=min_vram,
+            provider=provider,
+            in_stock=in_stock,
+            limit=limit,
+            usage=usage,
+            currency=currency,
+            db=db,
         )
-        model, vram = resolve_gpu_filter(gpu) if gpu is not None else (None, None)
-        with reader(db) as con:
-            name = check_provider(con, provider) if provider is not None else None
-            costed = costed_latest_offers(
-                con,
-                profile,
-                display_currency=display,
-                gpu_model=model,
-                gpu_vram_gb=vram,
-                min_vram_gb=min_vram,
-                provider=name,
-                in_stock_only=in_stock,
-            )
-        shown = costed[:limit]
-        rows, columns = _rows(shown, fmt)
-        asked = [
-            *([f"--gpu {model}" + (f" {vram}G" if vram else "")] if model else []),
-            *([f"--min-vram {min_vram}"] if min_vram is not None else []),
-            *([f"--provider {name}"] if name else []),
-            *(["--in-stock"] if in_stock else []),
-        ]
-        empty = (
-            f"No latest offer matches {' '.join(asked)}. Try fewer filters, or `gpurent providers`."
-            if asked
-            else "No offers yet. Has a crawl run? Try `gpurent providers`."
+    rows, columns = _rows(shown, fmt)
+    asked = [
+        *([f"--gpu {model}" + (f" {vram}G" if vram else "")] if model else []),
+        *([f"--min-vram {min_vram}"] if min_vram is not None else []),
+        *([f"--provider {provider.strip().lower()}"] if provider else []),
+        *(["--in-stock"] if in_stock else []),
+    ]
+    empty = (
+        f"No latest offer matches {' '.join(asked)}. Try fewer filters, or `gpurent providers`."
+        if asked
+        else "No offers yet. Has a crawl run? Try `gpurent providers`."
+    )
+    render(
+        rows,
+        fmt,
+        columns=columns,
+        title=f"latest offers ({usage.describe()})",
+        empty_message=empty,
+        footnote=storage_footnote(shown),
+    )
+
+
+@app.command()
+@usage_options
+def cheapest(
+    min_vram: Annotated[int, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)],
+    gpus: GpusOption = 1,
+    currency: DisplayCurrencyOption = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+    *,
+    usage: UsageProfile,
+) -> None:
+    """The cheapest in-stock offers with at least --min-vram GB per card, by true monthly cost.
+
+    Only offers whose provider says they can be rented now (in_stock or low, with every
+    card of the offer free when it gives a free count) are ranked: sold-out offers,
+    offers of unknown stock and a machine with fewer free cards than it rents are left
+    out. The storage asked for is counted on every provider, through the cheapest way it
+    sells storage. Ties go to the lower true hourly cost.
+    """
+    with as_usage_errors():
+        shown = api.cheapest(
+            min_vram, gpus=gpus, limit=limit, usage=usage, currency=currency, db=db
         )
-        render(
-            rows,
-            fmt,
-            columns=columns,
-            title=f"latest offers ({profile.describe()})",
-            empty_message=empty,
-            footnote=storage_footnote(shown),
-        )
+    rows, columns = _rows(shown, fmt)
+    render(
+        rows,
+        fmt,
+        columns=columns,
+        title=f"cheapest in-stock, >= {min_vram} GB x {gpus} "
+        f"({api.with_gpus(usage, gpus).describe()})",
+        empty_message="No in-stock offer fits. Try a lower --min-vram, or crawl again.",
+        footnote=storage_footnote(shown),
+    )
 
-    @app.command()
-    def cheapest(
-        min_vram: Annotated[
-            int, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)
-        ],
-        gpus: Annotated[int, typer.Option("--gpus", min=1, help="Cards you need.")] = 1,
-        hours_per_month: HoursOption = Decimal(730),
-        storage_gb: StorageOption = Decimal(50),
-        egress_gb: EgressOption = Decimal(0),
-        session_hours: SessionOption = None,
-        boot_minutes: BootOption = Decimal(0),
-        currency: DisplayCurrencyOption = None,
-        limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """The cheapest in-stock offers with at least --min-vram GB per card, by true monthly cost.
 
-        Only offers whose provider says they can be rented now (in_stock or low, with every
-        card of the offer free when it gives a free count) are ranked: sold-out offers,
-        offers of unknown stock and a machine with fewer free cards than it rents are left
-        out. The storage asked for is counted on every provider, through the cheapest way it
-        sells storage. Ties go to the lower true hourly cost.
-        """
-        from warehouse.costed import costed_latest_offers
+@app.command()
+def providers(
+    details: Annotated[
+        bool,
+        typer.Option(
+            "--details", help="Also show each provider's billing facts, with source and date."
+        ),
+    ] = False,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Every provider gpurent knows, with its last run: status, offers, age, and why it failed.
 
-        display = normalise_currency(currency) or load_settings().currency
-        profile = usage_profile(
-            hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
-        )
-        with reader(db) as con:
-            costed = costed_latest_offers(
-                con, profile, display_currency=display, min_vram_gb=min_vram, in_stock_only=True
-            )
-        shown = costed[:limit]
-        rows, columns = _rows(shown, fmt)
-        render(
-            rows,
-            fmt,
-            columns=columns,
-            title=f"cheapest in-stock, >= {min_vram} GB x {gpus} ({profile.describe()})",
-            empty_message="No in-stock offer fits. Try a lower --min-vram, or crawl again.",
-            footnote=storage_footnote(shown),
-        )
-
-    @app.command()
-    def providers(
-        details: Annotated[
-            bool,
-            typer.Option(
-                "--details", help="Also show each provider's billing facts, with source and date."
-            ),
-        ] = False,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """Every provider gpurent knows, with its last run: status, offers, age, and why it failed.
-
-        `last_status` is how the last run ended; `good_data_from` is when the data still shown
-        by `offers` and `cheapest` was fetched (the last good run).
-        """
-        rows = provider_rows(resolve_db(db), details=details)
-        if fmt is not OutputFormat.TABLE:
-            render(rows, fmt, title="providers")
-            return
-        table_rows = [
-            {
-                k: v
-                for k, v in r.items()
-                if k not in ("billing_facts", "unknown_facts", "last_run_at", "good_data_from")
-            }
-            | {"auth_env": ", ".join(r["auth_env"])}
-            for r in rows
-        ]
-        render(table_rows, fmt, title="providers")
-        if details:
-            console = output_console()
-            for r in rows:
-                # Unknown questions are listed as such: unknown is not "none".
-                facts = r["billing_facts"] + [
-                    {"fact": kind, "value": "unknown (no source on file)"}
-                    for kind in r["unknown_facts"]
-                ]
-                render(
-                    facts,
-                    fmt,
-                    columns=["fact", "value", "used_in_cost", "source", "as_of"],
-                    title=f"{r['provider']}: billing facts",
-                    console=console,
-                )
-
-    @app.command()
-    def explain(
-        provider: Annotated[str, typer.Argument(help="Provider name, as `gpurent providers`.")],
-        offer_key: Annotated[
-            str, typer.Argument(help="The offer's key (the offer_key field of `offers -f json`).")
-        ],
-        gpus: Annotated[int, typer.Option("--gpus", min=1, help="Cards you need.")] = 1,
-        hours_per_month: HoursOption = Decimal(730),
-        storage_gb: StorageOption = Decimal(50),
-        egress_gb: EgressOption = Decimal(0),
-        session_hours: SessionOption = None,
-        boot_minutes: BootOption = Decimal(0),
-        currency: DisplayCurrencyOption = None,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """How one offer's true cost is made: price, add-on fees, billing terms, plan chosen.
-
-        Every line can be recomputed by hand. The provider's billing terms (granularity,
-        minimum rental, when billing starts) come from `gpurent providers --details`; terms
-        not on file are named, with what was assumed instead.
-        """
-        from warehouse.costed import cost_offer, fx_table_for
-        from warehouse.queries import latest_offers
-
-        display = normalise_currency(currency) or load_settings().currency
-        profile = usage_profile(
-            hours_per_month, storage_gb, egress_gb, gpus, session_hours, boot_minutes
-        )
-        with reader(db) as con:
-            provider = check_provider(con, provider, "PROVIDER")
-            frame = latest_offers(con, provider=provider)
-            rows = [r for r in frame.iter_rows(named=True) if r["offer_key"] == offer_key]
-            if not rows:
-                raise typer.BadParameter(
-                    f"no latest offer {offer_key!r} of {provider!r}; "
-                    f"list them with `gpurent offers --provider {provider} -f json`",
-                    param_hint="OFFER_KEY",
-                )
-            costed = cost_offer(rows[0], profile, display_currency=display, fx=fx_table_for(con))
-        if costed is None:
-            typer.echo(f"{provider}/{offer_key} cannot supply {gpus} GPU(s).", err=True)
-            raise typer.Exit(1)
-        cost = costed.cost
-        if fmt is OutputFormat.TABLE:
-            console = output_console()
-            console.print(f"{provider} {offer_key}", markup=False)
-            console.print(cost.explain(), markup=False)
-            if not costed.rentable:
-                console.print(
-                    f"Not rentable now for {costed.gpus_rented} card(s): "
-                    f"{status_label(costed.as_row())}.",
-                    markup=False,
-                )
-            return
-        row = (
-            costed.as_row()
-            | costed.terms()
-            | {
-                "explanation": list(cost.lines),
-                "unknown_terms": list(cost.unknown_terms),
-                "not_counted": [
-                    {"fee_type": n.fee.fee_type.value, "reason": n.reason} for n in cost.not_counted
-                ],
-            }
-        )
-        render([row], fmt, title="explain")
-
-    @app.command()
-    def quarantine(
-        provider: Annotated[
-            str | None, typer.Option("--provider", help="Only this provider.")
-        ] = None,
-        limit: Annotated[
-            int, typer.Option("--limit", min=1, help="Lines at most (--all, json, csv).")
-        ] = 50,
-        every_line: Annotated[
-            bool,
-            typer.Option(
-                "--all", help="Every quarantined line, newest first, instead of each problem once."
-            ),
-        ] = False,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """What was set aside instead of loaded (unknown GPU names, unparseable prices), and why.
-
-        The table shows each distinct problem once (provider, the reason without the item's
-        own value, how many items had it, when it was last seen); --all lists every line.
-        JSON and CSV give every line with all its fields, plus its `problem`.
-        """
-        from warehouse.queries import problem_of, quarantine_problems, quarantine_rows
-
-        now = datetime.now(UTC)
-        with reader(db) as con:
-            name = check_provider(con, provider) if provider is not None else None
-            if fmt is OutputFormat.TABLE and not every_line:
-                problems = quarantine_problems(con, provider=name)
-            else:
-                lines = quarantine_rows(con, provider=name, limit=limit).to_dicts()
-        empty = "Nothing quarantined."
-        if fmt is not OutputFormat.TABLE:
-            render(
-                [r | {"problem": problem_of(r["reason"])} for r in lines], fmt, empty_message=empty
-            )
-            return
-        note = "Each row is input a provider sent that gpurent would not guess about."
-        if every_line:
-            table = [
-                {
-                    "provider": r["provider"],
-                    "offer": r["offer_key"],
-                    "reason": r["reason"],
-                    "seen": human_age(r["observed_at"], now),
-                }
-                for r in lines
+    `last_status` is how the last run ended; `good_data_from` is when the data still shown
+    by `offers` and `cheapest` was fetched (the last good run).
+    """
+    rows = provider_rows(resolve_db(db), details=details)
+    if fmt is not OutputFormat.TABLE:
+        render(rows, fmt, title="providers")
+        return
+    table_rows = [
+        {
+            k: v
+            for k, v in r.items()
+            if k not in ("billing_facts", "unknown_facts", "last_run_at", "good_data_from")
+        }
+        | {"auth_env": ", ".join(r["auth_env"])}
+        for r in rows
+    ]
+    render(table_rows, fmt, title="providers")
+    if details:
+        console = output_console()
+        for r in rows:
+            # Unknown questions are listed as such: unknown is not "none".
+            facts = r["billing_facts"] + [
+                {"fact": kind, "value": "unknown (no source on file)"}
+                for kind in r["unknown_facts"]
             ]
-            render(table, fmt, title="quarantine", empty_message=empty, footnote=note)
-            return
+            render(
+                facts,
+                fmt,
+                columns=["fact", "value", "used_in_cost", "source", "as_of"],
+                title=f"{r['provider']}: billing facts",
+                console=console,
+            )
+
+
+@app.command()
+@usage_options
+def explain(
+    provider: Annotated[str, typer.Argument(help="Provider name, as `gpurent providers`.")],
+    offer_key: Annotated[
+        str, typer.Argument(help="The offer's key (the offer_key field of `offers -f json`).")
+    ],
+    gpus: GpusOption = 1,
+    currency: DisplayCurrencyOption = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+    *,
+    usage: UsageProfile,
+) -> None:
+    """How one offer's true cost is made: price, add-on fees, billing terms, plan chosen.
+
+    Every line can be recomputed by hand. The provider's billing terms (granularity,
+    minimum rental, when billing starts) come from `gpurent providers --details`; terms
+    not on file are named, with what was assumed instead.
+    """
+    with as_usage_errors(provider="PROVIDER"):
+        answer = api.explain(provider, offer_key, gpus=gpus, usage=usage, currency=currency, db=db)
+    offer = answer.offer
+    if offer is None:
+        typer.echo(f"{answer.provider}/{offer_key} cannot supply {gpus} GPU(s).", err=True)
+        raise typer.Exit(1)
+    cost = offer.cost
+    if fmt is OutputFormat.TABLE:
+        console = output_console()
+        console.print(f"{answer.provider} {offer_key}", markup=False)
+        console.print(answer.text(), markup=False)
+        if not offer.rentable:
+            console.print(
+                f"Not rentable now for {offer.gpu_count} card(s): "
+                f"{status_label(offer.as_row(terms=False))}.",
+                markup=False,
+            )
+        return
+    row = offer.as_row() | {
+        "explanation": list(cost.lines),
+        "unknown_terms": list(cost.unknown_terms),
+        "not_counted": [
+            {"fee_type": n.fee.fee_type.value, "reason": n.reason} for n in cost.not_counted
+        ],
+    }
+    render([row], fmt, title="explain")
+
+
+@app.command()
+def quarantine(
+    provider: ProviderOption = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="Lines at most (--all, json, csv).")
+    ] = 50,
+    every_line: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Every quarantined line, newest first, instead of each problem once."
+        ),
+    ] = False,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """What was set aside instead of loaded (unknown GPU names, unparseable prices), and why.
+
+    The table shows each distinct problem once (provider, the reason without the item's
+    own value, how many items had it, when it was last seen); --all lists every line.
+    JSON and CSV give every line with all its fields, plus its `problem`.
+    """
+    from warehouse.queries import problem_of, quarantine_problems, quarantine_rows
+
+    now = datetime.now(UTC)
+    with reader(db) as con:
+        name = api.names.resolve_provider(con, provider) if provider is not None else None
+        if fmt is OutputFormat.TABLE and not every_line:
+            problems = quarantine_problems(con, provider=name)
+        else:
+            lines = quarantine_rows(con, provider=name, limit=limit).to_dicts()
+    empty = "Nothing quarantined."
+    if fmt is not OutputFormat.TABLE:
+        render([r | {"problem": problem_of(r["reason"])} for r in lines], fmt, empty_message=empty)
+        return
+    note = "Each row is input a provider sent that gpurent would not guess about."
+    if every_line:
         table = [
             {
-                "provider": p["provider"],
-                "problem": p["problem"],
-                "items": p["count"],
-                "last seen": human_age(p["last_seen"], now),
+                "provider": r["provider"],
+                "offer": r["offer_key"],
+                "reason": r["reason"],
+                "seen": human_age(r["observed_at"], now),
             }
-            for p in problems
+            for r in lines
         ]
-        render(
-            table,
-            fmt,
-            title="quarantine: each problem once (--all: every line)",
-            empty_message=empty,
-            max_width=QUARANTINE_WIDTH,
-            footnote=note,
-        )
+        render(table, fmt, title="quarantine", empty_message=empty, footnote=note)
+        return
+    table = [
+        {
+            "provider": p["provider"],
+            "problem": p["problem"],
+            "items": p["count"],
+            "last seen": human_age(p["last_seen"], now),
+        }
+        for p in problems
+    ]
+    render(
+        table,
+        fmt,
+        title="quarantine: each problem once (--all: every line)",
+        empty_message=empty,
+        max_width=QUARANTINE_WIDTH,
+        footnote=note,
+    )

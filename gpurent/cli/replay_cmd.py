@@ -15,14 +15,13 @@ ROOT_OPTION = Annotated[
 ]
 
 
-def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        help="Serve recorded provider responses on 127.0.0.1 (no internet).",
-        no_args_is_help=True,
-    )
-    group.command("serve")(serve)
-    group.command("check")(check)
-    app.add_typer(group, name="replay")
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+group = typer.Typer(
+    help="Serve recorded provider responses on 127.0.0.1 (no internet).",
+    no_args_is_help=True,
+)
 
 
 def serve(
@@ -107,3 +106,8 @@ def check(root: ROOT_OPTION = None) -> None:
             scene.description,
         )
     console.print(table)
+
+
+group.command("serve")(serve)
+group.command("check")(check)
+app.add_typer(group, name="replay")

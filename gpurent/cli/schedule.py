@@ -8,9 +8,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import typer
 
-from gpurent.cli.common import DbOption, resolve_db
+from gpurent.cli.common import DbOption, resolve_db, settings
 from gpurent.cli.crawl import PREFECT_DEFAULTS
-from gpurent_core.config import load_settings
 
 NO_SERVER = (
     "Prefect schedules need a Prefect server (the ephemeral one cannot schedule).\n"
@@ -27,61 +26,64 @@ def prefect_api_url() -> str | None:
     return os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value() or None
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    def schedule(
-        nightly_cron: Annotated[
-            str,
-            typer.Option("--nightly-cron", help="Cron line of the full crawl."),
-        ] = "0 2 * * *",
-        timezone: Annotated[
-            str, typer.Option("--timezone", help="Time zone the cron line is read in (IANA).")
-        ] = "Asia/Shanghai",
-        watch_every: Annotated[
-            int,
-            typer.Option(
-                "--watch-every",
-                min=10,
-                help="Seconds between watch polls (each provider is "
-                "still polled at most once per its own minimum interval).",
-            ),
-        ] = 300,
-        db: DbOption = None,
-    ) -> None:
-        """Run the schedules until stopped: the nightly crawl (cron) and the watch poll (interval).
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
 
-        Both are Prefect deployments served by this process, one flow run at a time (they
-        share one DuckDB file). Needs a Prefect server (`prefect server start`) and
-        PREFECT_API_URL pointing at it. For work pools and workers, see prefect.yaml.
-        """
-        from prefect.schedules import validate_cron_string
 
-        try:
-            validate_cron_string(nightly_cron)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--nightly-cron") from exc
-        try:
-            ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise typer.BadParameter(f"unknown time zone {timezone!r}") from exc
-        for key, value in PREFECT_DEFAULTS.items():
-            os.environ.setdefault(key, value)
-        if not prefect_api_url():
-            typer.secho(NO_SERVER, err=True, fg="red")
-            raise typer.Exit(2)
+@app.command()
+def schedule(
+    nightly_cron: Annotated[
+        str,
+        typer.Option("--nightly-cron", help="Cron line of the full crawl."),
+    ] = "0 2 * * *",
+    timezone: Annotated[
+        str, typer.Option("--timezone", help="Time zone the cron line is read in (IANA).")
+    ] = "Asia/Shanghai",
+    watch_every: Annotated[
+        int,
+        typer.Option(
+            "--watch-every",
+            min=10,
+            help="Seconds between watch polls (each provider is "
+            "still polled at most once per its own minimum interval).",
+        ),
+    ] = 300,
+    db: DbOption = None,
+) -> None:
+    """Run the schedules until stopped: the nightly crawl (cron) and the watch poll (interval).
 
-        from flows import schedule as schedules
+    Both are Prefect deployments served by this process, one flow run at a time (they
+    share one DuckDB file). Needs a Prefect server (`prefect server start`) and
+    PREFECT_API_URL pointing at it. For work pools and workers, see prefect.yaml.
+    """
+    from prefect.schedules import validate_cron_string
 
-        path = resolve_db(db)
-        config = schedules.ScheduleConfig(
-            db_path=path,
-            work_dir=load_settings().work_dir or path.parent / "feeds",
-            nightly_cron=nightly_cron,
-            timezone=timezone,
-            watch_every_s=watch_every,
-        )
-        typer.echo(
-            f"serving {schedules.NIGHTLY_DEPLOYMENT} ({nightly_cron}, {timezone}) and "
-            f"{schedules.WATCH_DEPLOYMENT} (every {watch_every} s) for {path}; Ctrl-C stops"
-        )
-        schedules.serve_schedules(config)
+    try:
+        validate_cron_string(nightly_cron)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--nightly-cron") from exc
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise typer.BadParameter(f"unknown time zone {timezone!r}") from exc
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    if not prefect_api_url():
+        typer.secho(NO_SERVER, err=True, fg="red")
+        raise typer.Exit(2)
+
+    from flows import schedule as schedules
+
+    path = resolve_db(db)
+    config = schedules.ScheduleConfig(
+        db_path=path,
+        work_dir=settings().work_dir or path.parent / "feeds",
+        nightly_cron=nightly_cron,
+        timezone=timezone,
+        watch_every_s=watch_every,
+    )
+    typer.echo(
+        f"serving {schedules.NIGHTLY_DEPLOYMENT} ({nightly_cron}, {timezone}) and "
+        f"{schedules.WATCH_DEPLOYMENT} (every {watch_every} s) for {path}; Ctrl-C stops"
+    )
+    schedules.serve_schedules(config)

@@ -11,35 +11,25 @@ import json
 import sys
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpurent.cli.common import (
-    BootOption,
-    CurrencyOption,
-    DbOption,
-    FormatOption,
-    SessionOption,
-    normalise_currency,
-    resolve_db,
-    usage_profile,
-)
+from gpurent import api
+from gpurent.cli.api_errors import as_usage_errors
+from gpurent.cli.common import DbOption, DisplayCurrencyOption, FormatOption
 from gpurent.cli.output import OutputFormat, render, to_jsonable
-from gpurent_core.config import load_settings
-from sizing.answer import SizeQuery, size_answer
-from sizing.arch import ModelArch, describe
-from sizing.checks import SpeedTargets
+from gpurent.cli.usage_options import usage_options
+
+if TYPE_CHECKING:
+    from gpurent_core.costing import UsageProfile
+from sizing.arch import describe
 from sizing.engines import Engine, Mode
-from sizing.hfconfig import ConfigError, checkpoint_bytes, config_precision, read_config
-from sizing.models import UnknownModel, catalog, generic_arch, get_entry
-from sizing.quant import Precision, UnknownPrecision, get_precision, kv_bytes_per_element
-from sizing.recommend import Objective
-from sizing.report import ModelInfo
-from sizing.workload import Workload
+from sizing.models import catalog
+from sizing.objective import Objective
 
 OFFER_COLUMNS = [
     "provider",
@@ -98,33 +88,6 @@ def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _resolve_model(
-    model: str | None, config: Path | None, params_b: float | None, precision: str | None
-) -> tuple[ModelArch, ModelInfo, Precision, float | None]:
-    """The architecture, where it came from, the precision and exact checkpoint bytes."""
-    given = [x for x in (model, config, params_b) if x is not None]
-    if len(given) != 1:
-        raise typer.BadParameter("give exactly one of --model, --config or --params-b")
-    try:
-        if config is not None:
-            arch, raw = read_config(config)
-            own = config_precision(raw)
-            chosen = get_precision(precision or own or "bf16")
-            exact = checkpoint_bytes(config)
-            # The index holds the checkpoint's own format: exact only when that is what runs.
-            same = precision is None or (own is not None and get_precision(own) == chosen)
-            weights = float(exact) if exact and same else None
-            info = ModelInfo("config", str(config))
-            return arch, info, chosen, weights
-        chosen = get_precision(precision or "bf16")
-        if params_b is not None:
-            return generic_arch(params_b), ModelInfo("params", "--params-b"), chosen, None
-        found = get_entry(str(model))
-        return found.arch, ModelInfo("catalog", found.source, found.params_b), chosen, None
-    except (UnknownModel, ConfigError, UnknownPrecision, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
-
-
 def _print_table(report: dict[str, Any], console: Console) -> None:
     model = report["model"]
     console.print(
@@ -178,6 +141,7 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
         )
 
 
+@usage_options
 def size(
     prompt_tokens: Annotated[
         int,
@@ -230,12 +194,6 @@ def size(
     objective: Annotated[
         Objective, typer.Option("--objective", help="Rank fitting offers by this.")
     ] = Objective.MONTHLY,
-    hours_per_month: Annotated[
-        Decimal,
-        typer.Option("--hours-per-month", min=0, help="Hours a month you run (730 = always on)."),
-    ] = Decimal(730),
-    session_hours: SessionOption = None,
-    boot_minutes: BootOption = Decimal(0),
     ttft_ms: Annotated[
         float | None,
         typer.Option(
@@ -260,9 +218,11 @@ def size(
         ),
     ] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
-    currency: CurrencyOption = None,
+    currency: DisplayCurrencyOption = None,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
+    *,
+    usage: UsageProfile,
 ) -> None:
     """How much GPU memory a model and workload need, on which cards, and what fits in stock.
 
@@ -274,42 +234,29 @@ def size(
 
     Before any crawl (no warehouse yet) it prints the estimate alone.
     """
-    arch, info, prec, weights = _resolve_model(model, config, params_b, precision)
-    if prompt_tokens + gen_tokens < 1:
-        raise typer.BadParameter("--prompt-tokens + --gen-tokens must be at least 1")
-    if hours_per_month <= 0 or hours_per_month > 730:
-        raise typer.BadParameter("--hours-per-month must be in (0, 730]")
-    usage = usage_profile(hours_per_month, session_hours=session_hours, boot_minutes=boot_minutes)
-    try:
-        kv_bytes_per_element(kv_dtype)
-        workload = Workload(
+    with as_usage_errors():
+        report = api.size(
+            model,
+            config=config,
+            params_b=params_b,
+            precision=precision,
             prompt_tokens=prompt_tokens,
             gen_tokens=gen_tokens,
             batch=batch,
+            gpus=gpus,
             engine=engine,
             mode=mode,
             kv_dtype=kv_dtype,
             lora_rank=lora_rank,
-        )
-        query = SizeQuery(
-            arch=arch,
-            info=info,
-            precision=prec,
-            workload=workload,
-            weights_bytes=weights,
-            gpus=gpus,
             objective=objective,
-            display_currency=normalise_currency(currency) or load_settings().currency,
-            hours_per_month=usage.hours_per_month,
-            session_hours=usage.session_hours,
-            boot_minutes=usage.boot_minutes,
-            limit=limit,
-            targets=SpeedTargets(ttft_ms=ttft_ms, tokens_per_s=tokens_per_s),
+            ttft_ms=ttft_ms,
+            tokens_per_s=tokens_per_s,
             allow_beyond_context=allow_beyond_context,
-        )
-        report = size_answer(query, resolve_db(db)).report
-    except (UnknownPrecision, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+            usage=usage,
+            currency=currency,
+            limit=limit,
+            db=db,
+        ).report
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n")
     elif fmt is OutputFormat.CSV:
@@ -365,6 +312,8 @@ def models(fmt: FormatOption = OutputFormat.TABLE) -> None:
     render(rows, fmt, title="model catalog (KV per token at 16 bits, all layers)")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("size")(size)
-    app.command("models")(models)
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+app.command("size")(size)
+app.command("models")(models)

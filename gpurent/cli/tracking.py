@@ -10,7 +10,7 @@ import csv
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
@@ -23,11 +23,12 @@ from gpurent.cli.common import (
     CurrencyOption,
     DbOption,
     FormatOption,
+    ProviderOption,
     normalise_currency,
     resolve_db,
+    settings,
 )
 from gpurent.cli.output import OutputFormat, render
-from gpurent_core.config import load_settings
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -88,13 +89,6 @@ def _day(value: datetime | None) -> date | None:
     return value.date() if value is not None else None
 
 
-def _currencies(currency: str | None) -> list[str]:
-    from warehouse.index import INDEX_CURRENCIES
-
-    code = normalise_currency(currency)
-    return [code] if code else list(INDEX_CURRENCIES)
-
-
 def index_rows(
     db: Path | None,
     *,
@@ -104,19 +98,16 @@ def index_rows(
     end: date | None,
     last_days: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Index rows; with ``last_days`` and no ``start``, only that many days up to the end."""
-    from gpurent.cli.queries import reader
-    from warehouse.index import history_days, price_index
+    """Index rows (``gpurent.api.index``); with ``last_days`` and no ``start``, only that
+    many days up to the end."""
+    from gpurent import api
+    from gpurent.cli.api_errors import as_usage_errors
 
-    with reader(db) as con:
-        if start is None and last_days is not None:
-            span = history_days(con)
-            if span is not None:
-                start = (end or span[1]) - timedelta(days=last_days - 1)
-        frame = price_index(
-            con, start=start, end=end, currencies=_currencies(currency), gpu_model=gpu
+    with as_usage_errors():
+        points = api.index(
+            gpu=gpu, currency=currency, start=start, end=end, last_days=last_days, db=db
         )
-    return frame.to_dicts()
+    return [point.as_row() for point in points]
 
 
 def write_index_csv(rows: list[dict[str, Any]], out: Path, *, excel_bom: bool) -> None:
@@ -146,7 +137,7 @@ def _money(value: Decimal | None) -> str:
 
 def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
     """Per GPU: the catalog's performance line beside the latest state's rental heat."""
-    from gpurent.cli.queries import reader
+    from gpurent.cli.common import reader
     from gpurent_core.catalog import get_catalog
     from warehouse.trends import rental_heat
 
@@ -216,219 +207,224 @@ def demo_progress(console: Console) -> Iterator[Callable[[str, int, int], None]]
         yield update
 
 
-def register(app: typer.Typer) -> None:
-    index_app = typer.Typer(
-        help="The daily GPU price index (method in docs/price-index.md).",
-        no_args_is_help=True,
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+index_app = typer.Typer(
+    help="The daily GPU price index (method in docs/price-index.md).",
+    no_args_is_help=True,
+)
+app.add_typer(index_app, name="index")
+
+
+@index_app.command("show")
+def index_show(
+    gpu: GpuOption = None,
+    currency: CurrencyOption = None,
+    start: FromOption = None,
+    end: ToOption = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Show the index: per UTC day and GPU, in CNY and USD (or --currency).
+
+    Without --from, the last SHOW_DAYS days of history (`index export` writes it all).
+    """
+    rows = index_rows(
+        db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS
     )
-    app.add_typer(index_app, name="index")
+    if fmt is OutputFormat.TABLE:
+        shown = [
+            {
+                "date": r["date"],
+                "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
+                "index": "withheld" if r["index_price"] is None else f"{r['index_price']:,.4f}",
+                "ccy": r["currency"],
+                "offers": r["n_offers"],
+                "providers": r["n_providers"],
+                "in stock": f"{r['in_stock_share']:.0%}",
+                "note": r["withheld_reason"]
+                or (f"screened: {r['screened_out']}" if r["screened_out"] else ""),
+            }
+            for r in rows
+        ]
+        render(shown, fmt, title="GPU price index (per GPU-hour)",
+               empty_message="No index yet: the warehouse has no good runs in that range.")  # fmt: skip
+        return
+    render(rows, fmt, columns=INDEX_EXPORT_COLUMNS)
 
-    @index_app.command("show")
-    def index_show(
-        gpu: GpuOption = None,
-        currency: CurrencyOption = None,
-        start: FromOption = None,
-        end: ToOption = None,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """Show the index: per UTC day and GPU, in CNY and USD (or --currency).
 
-        Without --from, the last SHOW_DAYS days of history (`index export` writes it all).
-        """
-        rows = index_rows(
-            db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS
+@index_app.command("export")
+def index_export(
+    out: Annotated[Path, typer.Option("--out", help="CSV file to write.")],
+    start: FromOption = None,
+    end: ToOption = None,
+    currency: CurrencyOption = None,
+    gpu: GpuOption = None,
+    excel_bom: Annotated[
+        bool, typer.Option("--excel-bom", help="Start with a UTF-8 byte-order mark (Excel).")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Write the index as CSV: one row per date, GPU and currency (UTF-8)."""
+    rows = index_rows(db, gpu=gpu, currency=currency, start=_day(start), end=_day(end))
+    write_index_csv(rows, out, excel_bom=excel_bom)
+    dates = sorted({r["date"] for r in rows})
+    span = f"{dates[0]} .. {dates[-1]}" if dates else "no dates"
+    Console(stderr=True).print(f"wrote {len(rows)} rows ({len(dates)} dates, {span}) to {out}")
+
+
+@app.command()
+def history(
+    gpu: Annotated[str, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")],
+    vram: Annotated[int | None, typer.Option("--vram", help="Only this VRAM size, GB.")] = None,
+    provider: ProviderOption = None,
+    by: Annotated[
+        HistoryView, typer.Option("--by", help="day, offer or pattern.")
+    ] = HistoryView.DAY,
+    start: FromOption = None,
+    end: ToOption = None,
+    currency: CurrencyOption = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Prices and availability of a GPU over time, and when it is usually free.
+
+    Availability counts good polls only: a failed crawl is not a sold-out market. A
+    pattern ("usually free 02:00-07:00") needs at least 24 polls over 7 days of a
+    provider, and each hour at least 2 polls on 2 different days; below that it says
+    "not enough history (N polls over D days)". Every pattern says how many polls back it.
+    """
+    from gpurent.cli.common import reader
+    from warehouse import trends
+
+    label = f"{gpu} {vram}G" if vram else gpu
+    first, last = _day(start), _day(end)
+    with reader(db) as con:
+        polls = trends.poll_availability(
+            con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
         )
-        if fmt is OutputFormat.TABLE:
-            shown = [
-                {
-                    "date": r["date"],
-                    "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
-                    "index": "withheld" if r["index_price"] is None else f"{r['index_price']:,.4f}",
-                    "ccy": r["currency"],
-                    "offers": r["n_offers"],
-                    "providers": r["n_providers"],
-                    "in stock": f"{r['in_stock_share']:.0%}",
-                    "note": r["withheld_reason"]
-                    or (f"screened: {r['screened_out']}" if r["screened_out"] else ""),
-                }
-                for r in rows
-            ]
-            render(shown, fmt, title="GPU price index (per GPU-hour)",
-                   empty_message="No index yet: the warehouse has no good runs in that range.")  # fmt: skip
-            return
-        render(rows, fmt, columns=INDEX_EXPORT_COLUMNS)
-
-    @index_app.command("export")
-    def index_export(
-        out: Annotated[Path, typer.Option("--out", help="CSV file to write.")],
-        start: FromOption = None,
-        end: ToOption = None,
-        currency: CurrencyOption = None,
-        gpu: GpuOption = None,
-        excel_bom: Annotated[
-            bool, typer.Option("--excel-bom", help="Start with a UTF-8 byte-order mark (Excel).")
-        ] = False,
-        db: DbOption = None,
-    ) -> None:
-        """Write the index as CSV: one row per date, GPU and currency (UTF-8)."""
-        rows = index_rows(db, gpu=gpu, currency=currency, start=_day(start), end=_day(end))
-        write_index_csv(rows, out, excel_bom=excel_bom)
-        dates = sorted({r["date"] for r in rows})
-        span = f"{dates[0]} .. {dates[-1]}" if dates else "no dates"
-        Console(stderr=True).print(f"wrote {len(rows)} rows ({len(dates)} dates, {span}) to {out}")
-
-    @app.command()
-    def history(
-        gpu: Annotated[str, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")],
-        vram: Annotated[int | None, typer.Option("--vram", help="Only this VRAM size, GB.")] = None,
-        provider: Annotated[
-            str | None, typer.Option("--provider", help="Only this provider.")
-        ] = None,
-        by: Annotated[
-            HistoryView, typer.Option("--by", help="day, offer or pattern.")
-        ] = HistoryView.DAY,
-        start: FromOption = None,
-        end: ToOption = None,
-        currency: CurrencyOption = None,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """Prices and availability of a GPU over time, and when it is usually free.
-
-        Availability counts good polls only: a failed crawl is not a sold-out market. A
-        pattern ("usually free 02:00-07:00") needs at least 24 polls over 7 days of a
-        provider, and each hour at least 2 polls on 2 different days; below that it says
-        "not enough history (N polls over D days)". Every pattern says how many polls back it.
-        """
-        from gpurent.cli.queries import reader
-        from warehouse import trends
-
-        label = f"{gpu} {vram}G" if vram else gpu
-        first, last = _day(start), _day(end)
-        with reader(db) as con:
-            polls = trends.poll_availability(
+        patterns = trends.availability_patterns(polls)
+        rows: list[dict[str, Any]]
+        if by is HistoryView.OFFER:
+            rows = trends.offer_changes(
                 con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
+            ).to_dicts()
+        elif by is HistoryView.DAY:
+            rows = trends.daily_history(
+                con,
+                gpu_model=gpu,
+                vram_gb=vram,
+                provider=provider,
+                start=first,
+                end=last,
+                currency=normalise_currency(currency),
             )
-            patterns = trends.availability_patterns(polls)
-            rows: list[dict[str, Any]]
-            if by is HistoryView.OFFER:
-                rows = trends.offer_changes(
-                    con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
-                ).to_dicts()
-            elif by is HistoryView.DAY:
-                rows = trends.daily_history(
-                    con,
-                    gpu_model=gpu,
-                    vram_gb=vram,
-                    provider=provider,
-                    start=first,
-                    end=last,
-                    currency=normalise_currency(currency),
-                )
-            else:
-                rows = [
-                    {
-                        "provider": p.provider,
-                        "timezone": p.timezone,
-                        "polls": p.polls,
-                        "days": p.days,
-                        "enough_history": p.enough_history,
-                        "usually_free": p.free_hours,
-                        "summary": p.summary(label),
-                        "free_share_by_hour": list(p.by_hour),
-                        "free_share_by_hour_of_week": list(p.by_hour_of_week),
-                        "polls_by_hour": list(p.polls_by_hour),
-                        "days_by_hour": list(p.days_by_hour),
-                        "polls_by_hour_of_week": list(p.polls_by_hour_of_week),
-                        "days_by_hour_of_week": list(p.days_by_hour_of_week),
-                    }
-                    for p in patterns
-                ]
-        if fmt is not OutputFormat.TABLE:
-            render(rows, fmt)
-            return
-        if by is HistoryView.PATTERN:
-            rows = [{k: v for k, v in r.items() if not k.endswith(("_by_hour", "_by_hour_of_week"))}
-                    for r in rows]  # fmt: skip
-        render(rows, fmt, title=f"{label}: history by {by.value}",
-               empty_message=f"No history of {label} yet (check the name with `gpurent gpus`).")  # fmt: skip
-        console = Console()
-        for p in patterns:
-            if by is not HistoryView.PATTERN:
-                console.print(p.summary(label), markup=False, highlight=False)
-
-    @app.command()
-    def rank(
-        currency: CurrencyOption = None,
-        db: DbOption = None,
-        fmt: FormatOption = OutputFormat.TABLE,
-    ) -> None:
-        """Two rankings side by side: performance (catalog) and rental heat (latest state).
-
-        perf_rank orders by dense BF16 TFLOPS; heat_rank puts the scarcest GPU first (lowest
-        share of offers in stock). median_true_hourly is per card, always on, 50 GB kept;
-        trend_7d is its change over seven days.
-        """
-        display = normalise_currency(currency) or load_settings().currency
-        rows = rank_rows(db, display)
-        if fmt is OutputFormat.TABLE:
-            shown = [
+        else:
+            rows = [
                 {
-                    "perf": r["perf_rank"],
-                    "heat": r["heat_rank"],
-                    "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
-                    "BF16 TF": r["bf16_dense_tflops"],
-                    "GB/s": r["mem_bandwidth_gbps"],
-                    "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
-                    "in stock": f"{r['in_stock_share']:.0%}",
-                    "free": r["free_cards"],
-                    f"{display}/h": _money(r["median_true_hourly"]),
-                    "7d": "" if r["trend_7d"] is None else f"{r['trend_7d']:+.1%}",
-                    "prov": r["providers"],
+                    "provider": p.provider,
+                    "timezone": p.timezone,
+                    "polls": p.polls,
+                    "days": p.days,
+                    "enough_history": p.enough_history,
+                    "usually_free": p.free_hours,
+                    "summary": p.summary(label),
+                    "free_share_by_hour": list(p.by_hour),
+                    "free_share_by_hour_of_week": list(p.by_hour_of_week),
+                    "polls_by_hour": list(p.polls_by_hour),
+                    "days_by_hour": list(p.days_by_hour),
+                    "polls_by_hour_of_week": list(p.polls_by_hour_of_week),
+                    "days_by_hour_of_week": list(p.days_by_hour_of_week),
                 }
-                for r in rows
+                for p in patterns
             ]
-            render(shown, fmt, title="performance vs rental heat",
-                   empty_message="No offers yet: run `gpurent crawl --replay` or `gpurent demo`.")  # fmt: skip
-            return
-        render(rows, fmt, columns=RANK_COLUMNS)
+    if fmt is not OutputFormat.TABLE:
+        render(rows, fmt)
+        return
+    if by is HistoryView.PATTERN:
+        rows = [{k: v for k, v in r.items() if not k.endswith(("_by_hour", "_by_hour_of_week"))}
+                for r in rows]  # fmt: skip
+    render(rows, fmt, title=f"{label}: history by {by.value}",
+           empty_message=f"No history of {label} yet (check the name with `gpurent gpus`).")  # fmt: skip
+    console = Console()
+    for p in patterns:
+        if by is not HistoryView.PATTERN:
+            console.print(p.summary(label), markup=False, highlight=False)
 
-    @app.command()
-    def demo(
-        days: Annotated[int, typer.Option("--days", min=1, help="Days of history.")] = DEFAULT_DAYS,
-        polls_per_day: Annotated[
-            int, typer.Option("--polls-per-day", min=1, max=24, help="Polls a day.")
-        ] = DEFAULT_POLLS_PER_DAY,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the variations.")] = DEFAULT_SEED,
-        db: DbOption = None,
-    ) -> None:
-        """Build a month of SYNTHETIC history in a fresh database, so index, history and rank
-        show something on first run.
 
-        The offers are the bundled recordings, crawled once for real; how they move over
-        the past days (price drift, stock flips, the odd failed run) is generated, seeded.
-        Today's poll is the recordings as crawled. Never mix this with real data: the
-        database must not exist yet.
-        """
-        from flows.demo import DemoError, build_demo_history
+@app.command()
+def rank(
+    currency: CurrencyOption = None,
+    db: DbOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Two rankings side by side: performance (catalog) and rental heat (latest state).
 
-        path = resolve_db(db)
-        console = Console(stderr=True)
-        console.print(f"crawling the bundled recordings, then {days} days of synthetic polls ...")
-        try:
-            with demo_progress(console) as progress:
-                summary = build_demo_history(
-                    path, days=days, polls_per_day=polls_per_day, seed=seed, progress=progress
-                )
-        except DemoError as exc:
-            typer.secho(str(exc), err=True, fg="red")
-            raise typer.Exit(2) from exc
-        console.print(
-            f"demo database {summary.db}: {len(summary.providers)} providers "
-            f"({', '.join(summary.providers)}), {summary.first_day} .. {summary.last_day}, "
-            f"{summary.runs} runs ({summary.failed_runs} synthetic failures), "
-            f"{summary.offers_per_poll} offers a poll. The history is synthetic.",
-            markup=False,
-            highlight=False,
-        )
+    perf_rank orders by dense BF16 TFLOPS; heat_rank puts the scarcest GPU first (lowest
+    share of offers in stock). median_true_hourly is per card, always on, 50 GB kept;
+    trend_7d is its change over seven days.
+    """
+    display = normalise_currency(currency) or settings().currency
+    rows = rank_rows(db, display)
+    if fmt is OutputFormat.TABLE:
+        shown = [
+            {
+                "perf": r["perf_rank"],
+                "heat": r["heat_rank"],
+                "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
+                "BF16 TF": r["bf16_dense_tflops"],
+                "GB/s": r["mem_bandwidth_gbps"],
+                "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
+                "in stock": f"{r['in_stock_share']:.0%}",
+                "free": r["free_cards"],
+                f"{display}/h": _money(r["median_true_hourly"]),
+                "7d": "" if r["trend_7d"] is None else f"{r['trend_7d']:+.1%}",
+                "prov": r["providers"],
+            }
+            for r in rows
+        ]
+        render(shown, fmt, title="performance vs rental heat",
+               empty_message="No offers yet: run `gpurent crawl --replay` or `gpurent demo`.")  # fmt: skip
+        return
+    render(rows, fmt, columns=RANK_COLUMNS)
+
+
+@app.command()
+def demo(
+    days: Annotated[int, typer.Option("--days", min=1, help="Days of history.")] = DEFAULT_DAYS,
+    polls_per_day: Annotated[
+        int, typer.Option("--polls-per-day", min=1, max=24, help="Polls a day.")
+    ] = DEFAULT_POLLS_PER_DAY,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the variations.")] = DEFAULT_SEED,
+    db: DbOption = None,
+) -> None:
+    """Build a month of SYNTHETIC history in a fresh database, so index, history and rank
+    show something on first run.
+
+    The offers are the bundled recordings, crawled once for real; how they move over
+    the past days (price drift, stock flips, the odd failed run) is generated, seeded.
+    Today's poll is the recordings as crawled. Never mix this with real data: the
+    database must not exist yet.
+    """
+    from flows.demo import DemoError, build_demo_history
+
+    path = resolve_db(db)
+    console = Console(stderr=True)
+    console.print(f"crawling the bundled recordings, then {days} days of synthetic polls ...")
+    try:
+        with demo_progress(console) as progress:
+            summary = build_demo_history(
+                path, days=days, polls_per_day=polls_per_day, seed=seed, progress=progress
+            )
+    except DemoError as exc:
+        typer.secho(str(exc), err=True, fg="red")
+        raise typer.Exit(2) from exc
+    console.print(
+        f"demo database {summary.db}: {len(summary.providers)} providers "
+        f"({', '.join(summary.providers)}), {summary.first_day} .. {summary.last_day}, "
+        f"{summary.runs} runs ({summary.failed_runs} synthetic failures), "
+        f"{summary.offers_per_poll} offers a poll. The history is synthetic.",
+        markup=False,
+        highlight=False,
+    )

@@ -8,16 +8,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import duckdb
 import typer
 from rich.console import Console
 
-from gpurent.cli.common import DbOption, FormatOption, normalise_currency, require_db, resolve_db
+from gpurent.cli.common import (
+    DbOption,
+    FormatOption,
+    ReplayOption,
+    SceneOption,
+    StepOption,
+    normalise_currency,
+    reader,
+    require_db,
+    resolve_db,
+    settings,
+)
 from gpurent.cli.crawl import PREFECT_DEFAULTS
 from gpurent.cli.output import OutputFormat, render, to_jsonable
-from gpurent_core.config import load_settings
+
+if TYPE_CHECKING:
+    import duckdb
 
 LIST_COLUMNS = [
     "id", "gpu", "min_vram_gb", "count", "max_price", "providers", "regions", "notify",
@@ -35,21 +47,17 @@ watch_app = typer.Typer(
 
 @contextmanager
 def _writer(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    from warehouse.db import connect
+    from warehouse.db import writing
 
-    con = connect(resolve_db(db))
-    try:
+    with writing(resolve_db(db)) as con:
         yield con
-    finally:
-        con.close()
 
 
 @contextmanager
 def _reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    from warehouse.db import connect, fetch_one
+    from warehouse.db import fetch_one
 
-    con = connect(require_db(db), read_only=True)
-    try:
+    with reader(db) as con:
         found = fetch_one(
             con, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'outbox'"
         )
@@ -59,8 +67,6 @@ def _reader(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
             typer.secho("No watches yet (this database predates watches).", err=True)
             raise typer.Exit(0)
         yield con
-    finally:
-        con.close()
 
 
 def _watch_row(watch: Any) -> dict[str, Any]:
@@ -121,7 +127,7 @@ def _price_cap(
         ) from exc
     if not value.is_finite() or value <= 0:
         raise typer.BadParameter("must be a positive number", param_hint="--max-price")
-    code = normalise_currency(currency) or load_settings().currency
+    code = normalise_currency(currency) or settings().currency
     try:
         unit = CapUnit.parse(per or CapUnit.CARD_HOUR.value)
     except ValueError as exc:
@@ -380,18 +386,9 @@ def test(
 
 @watch_app.command("poll")
 def poll(
-    replay: Annotated[
-        str | None,
-        typer.Option(
-            "--replay",
-            help="Poll the bundled recordings (or those in DIR) served on 127.0.0.1 instead "
-            "of the real providers. `--replay` alone: bundled ones.",
-            metavar="[DIR]",
-            show_default=False,
-        ),
-    ] = None,
-    scene: Annotated[str, typer.Option(help="Replay scene to serve.")] = "default",
-    step: Annotated[int, typer.Option(min=1, help="Step of the replay scene.")] = 1,
+    replay: ReplayOption = None,
+    scene: SceneOption = "default",
+    step: StepOption = 1,
     min_interval: Annotated[
         int | None,
         typer.Option(
@@ -414,10 +411,10 @@ def poll(
     if replay_dir is not None and not replay_dir.is_dir():
         raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
     path = resolve_db(db)
-    settings = load_settings()
+    configured = settings()
     result = _run_poll(
         db_path=path,
-        work_dir=settings.work_dir or path.parent / "feeds",
+        work_dir=configured.work_dir or path.parent / "feeds",
         replay=replay is not None,
         replay_dir=replay_dir,
         scene=scene,
@@ -494,5 +491,7 @@ def outbox(
     render(rows, fmt, title="outbox", empty_message="No notifications yet.")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(watch_app, name="watch")
+# The commands of this module; the console script (gpurent.cli.app) adds them to its app.
+app = typer.Typer()
+
+app.add_typer(watch_app, name="watch")

@@ -199,7 +199,7 @@ def test_sizing_matches_gpurent_size(demo_db: Path) -> None:
     request = sizer.SizeRequest(model="Qwen2.5-7B", prompt_tokens=2048, gen_tokens=512, limit=10)
     answer = sizer.size_workload(demo_db, request)
     app = typer.Typer()
-    size_cli.register(app)
+    app.add_typer(size_cli.app)
     result = CliRunner().invoke(
         app,
         [
@@ -257,7 +257,7 @@ def test_dashboard_command_prints_the_url_and_runs_streamlit(
 
     monkeypatch.setattr(dashboard_cli.subprocess, "call", fake_call)
     app = typer.Typer()
-    dashboard_cli.register(app)
+    app.add_typer(dashboard_cli.app)
     app.command("noop")(lambda: None)  # two commands, so "dashboard" is a sub-command
     db = tmp_path / "w.duckdb"
     result = CliRunner().invoke(app, ["dashboard", "--port", "8777", "--db", str(db)])

@@ -30,7 +30,7 @@ T0 = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 
 def cli_app() -> typer.Typer:
     app = typer.Typer()
-    size_cli.register(app)
+    app.add_typer(size_cli.app)
     return app
 
 

@@ -1,9 +1,9 @@
 """Property tests: every parser on mutated copies of its fixture inputs (rules of truth 1, 6, 9).
 
-Each provider's `tests/spiders/test_parsers_<provider>.py` has a `parse(case)` that turns a
-fixture case into a page; here the case's input is first mutated the way a provider's
-answer drifts: a key removed or renamed (in one object, or everywhere), a value retyped,
-huge, negative or empty, the whole answer replaced. Whatever the mutation:
+`parser_registry.parse(case)` turns a fixture case into a page, as its provider's entry says;
+here the case's input is first mutated the way a provider's answer drifts: a key removed or
+renamed (in one object, or everywhere), a value retyped, huge, negative or empty, the whole
+answer replaced. Whatever the mutation:
 
 * no exception escapes the parser, and every record is a valid feed line;
 * a key removed or renamed never changes the stock of an offer that is still there: drift
@@ -19,19 +19,18 @@ HTML pages get the text-level analogue: a number replaced by garbage, a table ce
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_registry import parse
 from spider_fixture_cases import FIXTURES, RUN_ID, Case, cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, parse_feed_line
@@ -66,15 +65,6 @@ class MutatedCase(Case):
 
     def input_bytes(self) -> bytes:
         return self.body
-
-
-@cache
-def parser_test_module(provider: str) -> ModuleType:
-    return importlib.import_module(f"test_parsers_{provider}")
-
-
-def run_parse(case: Case) -> Any:
-    return parser_test_module(case.provider).parse(case)
 
 
 # -- JSON documents -----------------------------------------------------------------
@@ -257,7 +247,7 @@ def html_cases(provider: str) -> list[Case]:
 
 @cache
 def baseline(case: Case) -> Outcome:
-    return outcome(run_parse(case))
+    return outcome(parse(case))
 
 
 def mutated_case(case: Case, body: str) -> MutatedCase:
@@ -265,7 +255,7 @@ def mutated_case(case: Case, body: str) -> MutatedCase:
 
 
 def parse_mutated(case: Case, doc: Any) -> Outcome:
-    return outcome(run_parse(mutated_case(case, to_json(doc))))
+    return outcome(parse(mutated_case(case, to_json(doc))))
 
 
 @st.composite
@@ -371,7 +361,7 @@ def test_html_parsers_survive_mutations(provider: str) -> None:
     @given(html_mutation(provider))
     def check(mutation: tuple[Case, str, str]) -> None:
         case, body, what = mutation
-        result = outcome(run_parse(mutated_case(case, body)))
+        result = outcome(parse(mutated_case(case, body)))
         assert_lost_offers_accounted(baseline(case), result, what)
 
     check()

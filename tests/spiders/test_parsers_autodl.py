@@ -6,41 +6,14 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
-from spiders.parsers.autodl import (
-    ADDON_FEES,
-    machine_list_body,
-    parse_home,
-    parse_machine_list,
-)
+from spiders.parsers.autodl import ADDON_FEES, machine_list_body, parse_machine_list
 from spiders.parsers.common import PageResult, ParseContext, load_json
 
 CTX = ParseContext("autodl", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> PageResult:
-    if case.is_html:
-        return parse_home(case.input_bytes().decode("utf-8"), CTX)
-    return parse_machine_list(load_json(case.input_bytes()), CTX)
-
-
-@pytest.mark.parametrize("case", cases("autodl"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("autodl") <= covered_recordings("autodl")
 
 
 def offers_of(page: PageResult) -> dict[str, OfferRecord]:

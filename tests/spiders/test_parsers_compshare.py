@@ -2,27 +2,19 @@
 
 Compshare's answers are not offers one by one (an offer needs all three actions), so a case
 folder here holds `case.json` (which parser: types / inventory / inventory_map / price, and
-its argument) and `output.json` is the page summary `summarize()` writes: records as feed
-lines, listings, free counts or the quote, notes and the page flags.
+its argument) and `output.json` is the page summary `parser_registry.compshare_summary()`
+writes: records as feed lines, listings, free counts or the quote, notes and the page flags.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-    strip_volatile,
-)
+from parser_registry import compshare_summary, parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 
 from gpurent_core.model import (
     BillingUnit,
@@ -33,13 +25,7 @@ from gpurent_core.model import (
     StockStatus,
     parse_feed_line,
 )
-from spiders.parsers.common import (
-    FieldProblem,
-    PageResult,
-    ParseContext,
-    feed_dicts,
-    load_json,
-)
+from spiders.parsers.common import FieldProblem, PageResult, ParseContext, load_json
 from spiders.parsers.compshare import (
     BOOT_DISK_GB,
     CLOUD_DISK_FEE,
@@ -50,80 +36,15 @@ from spiders.parsers.compshare import (
     TypesPage,
     offer_records,
     parse_instance_types,
-    parse_inventory,
     parse_price_answer,
     price_params,
-    read_inventory_map,
 )
 
 CTX = ParseContext("compshare", RUN_ID, OBSERVED_AT)
 
 
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=lambda v: format(v, "f")))
-
-
-def spec_of(case: Case) -> dict[str, Any]:
-    return dict(json.loads((case.folder / "case.json").read_text(encoding="utf-8")))
-
-
-def parse(case: Case) -> TypesPage | InventoryPage | QuotePage:
-    """The page of one case: the parser its `case.json` names, given the decoded input."""
-    spec = spec_of(case)
-    data = load_json(case.input_bytes())
-    kind = spec["kind"]
-    if kind == "types":
-        return parse_instance_types(data, CTX)
-    if kind == "inventory":
-        return parse_inventory(data, spec["zone"])
-    if kind == "inventory_map":
-        by_zone = data.get("GpuInventoryByZone") if isinstance(data, dict) else data
-        return read_inventory_map(by_zone, spec["zone"])
-    return parse_price_answer(data, spec["charge_type"])
-
-
-def quote_summary(quote: PriceQuote) -> dict[str, Any]:
-    shown = {f.name: getattr(quote, f.name) for f in fields(quote) if f.name != "set_aside"}
-    if quote.set_aside:
-        shown["set_aside"] = [problem.reason for problem in quote.set_aside]
-    return dict(_plain(shown))
-
-
 def summarize(case: Case) -> dict[str, Any]:
-    page = parse(case)
-    flags: dict[str, Any] = {
-        "layout_error": page.layout_error,
-        "auth_rejected": page.auth_rejected,
-        "api_error": page.api_error,
-    }
-    if page.missing_fields:
-        flags["missing_fields"] = page.missing_fields
-    if isinstance(page, TypesPage):
-        for line in feed_dicts(page.records):
-            parse_feed_line(line)
-        return {
-            "records": strip_volatile(feed_dicts(page.records)),
-            "listings": [asdict(listing) for listing in page.listings],
-            "zones": page.zones(),
-            "notes": page.notes,
-            **flags,
-        }
-    if isinstance(page, InventoryPage):
-        return {"free": page.free, "zone_id": page.zone_id, "notes": page.notes, **flags}
-    return {
-        "quote": quote_summary(page.quote) if page.quote else None,
-        "problem": page.problem.reason if page.problem else None,
-        **flags,
-    }
-
-
-@pytest.mark.parametrize("case", cases("compshare"), ids=lambda c: c.name)
-def test_page_parses_to_expected_summary(case: Case) -> None:
-    assert summarize(case) == case.expected_records()
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("compshare") <= covered_recordings("compshare")
+    return compshare_summary(parse(case))
 
 
 def _case(name: str) -> Case:

@@ -5,34 +5,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import FeeType, OfferRecord, StockStatus
-from spiders.parsers.common import PageResult, ParseContext, load_json
+from spiders.parsers.common import ParseContext
 from spiders.parsers.cudo import parse_machine_types
 
 CTX = ParseContext("cudo", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> PageResult:
-    return parse_machine_types(load_json(case.input_bytes()), CTX)
-
-
-@pytest.mark.parametrize("case", cases("cudo"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("cudo") <= covered_recordings("cudo")
 
 
 def test_one_card_offer_with_the_smallest_vm_as_mandatory_fees() -> None:

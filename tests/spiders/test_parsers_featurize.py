@@ -5,38 +5,18 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
-from spiders.parsers.common import ParseContext, feed_dicts, load_json
+from spiders.parsers.common import ParseContext, feed_dicts
 from spiders.parsers.featurize import InstancesPage, parse_instances
 
 CTX = ParseContext("featurize", RUN_ID, OBSERVED_AT)
 
 
-def parse(case: Case) -> InstancesPage:
-    return parse_instances(load_json(case.input_bytes()), CTX)
-
-
 def case_named(name: str) -> Case:
     return next(c for c in cases("featurize") if c.name == name)
-
-
-@pytest.mark.parametrize("case", cases("featurize"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("featurize") <= covered_recordings("featurize")
 
 
 def offers_of(page: InstancesPage) -> dict[str, OfferRecord]:

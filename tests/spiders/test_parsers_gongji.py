@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import cases
 
 from gpurent_core.model import (
     BillingUnit,
@@ -23,23 +15,7 @@ from gpurent_core.model import (
     QuarantineRecord,
     StockStatus,
 )
-from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.gongji import parse_pricing
-
-CTX = ParseContext("gongji", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> PageResult:
-    return parse_pricing(case.input_bytes().decode("utf-8"), CTX)
-
-
-@pytest.mark.parametrize("case", cases("gongji"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("gongji") <= covered_recordings("gongji")
+from spiders.parsers.common import PageResult
 
 
 def _parsed(name: str) -> PageResult:

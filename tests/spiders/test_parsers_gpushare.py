@@ -4,45 +4,16 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import Case, cases
 
-from gpurent_core.model import (
-    BillingUnit,
-    OfferRecord,
-    PriceKind,
-    QuarantineRecord,
-    StockStatus,
-)
-from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.gpushare import MachineListPage, list_query, parse_machine_list
-
-CTX = ParseContext("gpushare", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> MachineListPage:
-    return parse_machine_list(load_json(case.input_bytes()), CTX)
+from gpurent_core.model import BillingUnit, OfferRecord, PriceKind, QuarantineRecord, StockStatus
+from spiders.parsers.common import load_json
+from spiders.parsers.gpushare import MachineListPage, list_query
 
 
 def case_named(name: str) -> Case:
     return next(c for c in cases("gpushare") if c.name == name)
-
-
-@pytest.mark.parametrize("case", cases("gpushare"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("gpushare") <= covered_recordings("gpushare")
 
 
 def offers_of(page: MachineListPage) -> dict[str, OfferRecord]:

@@ -3,19 +3,9 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RECORDINGS,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse, recorded_hyperstack_prices
+from spider_fixture_cases import OBSERVED_AT, RECORDINGS, RUN_ID, Case, cases
 
 from gpurent_core.model import (
     FeeType,
@@ -25,65 +15,15 @@ from gpurent_core.model import (
     QuarantineRecord,
     StockStatus,
 )
-from spiders.parsers.common import PageResult, ParseContext, load_json
-from spiders.parsers.hyperstack import BookPrice, parse_flavors, parse_pricebook
+from spiders.parsers.common import ParseContext, load_json
+from spiders.parsers.hyperstack import BookPrice, parse_flavors
 
 CTX = ParseContext("hyperstack", RUN_ID, OBSERVED_AT)
 
 
-def recorded_prices() -> dict[str, BookPrice]:
-    book = parse_pricebook(load_json((RECORDINGS / "hyperstack" / "pricebook.json").read_bytes()))
-    return book.prices
-
-
-def is_pricebook(case: Case) -> bool:
-    return "pricebook" in case.name
-
-
-def parse(case: Case) -> PageResult:
-    """The case's page: a price book case parsed alone, a flavors case joined with the
-    recorded price book (as the spider does)."""
-    data = load_json(case.input_bytes())
-    if is_pricebook(case):
-        return parse_pricebook(data)
-    return parse_flavors(data, recorded_prices(), CTX)
-
-
-def book_json(prices: dict[str, BookPrice]) -> dict[str, Any]:
-    return {
-        name: {
-            "list_price": format(p.list_price, "f"),
-            "account_price": None if p.account_price is None else format(p.account_price, "f"),
-        }
-        for name, p in prices.items()
-    }
-
-
-@pytest.mark.parametrize(
-    "case", [c for c in cases("hyperstack") if is_pricebook(c)], ids=lambda c: c.name
-)
-def test_price_book_parses_to_expected_prices(case: Case) -> None:
-    book = parse_pricebook(load_json(case.input_bytes()))
-    assert book.records == []
-    assert book_json(book.prices) == case.expected_records()
-    for key, value in case.expected_page().items():
-        assert getattr(book, key) == value, key
-
-
-@pytest.mark.parametrize(
-    "case", [c for c in cases("hyperstack") if not is_pricebook(c)], ids=lambda c: c.name
-)
-def test_flavors_parse_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("hyperstack") <= covered_recordings("hyperstack")
-
-
 def recorded_offers() -> dict[str, OfferRecord]:
     case = next(c for c in cases("hyperstack") if c.name == "recorded_flavors")
-    page = parse_flavors(load_json(case.input_bytes()), recorded_prices(), CTX)
+    page = parse_flavors(load_json(case.input_bytes()), recorded_hyperstack_prices(), CTX)
     return {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
 
 
@@ -107,7 +47,7 @@ def test_flavor_is_priced_per_gpu_with_spot_and_discount_plans() -> None:
 
 
 def test_non_zero_component_rates_become_mandatory_fees() -> None:
-    prices = {**recorded_prices(), "vCPU": BookPrice(Decimal("0.004"))}
+    prices = {**recorded_hyperstack_prices(), "vCPU": BookPrice(Decimal("0.004"))}
     data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
     page = parse_flavors(data, prices, CTX)
     l40 = next(r for r in page.offers if r.offer_key == "NORWAY-1/n3-L40x1")
@@ -165,7 +105,7 @@ def test_one_bad_cell_costs_only_its_flavor() -> None:
 
 
 def test_missing_volume_rate_keeps_the_offer_and_says_the_fee_is_unknown() -> None:
-    prices = {k: v for k, v in recorded_prices().items() if k != "Cloud-SSD"}
+    prices = {k: v for k, v in recorded_hyperstack_prices().items() if k != "Cloud-SSD"}
     data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
     page = parse_flavors(data, prices, CTX)
     l40 = next(r for r in page.offers if r.offer_key == "NORWAY-1/n3-L40x1")

@@ -4,35 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
-from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.lambdalabs import InstanceTypesPage, parse_instance_types
-
-CTX = ParseContext("lambda", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> InstanceTypesPage:
-    return parse_instance_types(load_json(case.input_bytes()), CTX)
-
-
-@pytest.mark.parametrize("case", cases("lambda"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("lambda") <= covered_recordings("lambda")
 
 
 def offers_of(case_name: str) -> dict[str, OfferRecord]:

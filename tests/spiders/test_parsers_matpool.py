@@ -4,40 +4,17 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import Case, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, StockStatus
 from gpurent_core.normalize.price import MATPOOL_PRICE_SCALE
-from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.matpool import MachinesPage, machines_query, parse_machines
-
-CTX = ParseContext("matpool", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> MachinesPage:
-    return parse_machines(load_json(case.input_bytes()), CTX)
+from spiders.parsers.common import load_json
+from spiders.parsers.matpool import MachinesPage, machines_query
 
 
 def case_named(name: str) -> Case:
     return next(c for c in cases("matpool") if c.name == name)
-
-
-@pytest.mark.parametrize("case", cases("matpool"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("matpool") <= covered_recordings("matpool")
 
 
 def offers_of(page: MachinesPage) -> dict[str, OfferRecord]:

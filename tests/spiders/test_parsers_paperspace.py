@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 
 from gpurent_core.model import (
     BillingUnit,
@@ -24,27 +16,14 @@ from gpurent_core.model import (
     QuarantineRecord,
     StockStatus,
 )
-from spiders.parsers.common import PageResult, ParseContext, load_json
+from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.paperspace import parse_vm_types
 
 CTX = ParseContext("paperspace", RUN_ID, OBSERVED_AT)
 
 
-def parse(case: Case) -> PageResult:
-    return parse_vm_types(load_json(case.input_bytes()), CTX)
-
-
 def case_named(name: str) -> Case:
     return next(c for c in cases("paperspace") if c.name == name)
-
-
-@pytest.mark.parametrize("case", cases("paperspace"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("paperspace") <= covered_recordings("paperspace")
 
 
 def offers(case: Case) -> dict[str, OfferRecord]:

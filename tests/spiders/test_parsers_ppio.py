@@ -4,40 +4,16 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import Case, cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
 from gpurent_core.normalize.price import PPIO_PRICE_SCALE
-from spiders.parsers.common import PageResult, ParseContext, load_json
-from spiders.parsers.ppio import parse_products
-
-CTX = ParseContext("ppio", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> PageResult:
-    return parse_products(load_json(case.input_bytes()), CTX)
+from spiders.parsers.common import PageResult
 
 
 def case_named(name: str) -> Case:
     return next(c for c in cases("ppio") if c.name == name)
-
-
-@pytest.mark.parametrize("case", cases("ppio"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("ppio") <= covered_recordings("ppio")
 
 
 def offers_of(page: PageResult) -> dict[str, OfferRecord]:

@@ -1,34 +1,22 @@
 """RunPod parser: the recorded catalog and per-cloud prices, a real fragment, broken inputs.
 
-A case may hold `args.json`: `{"cloud": "secure" | "community", "catalog": null}`. Without
-`cloud` the input is the catalog answer; `catalog: null` parses the prices against an empty
-catalog (the types' clouds unknown), else against the recorded `gpu_types.json`.
+How a case's `args.json` picks the parser and the catalog: `parser_registry`.
 """
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any
 
 import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RECORDINGS,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse, recorded_runpod_catalog
+from spider_fixture_cases import OBSERVED_AT, RECORDINGS, RUN_ID, cases
 
 from gpurent_core.model import FeeType, OfferRecord, PriceKind, StockStatus
 from replay.matching import json_subset_diff
-from spiders.parsers.common import PageResult, ParseContext, load_json
+from spiders.parsers.common import ParseContext
 from spiders.parsers.runpod import (
     VOLUME_FEES,
-    Catalog,
     catalog_body,
     parse_catalog,
     parse_prices,
@@ -39,42 +27,13 @@ from spiders.parsers.runpod import (
 CTX = ParseContext("runpod", RUN_ID, OBSERVED_AT)
 
 
-def case_args(case: Case) -> dict[str, Any]:
-    path = case.folder / "args.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
-def recorded_catalog() -> Catalog:
-    answer = read_envelope(load_json((RECORDINGS / "runpod" / "gpu_types.json").read_bytes()))
-    return parse_catalog(answer.data)
-
-
-def parse(case: Case) -> PageResult:
-    args = case_args(case)
-    answer = read_envelope(load_json(case.input_bytes()))
-    if "cloud" not in args:
-        catalog = parse_catalog(answer.data)
-        return PageResult(layout_error=catalog.layout_error, missing_fields=catalog.missing_fields)
-    catalog = Catalog() if "catalog" in args and args["catalog"] is None else recorded_catalog()
-    return parse_prices(answer.data, args["cloud"], catalog, CTX)
-
-
-@pytest.mark.parametrize("case", cases("runpod"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("runpod") <= covered_recordings("runpod")
-
-
 def offers_of(case_name: str) -> dict[str, OfferRecord]:
     case = next(c for c in cases("runpod") if c.name == case_name)
     return {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
 
 
 def test_catalog_says_which_cloud_lists_each_type() -> None:
-    catalog = recorded_catalog()
+    catalog = recorded_runpod_catalog()
     assert catalog.layout_error is None and len(catalog.types) == 13
     assert catalog.listed("NVIDIA H100 80GB HBM3", "secure") is True
     assert catalog.listed("NVIDIA H100 80GB HBM3", "community") is False
@@ -163,7 +122,7 @@ def test_unreadable_stock_word_is_unknown_and_set_aside() -> None:
     data = {"gpuTypes": [{"id": "NVIDIA L4", "displayName": "L4", "memoryInGb": 24,
                           "securePrice": "0.49", "lowestPrice": {"stockStatus": stock}}
                          for stock in ("Moderate", {})]}  # fmt: skip
-    records = parse_prices(data, "secure", recorded_catalog(), CTX)
+    records = parse_prices(data, "secure", recorded_runpod_catalog(), CTX)
     statuses = [r.status for r in records.offers]
     assert statuses == [StockStatus.UNKNOWN, StockStatus.UNKNOWN]
     reasons = [r.reason for r in records.records if not isinstance(r, OfferRecord)]

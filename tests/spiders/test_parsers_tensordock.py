@@ -5,17 +5,8 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    SHARED_SAMPLES,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, SHARED_SAMPLES, cases
 
 from gpurent_core.model import (
     FeeBasis,
@@ -25,34 +16,16 @@ from gpurent_core.model import (
     QuarantineRecord,
     StockStatus,
 )
-from spiders.parsers.common import PageResult, ParseContext, load_json
-from spiders.parsers.tensordock import (
-    MIN_RAM_GB,
-    MIN_VCPUS,
-    hostnode_records,
-    parse_hostnodes,
-)
+from spiders.parsers.common import ParseContext, load_json
+from spiders.parsers.tensordock import MIN_RAM_GB, MIN_VCPUS, hostnode_records
 
 CTX = ParseContext("tensordock", RUN_ID, OBSERVED_AT)
 SHARED_SPECS = SHARED_SAMPLES / "tensordock" / "hostnode_specs.gpuhunt_fixture.json"
 
 
-def parse(case: Case) -> PageResult:
-    return parse_hostnodes(load_json(case.input_bytes()), CTX)
-
-
 def offers(name: str) -> dict[str, OfferRecord]:
     case = next(c for c in cases("tensordock") if c.name == name)
     return {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
-
-
-@pytest.mark.parametrize("case", cases("tensordock"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("tensordock") <= covered_recordings("tensordock")
 
 
 def test_the_real_specs_fixture_gives_one_l40_card_offer_with_component_fees() -> None:

@@ -5,34 +5,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.vastai import BundlesPage, parse_bundles, search_body
+from spiders.parsers.vastai import parse_bundles, search_body
 
 CTX = ParseContext("vastai", RUN_ID, OBSERVED_AT)
-
-
-def parse(case: Case) -> BundlesPage:
-    return parse_bundles(load_json(case.input_bytes()), CTX)
-
-
-@pytest.mark.parametrize("case", cases("vastai"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("vastai") <= covered_recordings("vastai")
 
 
 def test_real_capture_without_dph_total_gives_sold_out_offers() -> None:

@@ -1,149 +1,29 @@
 """Verda parser: each recorded answer, the offers they make together, real fixtures, bad input.
 
-Every case holds `args.json` with `source`: the answer its input is (`instance_types`,
-`on_demand`, `spot`, `locations`, `volume_types`, `token`). An `instance_types` case builds
-the offers with the other answers taken from the recordings, unless `args.json` names
-another file for one (`recording:...` / `shared:...` / `fixture:<provider>/<case>/...`) or
-null (that answer missing).
+How a case's `args.json` says which answer its input is, and which others go with it:
+`parser_registry`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
-import pytest
-from spider_fixture_cases import (
-    FIXTURES,
-    OBSERVED_AT,
-    RECORDINGS,
-    RUN_ID,
-    SHARED_SAMPLES,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import VERDA_RECORDED, parse, verda_answer
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
-from spiders.parsers.common import PageResult, ParseContext, load_json
+from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.verda import (
     CONTRACTS,
     Inputs,
     build_offers,
     read_availability,
     read_instance_types,
-    read_locations,
     read_token,
-    read_volume_types,
     token_body,
 )
 
 CTX = ParseContext("verda", RUN_ID, OBSERVED_AT)
-KINDS = {"on_demand": "on-demand", "spot": "spot"}
-RECORDED = {
-    "on_demand": "recording:verda/availability_on_demand.json",
-    "spot": "recording:verda/availability_spot.json",
-    "locations": "recording:verda/locations.json",
-    "volume_types": "recording:verda/volume_types.json",
-}
-
-
-@dataclass
-class VerdaPage(PageResult):
-    """A parse result with what a non-offer answer says (checked through page.json)."""
-
-    by_location: dict[str, list[str]] | None = None
-    unreadable: list[str] | None = None
-    codes: list[str] | None = None
-    volume_prices: list[list[str]] | None = None
-    token: str | None = None
-
-
-def load_ref(ref: str) -> Any:
-    kind, _, rel = ref.partition(":")
-    base = {"recording": RECORDINGS, "shared": SHARED_SAMPLES, "fixture": FIXTURES}[kind]
-    return load_json((base / rel).read_bytes())
-
-
-def case_args(case: Case) -> dict[str, Any]:
-    return json.loads((case.folder / "args.json").read_text(encoding="utf-8"))
-
-
-def answer(args: dict[str, Any], source: str) -> Any:
-    """One of the other answers, as the spider hands it on: None when missing or unreadable
-    (a layout error)."""
-    ref = args.get(source, RECORDED[source])
-    if ref is None:
-        return None
-    data = load_ref(ref)
-    read: Any
-    if source in ("on_demand", "spot"):
-        read = read_availability(data, CTX, kind=KINDS[source])
-    elif source == "locations":
-        read = read_locations(data, CTX)
-    else:
-        read = read_volume_types(data, CTX)
-    return None if read.layout_error is not None else read
-
-
-def parse(case: Case) -> VerdaPage:
-    args = case_args(case)
-    data = load_json(case.input_bytes())
-    source = args["source"]
-    if source == "instance_types":
-        types = read_instance_types(data)
-        if types.layout_error is not None:
-            return VerdaPage(layout_error=types.layout_error, missing_fields=types.missing_fields)
-        others = {s: answer(args, s) for s in RECORDED}
-        # As the spider says it: a null in args.json is an answer that failed.
-        why = {s: "failed" for s, a in others.items() if a is None}
-        inputs = Inputs(types, **others, why_missing=why)
-        built = build_offers(inputs, CTX)
-        return VerdaPage(
-            records=built.records, notes=built.notes, missing_fields=built.missing_fields
-        )
-    if source in ("on_demand", "spot"):
-        availability = read_availability(data, CTX, kind=KINDS[source])
-        shown = {k: sorted(v) for k, v in sorted(availability.by_location.items())}
-        return VerdaPage(
-            records=availability.records,
-            layout_error=availability.layout_error,
-            missing_fields=availability.missing_fields,
-            by_location=shown,
-            unreadable=sorted(availability.unreadable),
-        )
-    if source == "locations":
-        locations = read_locations(data, CTX)
-        return VerdaPage(
-            records=locations.records,
-            layout_error=locations.layout_error,
-            missing_fields=locations.missing_fields,
-            codes=locations.codes,
-        )
-    if source == "volume_types":
-        volumes = read_volume_types(data, CTX)
-        prices = [[v.volume_type, str(v.amount), v.currency] for v in volumes.prices]
-        return VerdaPage(
-            records=volumes.records,
-            layout_error=volumes.layout_error,
-            missing_fields=volumes.missing_fields,
-            volume_prices=prices,
-        )
-    assert source == "token"
-    return VerdaPage(token=read_token(data))
-
-
-@pytest.mark.parametrize("case", cases("verda"), ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("verda") <= covered_recordings("verda")
 
 
 def offers_of(case_name: str) -> dict[str, OfferRecord]:
@@ -323,7 +203,7 @@ def test_an_unreadable_location_entry_keeps_unnamed_locations_out() -> None:
     on_demand = read_availability(data, CTX)
     case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
     types = read_instance_types(load_json(case.input_bytes()))
-    others = {s: answer({}, s) for s in RECORDED}
+    others = {s: verda_answer({}, s) for s in VERDA_RECORDED}
     page = build_offers(Inputs(types, **{**others, "on_demand": on_demand}), CTX)
     offers = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
     assert offers["1H100.80S.30V/FIN-01"].status is StockStatus.IN_STOCK
@@ -365,7 +245,7 @@ def test_spot_plan_follows_the_spot_answer_not_on_demand() -> None:
 def test_missing_spot_answer_leaves_the_plans_out_not_the_offers() -> None:
     case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
     types = read_instance_types(load_json(case.input_bytes()))
-    others = {s: answer({}, s) for s in RECORDED}
+    others = {s: verda_answer({}, s) for s in VERDA_RECORDED}
     page = build_offers(
         Inputs(types, **{**others, "spot": None}, why_missing={"spot": "failed"}), CTX
     )

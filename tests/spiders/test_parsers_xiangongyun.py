@@ -1,42 +1,14 @@
-"""仙宫云 pricing-page parser: the recorded page, broken rows, a changed layout, robots.txt."""
+"""仙宫云 pricing-page parser: the recorded page, broken rows, a changed layout."""
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
-import pytest
-from protego import Protego
-from spider_fixture_cases import (
-    OBSERVED_AT,
-    RUN_ID,
-    Case,
-    assert_matches_case,
-    cases,
-    covered_recordings,
-    recorded_bodies,
-)
+from parser_registry import parse
+from spider_fixture_cases import cases
 
 from gpurent_core.model import FeeType, OfferRecord, QuarantineRecord, StockStatus
-from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.xiangongyun import parse_pricing
-from spiders.settings import USER_AGENT
-
-CTX = ParseContext("xiangongyun", RUN_ID, OBSERVED_AT)
-PAGE_CASES = [c for c in cases("xiangongyun") if c.source.suffix == ".html"]
-
-
-def parse(case: Case) -> PageResult:
-    return parse_pricing(case.input_bytes().decode("utf-8"), CTX)
-
-
-@pytest.mark.parametrize("case", PAGE_CASES, ids=lambda c: c.name)
-def test_page_parses_to_expected_records(case: Case) -> None:
-    assert_matches_case(parse(case), case)
-
-
-def test_every_recorded_page_has_a_parse_case() -> None:
-    assert recorded_bodies("xiangongyun") <= covered_recordings("xiangongyun")
+from spiders.parsers.common import PageResult
 
 
 def _parsed(name: str) -> PageResult:
@@ -90,15 +62,6 @@ def test_broken_rows_are_quarantined_one_by_one() -> None:
 def test_a_page_without_the_table_is_a_layout_error_not_sold_out() -> None:
     page = _parsed("layout_renamed")
     assert page.records == [] and page.layout_error is not None
-
-
-def test_recorded_robots_txt_lets_us_read_the_pricing_page() -> None:
-    case = next(c for c in cases("xiangongyun") if c.name == "recorded_robots")
-    rules = Protego.parse(case.input_bytes().decode("utf-8"))
-    expected = json.loads((case.folder / "output.json").read_text(encoding="utf-8"))
-    for path, allowed in expected["allowed"].items():
-        url = f"https://www.xiangongyun.com{path}"
-        assert rules.can_fetch(url, USER_AGENT) is allowed, path
 
 
 # -- drift and bad cells: the table's contract is its cell labels (rule of truth 9) ------

@@ -30,7 +30,7 @@ def invoke(*args: str) -> Any:
     if "tracking" in cli_app.COMMAND_MODULES:
         return cli_helpers.invoke(*args)
     app = typer.Typer()
-    tracking.register(app)
+    app.add_typer(tracking.app)
     result = CliRunner().invoke(app, list(args))
     if result.exit_code != 0:
         raise AssertionError(
@@ -166,7 +166,7 @@ def test_every_command_has_help() -> None:
 
 def test_demo_refuses_an_existing_database(db: Path) -> None:
     app = typer.Typer()
-    tracking.register(app)
+    app.add_typer(tracking.app)
     result = CliRunner().invoke(app, ["demo", "--db", str(db)])
     assert result.exit_code == 2
     assert "already exists" in result.output
@@ -174,7 +174,7 @@ def test_demo_refuses_an_existing_database(db: Path) -> None:
 
 def test_read_commands_need_a_database(tmp_path: Path) -> None:
     app = typer.Typer()
-    tracking.register(app)
+    app.add_typer(tracking.app)
     result = CliRunner().invoke(app, ["rank", "--db", str(tmp_path / "none.duckdb")])
     assert result.exit_code == 2
     assert "No database" in result.output

@@ -25,7 +25,7 @@ import sys
 import typer
 from gpurent.cli import tracking
 app = typer.Typer()
-tracking.register(app)
+app.add_typer(tracking.app)
 app(args=sys.argv[1:], prog_name="gpurent")
 """
 

@@ -39,7 +39,7 @@ def test_the_command_draws_the_bars(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
     monkeypatch.setattr(flows.demo, "build_demo_history", fake)
     app = typer.Typer()
-    tracking.register(app)
+    app.add_typer(tracking.app)
     result = CliRunner().invoke(app, ["demo", "--db", str(tmp_path / "d.duckdb")])
     assert result.exit_code == 0, result.output
     assert "crawling the recordings (providers)" in result.stderr

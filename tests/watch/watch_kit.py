@@ -196,14 +196,8 @@ def free_port() -> int:
 
 
 def build_cli() -> typer.Typer:
-    """The gpurent app with the watch and schedule commands, registered or not yet."""
-    app = cli_app.build_app()
-    from gpurent.cli import schedule, watch
-
-    for name, module in (("watch", watch), ("schedule", schedule)):
-        if name not in cli_app.COMMAND_MODULES:
-            module.register(app)
-    return app
+    """The gpurent app (with the watch and schedule commands)."""
+    return cli_app.build_app()
 
 
 def cli(*args: str, code: int = 0) -> Any:

@@ -1,0 +1,102 @@
+"""gpurent's library API: the answers the command line and the dashboard show, for programs.
+
+    from gpurent import api
+
+    for offer in api.cheapest(32, gpus=1, db="var/demo.duckdb"):
+        print(offer.provider, offer.gpu_model, offer.true_monthly, offer.cost_currency)
+
+Every function reads the warehouse (``db``: a path, else ``GPURENT_DB``, else the user data
+directory) and returns typed objects with Decimal money; the cost of each offer is the exact
+one of ``gpurent_core.costing``, for the usage given (``api.usage(...)``; default: 730 h a
+month, 50 GB of storage). Refusals are ``api.ApiError`` subclasses (``ValueError``) with one
+line each: ``NoWarehouse``, ``WarehouseBusy``, ``UnknownName`` (with suggestions), ``NoSuchOffer``, ``BadUsage``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpurent.api import names, views
+    from gpurent.api.errors import (
+        ApiError,
+        BadUsage,
+        NoSuchOffer,
+        NoWarehouse,
+        UnknownName,
+        WarehouseBusy,
+    )
+    from gpurent.api.market import IndexPoint, ProviderState, index, providers
+    from gpurent.api.pricing import Explanation, Offer, cheapest, explain, offers
+    from gpurent.api.profile import usage, with_gpus
+    from gpurent.api.sizing import (
+        CannotSize,
+        Engine,
+        Mode,
+        Objective,
+        SizeAnswer,
+        model_names,
+        precision_names,
+        size,
+    )
+
+# Where each public name lives (no module is named like a function it holds: importing
+# a submodule sets it as an attribute of the package). They load on first use, so that `import gpurent.api` (and
+# the command line's start-up) does not pay for the cost engine, DuckDB or the sizing
+# modules before an answer is asked for.
+_HOME = {
+    **dict.fromkeys(
+        ("ApiError", "BadUsage", "NoSuchOffer", "NoWarehouse", "UnknownName", "WarehouseBusy"),
+        "errors",
+    ),
+    **dict.fromkeys(("IndexPoint", "ProviderState", "index", "providers"), "market"),
+    **dict.fromkeys(("Explanation", "Offer", "cheapest", "explain", "offers"), "pricing"),
+    **dict.fromkeys(
+        ("CannotSize", "Engine", "Mode", "Objective", "SizeAnswer", "model_names"), "sizing"
+    ),
+    **dict.fromkeys(("precision_names", "size"), "sizing"),
+    **dict.fromkeys(("usage", "with_gpus"), "profile"),
+}
+_MODULES = {"names", "views"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return import_module(f"gpurent.api.{name}")
+    if name in _HOME:
+        value = getattr(import_module(f"gpurent.api.{_HOME[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gpurent.api' has no attribute {name!r}")
+
+
+__all__ = [
+    "ApiError",
+    "BadUsage",
+    "CannotSize",
+    "Engine",
+    "Explanation",
+    "IndexPoint",
+    "Mode",
+    "NoSuchOffer",
+    "NoWarehouse",
+    "Objective",
+    "Offer",
+    "ProviderState",
+    "SizeAnswer",
+    "UnknownName",
+    "WarehouseBusy",
+    "cheapest",
+    "explain",
+    "index",
+    "model_names",
+    "names",
+    "offers",
+    "precision_names",
+    "providers",
+    "size",
+    "usage",
+    "views",
+    "with_gpus",
+]

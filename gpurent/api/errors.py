@@ -1,0 +1,36 @@
+"""What the library API refuses, as exceptions a program can catch and a person can read.
+
+Each is a ``ValueError`` carrying one line (``str(exc)``) and the argument it is about
+(``argument``: the API's keyword, e.g. ``"gpu"``), so the command line can name its own
+option and a program can point at its own field.
+"""
+
+from __future__ import annotations
+
+
+class ApiError(ValueError):
+    """Base class of the API's refusals."""
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+class NoWarehouse(ApiError):
+    """There is no warehouse at the path (yet): crawl first, or point at one."""
+
+
+class WarehouseBusy(ApiError):
+    """A crawl or load holds the warehouse longer than a reader waits (``GPURENT_LOCK_WAIT_S``)."""
+
+
+class UnknownName(ApiError):
+    """A GPU, provider or currency gpurent does not know; the message suggests close ones."""
+
+
+class NoSuchOffer(ApiError):
+    """The provider has no latest offer with that key."""
+
+
+class BadUsage(ApiError):
+    """Usage numbers the cost engine refuses (hours beyond a month, negative storage...)."""

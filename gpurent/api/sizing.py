@@ -1,0 +1,157 @@
+"""``size``: the GPU memory a model and workload need, the placements that fit, and the
+in-stock offers that can run it, ranked by true cost (``sizing.answer.size_answer``).
+
+Works before any crawl: without a warehouse the answer is the estimate alone, with no
+offers and ``offers_reason`` saying why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpurent.api.errors import ApiError, UnknownName
+from gpurent.api.names import display_currency
+from gpurent.api.profile import usage as make_usage
+from gpurent.api.warehouse import resolve_db
+from gpurent_core.costing import UsageProfile
+from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
+from sizing.engines import Engine, Mode
+from sizing.objective import Objective
+
+__all__ = ["CannotSize", "Engine", "Mode", "Objective", "SizeAnswer", "size"]
+
+
+class CannotSize(ApiError):
+    """A workload that cannot be sized: an impossible split, a sequence beyond the model's
+    context window (unless allowed), a config that cannot be read."""
+
+
+@dataclass(frozen=True)
+class SizeAnswer:
+    report: dict[str, Any]
+    """The whole answer as a document (what `gpurent size --format json` prints): model,
+    memory per placement, the chosen tier, offers, excluded offers and why, speed verdict."""
+    offers: list[CheckedOffer]
+    """Every offer that fits, runs and meets the speed targets, ranked (``report`` keeps the
+    first ``limit``)."""
+    excluded: list[Exclusion]
+    """Offers that fit in memory but cannot run the workload (precision, speed), with reasons."""
+
+
+def size(
+    model: str | None = None,
+    *,
+    config: Path | str | None = None,
+    params_b: float | None = None,
+    precision: str | None = None,
+    prompt_tokens: int = 2048,
+    gen_tokens: int = 512,
+    batch: int = 1,
+    gpus: int | None = None,
+    engine: Engine | str = Engine.VLLM,
+    mode: Mode | str = Mode.INFERENCE,
+    kv_dtype: str = "auto",
+    lora_rank: int = 16,
+    objective: Objective | str = Objective.MONTHLY,
+    ttft_ms: float | None = None,
+    tokens_per_s: float | None = None,
+    allow_beyond_context: bool = False,
+    usage: UsageProfile | None = None,
+    currency: str | None = None,
+    limit: int = 10,
+    db: Path | str | None = None,
+) -> SizeAnswer:
+    """Size one of ``model`` (a catalog name, see `gpurent models`), ``config`` (a Hugging
+    Face config.json or its folder) or ``params_b`` (billions of parameters, last resort).
+
+    ``precision`` defaults to the checkpoint's (``config``) or bf16; ``tokens_per_s`` is the
+    decode speed each of ``batch`` users needs; slower cards are excluded with the reason.
+    """
+    from sizing.answer import SizeQuery, size_answer
+    from sizing.workload import Workload
+
+    arch, info, chosen, weights = _resolve_model(model, config, params_b, precision)
+    if prompt_tokens + gen_tokens < 1:
+        raise CannotSize("prompt_tokens + gen_tokens must be at least 1", argument="tokens")
+    try:
+        from sizing.quant import kv_bytes_per_element
+
+        kv_bytes_per_element(kv_dtype)
+        workload = Workload(
+            prompt_tokens=prompt_tokens,
+            gen_tokens=gen_tokens,
+            batch=batch,
+            engine=Engine(engine),
+            mode=Mode(mode),
+            kv_dtype=kv_dtype,
+            lora_rank=lora_rank,
+        )
+        query = SizeQuery(
+            arch=arch,
+            info=info,
+            precision=chosen,
+            workload=workload,
+            weights_bytes=weights,
+            gpus=gpus,
+            objective=Objective(objective),
+            display_currency=display_currency(currency),
+            usage=usage or make_usage(),
+            limit=limit,
+            targets=SpeedTargets(ttft_ms=ttft_ms, tokens_per_s=tokens_per_s),
+            allow_beyond_context=allow_beyond_context,
+        )
+        answer = size_answer(query, resolve_db(db))
+    except ApiError:
+        raise
+    except ValueError as exc:  # the sizing modules' refusals (UnknownPrecision among them)
+        raise CannotSize(str(exc)) from exc
+    return SizeAnswer(report=answer.report, offers=answer.offers, excluded=answer.excluded)
+
+
+def _resolve_model(
+    model: str | None, config: Path | str | None, params_b: float | None, precision: str | None
+) -> tuple[Any, Any, Any, float | None]:
+    """The architecture, where it came from, the precision and exact checkpoint bytes."""
+    from sizing.hfconfig import ConfigError, checkpoint_bytes, config_precision, read_config
+    from sizing.models import UnknownModel, generic_arch, get_entry
+    from sizing.quant import UnknownPrecision, get_precision
+    from sizing.report import ModelInfo
+
+    given = [x for x in (model, config, params_b) if x is not None]
+    if len(given) != 1:
+        raise CannotSize("give exactly one of model, config or params_b", argument="model")
+    try:
+        if config is not None:
+            arch, raw = read_config(Path(config))
+            own = config_precision(raw)
+            chosen = get_precision(precision or own or "bf16")
+            exact = checkpoint_bytes(Path(config))
+            # The index holds the checkpoint's own format: exact only when that is what runs.
+            same = precision is None or (own is not None and get_precision(own) == chosen)
+            weights = float(exact) if exact and same else None
+            return arch, ModelInfo("config", str(config)), chosen, weights
+        chosen = get_precision(precision or "bf16")
+        if params_b is not None:
+            return generic_arch(params_b), ModelInfo("params", "--params-b"), chosen, None
+        found = get_entry(str(model))
+        return found.arch, ModelInfo("catalog", found.source, found.params_b), chosen, None
+    except (UnknownModel, UnknownPrecision) as exc:
+        raise UnknownName(str(exc), argument="model") from exc
+    except (ConfigError, ValueError) as exc:
+        raise CannotSize(str(exc), argument="config") from exc
+
+
+def model_names() -> list[str]:
+    """The catalog models ``size`` knows by name (see `gpurent models`)."""
+    from sizing.models import catalog
+
+    return list(catalog())
+
+
+def precision_names() -> list[str]:
+    """The precisions ``size`` reads (bf16, fp8, awq, q4_k_m...)."""
+    from sizing.quant import precision_names as names
+
+    return list(names())

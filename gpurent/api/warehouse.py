@@ -1,0 +1,68 @@
+"""Which warehouse the API reads, and the one way it opens it.
+
+The path comes from the caller, else ``GPURENT_DB``, else the user data directory; after
+``make demo`` the data is in the checkout, and a reader without a path is told so. Opening
+and closing goes through ``warehouse.db.reading`` (waits briefly for a writer's lock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpurent.api.errors import NoWarehouse, WarehouseBusy
+
+if TYPE_CHECKING:
+    import duckdb
+
+# Where `make demo` writes its warehouse, relative to the checkout it runs in.
+DEMO_DB = Path("var/demo.duckdb")
+
+
+def resolve_db(db: Path | str | None) -> Path:
+    """The warehouse path: ``db``, else the settings' (``GPURENT_DB`` or the default)."""
+    if db is not None:
+        return Path(db).expanduser()
+    from gpurent_core.config import load_settings  # pydantic-settings: only when asked
+
+    return load_settings().db.expanduser()
+
+
+def require_db(db: Path | str | None) -> Path:
+    """The path of an existing warehouse, or ``NoWarehouse`` saying how to get one."""
+    path = resolve_db(db)
+    if path.exists():
+        return path
+    if db is None and DEMO_DB.is_file():
+        raise NoWarehouse(
+            f"no warehouse at {path}; the demo's is at {DEMO_DB}: use --db {DEMO_DB} or GPURENT_DB",
+            argument="db",
+        )
+    raise NoWarehouse(
+        f"No database at {path}. Run `gpurent crawl --replay` (offline demo) "
+        "or `gpurent crawl` first, or point --db / GPURENT_DB at one.",
+        argument="db",
+    )
+
+
+@contextmanager
+def open_warehouse(db: Path | str | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the warehouse, closed on leaving the block."""
+    from warehouse.db import connect  # DuckDB loads only when something is read
+    from warehouse.errors import WarehouseLocked, WarehouseMissing
+
+    path = require_db(db)
+    try:
+        con = connect(path, read_only=True)
+    except WarehouseMissing as exc:
+        raise NoWarehouse(str(exc), argument="db") from exc
+    except WarehouseLocked as exc:
+        raise WarehouseBusy(
+            f"{exc}: a crawl or load is writing; try again when it is done", argument="db"
+        ) from exc
+    try:
+        yield con
+    finally:
+        con.close()
