@@ -20,7 +20,8 @@ What it measures, on this machine, with real DuckDB files in a temporary folder:
     ``warehouse.costed.costed_latest_offers`` (the join every surface reads: latest good run
     per provider, fees, plans, true cost of each offer) is timed, best of
     ``--query-repeats`` after one untimed warm-up call, with ``warehouse.queries.latest_offers``
-    (the SQL part alone) beside it. Ratios are
+    (the SQL part alone) and ``costed_latest_offers(..., limit=10)`` (the ten cheapest, as
+    ``cheapest`` asks: warehouse.ranking) beside it. Ratios are
     against the latency after 1 round, measured in the same run: a flat ratio means the
     latest state does not get slower as history piles up.
 
@@ -278,9 +279,9 @@ def bench_history(
     con = connect(root / "history.duckdb")
     print(
         f"{'rounds':>6} {'obs rows':>8} {'load_run per round':>27} {'latest_offers':>27}"
-        f" {'costed_latest_offers':>27} {'rows':>5}"
+        f" {'costed_latest_offers':>27} {'limit=10':>27} {'rows':>5}"
     )
-    baseline: tuple[Timing, Timing] | None = None
+    baseline: tuple[Timing, Timing, Timing] | None = None
     loaded = 0
     try:
         for checkpoint in sorted(checkpoints):
@@ -294,23 +295,27 @@ def bench_history(
             loaded = checkpoint
             query = partial(latest_offers, con)
             costed = partial(costed_latest_offers, con, profile, display_currency="USD")
+            top = partial(costed, limit=10)
             # One untimed call each first: first-call costs (FX table, caches) are not history.
             query()
             rows = len(costed())
+            top()
             sql = best(timed(query) for _ in range(repeats))
             full = best(timed(costed) for _ in range(repeats))
+            ten = best(timed(top) for _ in range(repeats))
             obs = con.execute("SELECT count(*) FROM observations").fetchone()
             count = int(obs[0]) if obs else 0
             print(
                 f"{checkpoint:>6} {count:>8} {load.per(max(1, len(new))).show():>27}"
-                f" {sql.show():>27} {full.show():>27} {rows:>5}"
+                f" {sql.show():>27} {full.show():>27} {ten.show():>27} {rows:>5}"
             )
             if baseline is None:
-                baseline = (sql, full)
+                baseline = (sql, full, ten)
             else:
                 print(
                     f"  after {checkpoint} rounds vs 1: latest_offers {sql.ratio(baseline[0])},"
-                    f" costed_latest_offers {full.ratio(baseline[1])}"
+                    f" costed_latest_offers {full.ratio(baseline[1])},"
+                    f" limit=10 {ten.ratio(baseline[2])}"
                 )
     finally:
         con.close()

@@ -11,6 +11,11 @@ from dashboards.export import csv_bytes
 from dashboards.i18n import human_age, run_status_label, t
 from dashboards.state import Ctx
 from dashboards.text import md_escape
+from gpurent import api
+
+# A month of hours, the most a card can run (and the default use), as a widget number.
+MONTH_HOURS = int(api.usage().hours_per_month)
+DEFAULT_STORAGE_GB = int(api.usage().storage_gb)
 
 
 def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
@@ -38,7 +43,12 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
     )
     row = st.columns(4)
     hours = row[0].number_input(
-        t(lang, "filter_hours"), min_value=1, max_value=730, value=730, step=10, key="now_hours"
+        t(lang, "filter_hours"),
+        min_value=1,
+        max_value=MONTH_HOURS,
+        value=MONTH_HOURS,
+        step=10,
+        key="now_hours",
     )
     # Sessions are billed by each provider's granularity and minimum rental.
     session = row[1].number_input(
@@ -50,7 +60,12 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         key="now_session",
     )
     storage = row[2].number_input(
-        t(lang, "filter_storage"), min_value=0, max_value=100_000, value=50, step=10, key="now_gb"
+        t(lang, "filter_storage"),
+        min_value=0,
+        max_value=100_000,
+        value=DEFAULT_STORAGE_GB,
+        step=10,
+        key="now_gb",
     )
     gpus = row[3].number_input(
         t(lang, "filter_gpus"), min_value=1, max_value=64, value=1, step=1, key="now_gpus"

@@ -10,6 +10,7 @@ from dashboards import charts, sizer, tables
 from dashboards.i18n import t
 from dashboards.state import Ctx
 from dashboards.text import md_escape
+from gpurent import api
 from gpurent.api import Engine, Mode, Objective, model_names, precision_names
 
 DEFAULT_MODEL = "Qwen2.5-7B"
@@ -20,6 +21,9 @@ SPEED_LABELS: dict[str, tuple[str, str]] = {
     "tps": ("Target tokens/s per user (0 = any)", "每用户生成速度目标（token/秒，0 = 不限）"),
     "excluded": ("Left out", "已排除"),
 }
+
+# A month of hours, the most a card can run (and the default use), as a widget number.
+MONTH_HOURS = int(api.usage().hours_per_month)
 
 
 def _label(ctx: Ctx, key: str) -> str:
@@ -63,7 +67,7 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
             t(lang, "size_objective"), [o.value for o in Objective], key="size_objective"
         )
         hours = third[1].number_input(
-            t(lang, "filter_hours"), min_value=1, max_value=730, value=730, step=10
+            t(lang, "filter_hours"), min_value=1, max_value=MONTH_HOURS, value=MONTH_HOURS, step=10
         )
         submitted = st.form_submit_button(t(lang, "size_submit"), type="primary")
     if submitted:

@@ -37,6 +37,18 @@ class Settings(BaseSettings):
     """Seconds to wait while another process writes the DB (GPURENT_LOCK_WAIT_S); default:
     120 s for a load (warehouse.db.WRITER_WAIT_S), 10 s for a read command (READER_WAIT_S)."""
 
+    lake_catalog: str | None = None
+    """Use the DuckLake warehouse instead of the DuckDB file (GPURENT_LAKE_CATALOG): a libpq
+    connection string for its PostgreSQL catalog, e.g. ``dbname=gpurent host=db.internal``.
+    The one setting that chooses the warehouse; every command and flow then reads and
+    writes the lake, and ``db`` is not used."""
+    lake_data: Path | None = None
+    """The lake's Parquet folder on shared storage (GPURENT_LAKE_DATA); needed by the first
+    writer, which creates the lake; the catalog remembers it for everyone else."""
+    storage_url: str | None = None
+    """Where fanned-out crawls put their feeds (GPURENT_STORAGE_URL): a shared path or an
+    fsspec URL (``s3://bucket/feeds``); see docs/deploy.md."""
+
     def chromium_path(self) -> str | None:
         return self.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 
-from gpurent_core.model import BillingUnit
+from gpurent_core.enums import BillingUnit
 
 HOURS_PER_UNIT: dict[BillingUnit, Fraction] = {
     BillingUnit.SECOND: Fraction(1, 3600),

@@ -111,9 +111,10 @@ def _ranked(
     """Offers that fit in memory, ranked, or none and the reason."""
     if choose(placements) is None:
         return [], NO_FIT
-    if not db.exists():
+    from warehouse.db import configured_lake, reading
+
+    if not db.exists() and configured_lake() is None:
         return [], no_warehouse(db)
-    from warehouse.db import reading
     from warehouse.errors import WarehouseError, WarehouseMissing
 
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 import duckdb
@@ -34,6 +35,7 @@ from gpurent_core.model import (
     StockStatus,
 )
 from warehouse.queries import latest_offers
+from warehouse.ranking import BoundQuery, Unbounded, cheapest_first, latest_rows
 
 
 @dataclass(frozen=True)
@@ -157,11 +159,20 @@ def cost_offer(
     *,
     display_currency: str | None,
     fx: FxTable | None,
+    cache: dict[tuple[Any, ...], TrueCost | None] | None = None,
 ) -> CostedOffer | None:
-    """True cost of one stored offer, or None when it cannot supply the profile's cards."""
+    """True cost of one stored offer, or None when it cannot supply the profile's cards.
+
+    ``cache``: costs already worked out in this call (same profile, display currency and FX
+    table), by everything the engine reads of an offer; offers that differ only in their
+    identity, stock or region (the same machine listed many times) are costed once."""
     gpus = cards_to_rent(offer, profile.gpus)
     if gpus is None:
         return None
+    key = _cost_key(offer, gpus) if cache is not None else ()
+    if cache is not None and key in cache:
+        known = cache[key]
+        return None if known is None else CostedOffer(offer=offer, cost=known, gpus_rented=gpus)
     inp = CostInput(
         price=plain(Decimal(offer["price"])),
         currency=offer["currency"],
@@ -175,11 +186,29 @@ def cost_offer(
         # rental, billed boot), not stored per offer: they are platform rules, not prices.
         terms=terms_for(offer["provider"]),
     )
+    cost: TrueCost | None
     try:
         cost = true_cost(inp, profile, display_currency=display_currency, fx=fx)
     except DoesNotFit:
-        return None
-    return CostedOffer(offer=offer, cost=cost, gpus_rented=gpus)
+        cost = None
+    if cache is not None:
+        cache[key] = cost
+    return None if cost is None else CostedOffer(offer=offer, cost=cost, gpus_rented=gpus)
+
+
+def _cost_key(offer: Mapping[str, Any], gpus: int) -> tuple[Any, ...]:
+    """Every field ``cost_offer`` hands the engine (the provider stands for its terms)."""
+    return (
+        offer["provider"],
+        offer["price"],
+        offer["currency"],
+        offer["billing_unit"],
+        offer["price_basis"],
+        offer["price_kind"],
+        gpus,
+        tuple(tuple(f.items()) for f in offer["fees"] or ()),
+        tuple(tuple(p.items()) for p in offer["plans"] or ()),
+    )
 
 
 def costed_latest_offers(
@@ -193,6 +222,7 @@ def costed_latest_offers(
     provider: str | None = None,
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
+    limit: int | None = None,
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
@@ -200,32 +230,58 @@ def costed_latest_offers(
 
     Ranking needs one currency, so ``display_currency`` is required; every row keeps its
     native price and currency beside it, and the FX rate used.
+
+    ``limit=N`` returns exactly ``costed_latest_offers(...)[:N]`` (same values, same order),
+    costing only the offers that could be among the N (``warehouse.ranking``).
     """
     fx = fx or fx_table_for(con)
-    frame = latest_offers(
-        con,
-        gpu_model=gpu_model,
-        min_vram_gb=min_vram_gb,
-        provider=provider,
-        in_stock_only=in_stock_only,
-        gpu_vram_gb=gpu_vram_gb,
-    )
-    costed = [
-        c
-        for row in frame.iter_rows(named=True)
+    filters: dict[str, Any] = {
+        "gpu_model": gpu_model,
+        "min_vram_gb": min_vram_gb,
+        "provider": provider,
+        "gpu_vram_gb": gpu_vram_gb,
+    }
+
+    cache: dict[tuple[Any, ...], TrueCost | None] = {}
+
+    def costed(row: Mapping[str, Any]) -> CostedOffer | None:
         # In stock means rentable for the profile's cards: a 2-card machine with 1 free is not.
-        if not in_stock_only or rentable(row, profile.gpus)
-        if (c := cost_offer(row, profile, display_currency=display_currency, fx=fx)) is not None
-    ]
-    return rank(costed)
+        if in_stock_only and not rentable(row, profile.gpus):
+            return None
+        return cost_offer(row, profile, display_currency=display_currency, fx=fx, cache=cache)
+
+    if limit is not None and limit > 0:
+        query = BoundQuery(
+            con,
+            profile,
+            display_currency=display_currency,
+            fx=fx,
+            filters=filters,
+            in_stock_only=in_stock_only,
+        )
+        try:
+            return cheapest_first(
+                query,
+                limit,
+                rows=partial(latest_rows, con),
+                cost=costed,
+                rank_key=_rank_key,
+                monthly=lambda c: c.cost.monthly_display,
+            )
+        except Unbounded:
+            pass  # an offer needs a missing FX rate: fail (or not) exactly as costing all does
+    frame = latest_offers(con, in_stock_only=in_stock_only, **filters)
+    ranked = rank(c for row in frame.iter_rows(named=True) if (c := costed(row)) is not None)
+    return ranked if limit is None else ranked[:limit]
 
 
 def rank(offers: Iterable[CostedOffer]) -> list[CostedOffer]:
     """Cheapest true monthly first, ties by true hourly, then by provider and key (stable)."""
-    return sorted(
-        offers,
-        key=lambda c: (*rank_key(c.cost), c.offer["provider"], c.offer["offer_key"]),
-    )
+    return sorted(offers, key=_rank_key)
+
+
+def _rank_key(c: CostedOffer) -> tuple[Any, ...]:
+    return (*rank_key(c.cost), c.offer["provider"], c.offer["offer_key"])
 
 
 __all__ = [

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -30,6 +30,9 @@ from pydantic import ValidationError
 from gpurent_core.config import load_settings
 from warehouse.errors import WarehouseError, WarehouseLocked, WarehouseMissing
 from warehouse.migrations import migrate
+
+if TYPE_CHECKING:
+    from warehouse.lake import LakeConfig
 
 LOCK_WAIT_ENV = "GPURENT_LOCK_WAIT_S"
 WRITER_WAIT_S = 120.0
@@ -60,6 +63,13 @@ def connect(
     user sees. ``retries`` instead gives a fixed number of retries ``retry_delay_s``
     apart (older callers). Every session runs in UTC.
     """
+    lake = configured_lake()
+    if lake is not None:
+        # GPURENT_LAKE_CATALOG chooses the DuckLake warehouse: many readers beside the loader,
+        # no file lock to wait for; the path is not used.
+        from warehouse.lake import connect_lake
+
+        return connect_lake(lake, read_only=read_only)
     db_path = Path(path).expanduser()
     if read_only and not db_path.is_file():
         raise WarehouseMissing(f"no warehouse at {db_path}: run a crawl first to create it")
@@ -73,6 +83,8 @@ def connect(
     try:
         # Sessions default to the machine's zone; TIMESTAMPTZ must come back as UTC.
         con.execute("SET TimeZone = 'UTC'")
+        # No progress bar: DuckDB draws it on stdout for slow queries, inside JSON output.
+        con.execute("SET enable_progress_bar = false")
         if read_only:
             _require_schema(con, db_path)
         else:
@@ -81,6 +93,16 @@ def connect(
         con.close()
         raise
     return con
+
+
+def configured_lake() -> LakeConfig | None:
+    """The DuckLake the settings choose (GPURENT_LAKE_CATALOG), else None: the DuckDB file."""
+    settings = load_settings()
+    if not settings.lake_catalog:
+        return None
+    from warehouse.lake import LakeConfig
+
+    return LakeConfig(catalog=settings.lake_catalog, data_path=settings.lake_data)
 
 
 @contextmanager

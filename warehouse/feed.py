@@ -802,8 +802,9 @@ class _Bulk:
             f"""
             INSERT INTO {OFFERS_TABLE} SELECT line, {ids},
                 try_cast(r.observed_at AS TIMESTAMPTZ), r.gpu_vendor,
-                r.gpu_model, r.gpu_vram_gb, r.gpu_form_factor, r.gpu_count, r.raw_gpu_name,
-                r.status, r.available_count, try_cast(r.price AS {_sql_decimal(PRICE)}),
+                r.gpu_model, try_cast(r.gpu_vram_gb AS INTEGER), r.gpu_form_factor,
+                try_cast(r.gpu_count AS INTEGER), r.raw_gpu_name, r.status,
+                try_cast(r.available_count AS INTEGER), try_cast(r.price AS {_sql_decimal(PRICE)}),
                 r.currency, r.billing_unit, r.price_basis, r.price_kind, r.region, r.url
             FROM {kept}
             """

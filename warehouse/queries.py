@@ -20,6 +20,7 @@ from warehouse.snapshots import offers_at, offers_of_run
 __all__ = [
     "fx_rate_on",
     "known_providers",
+    "latest_offer_conditions",
     "latest_offers",
     "offers_at",
     "offers_of_run",
@@ -98,6 +99,33 @@ def latest_offers(
     in stock either; ``gpurent_core.costing.rentable`` then checks the free cards). Ordered by
     provider, gpu_model, offer_key.
     """
+    condition, params = latest_offer_conditions(
+        gpu_model=gpu_model,
+        min_vram_gb=min_vram_gb,
+        provider=provider,
+        in_stock_only=in_stock_only,
+        gpu_vram_gb=gpu_vram_gb,
+    )
+    # The view reads current_offers: the cost does not grow with history.
+    return frame(
+        con,
+        f"SELECT * FROM latest_offers AS o {condition}"
+        " ORDER BY o.provider, o.gpu_model, o.offer_key",
+        params,
+    )
+
+
+def latest_offer_conditions(
+    *,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    in_stock_only: bool = False,
+    gpu_vram_gb: int | None = None,
+) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (``''`` when there is no filter) and its ``?`` parameters of
+    ``latest_offers``' filters, over the view aliased ``o``: one definition for every reader
+    that filters the latest state the same way (``warehouse.ranking``)."""
     where: list[str] = []
     params: list[Any] = []
     if gpu_model is not None:
@@ -116,14 +144,7 @@ def latest_offers(
     if in_stock_only:
         where.append("list_contains(?, o.status)")
         params.append(_RENTABLE)
-    condition = f"WHERE {' AND '.join(where)}" if where else ""
-    # The view reads current_offers: the cost does not grow with history.
-    return frame(
-        con,
-        f"SELECT * FROM latest_offers AS o {condition}"
-        " ORDER BY o.provider, o.gpu_model, o.offer_key",
-        params,
-    )
+    return (f"WHERE {' AND '.join(where)}" if where else ""), params
 
 
 def recent_offer_counts(con: duckdb.DuckDBPyConnection, provider: str, limit: int = 5) -> list[int]:

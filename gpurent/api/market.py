@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.api.names import resolve_currency, resolve_gpu
-from gpurent.api.warehouse import open_warehouse, resolve_db
+from gpurent.api.warehouse import open_warehouse, warehouse_exists
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,10 @@ def providers(*, db: Path | str | None = None) -> list[ProviderState]:
     from flows.providers import provider_infos
 
     status: dict[str, dict[str, Any]] = {}
-    path = resolve_db(db)
-    if path.exists():
+    if warehouse_exists(db):
         from warehouse.queries import provider_status
 
-        with open_warehouse(path) as con:
+        with open_warehouse(db) as con:
             status = {r["provider"]: r for r in provider_status(con).iter_rows(named=True)}
     states = []
     for name, info in provider_infos().items():

@@ -134,7 +134,8 @@ def _costed(
             min_vram_gb=min_vram,
             provider=name,
             in_stock_only=in_stock,
-        )[:limit]
+            limit=limit,  # only the first `limit` are costed exactly (warehouse.ranking)
+        )
     return [Offer.from_costed(c) for c in costed]
 
 

@@ -33,8 +33,8 @@ def resolve_db(db: Path | str | None) -> Path:
 def require_db(db: Path | str | None) -> Path:
     """The path of an existing warehouse, or ``NoWarehouse`` saying how to get one."""
     path = resolve_db(db)
-    if path.exists():
-        return path
+    if path.exists() or lake_chosen():
+        return path  # a lake (GPURENT_LAKE_CATALOG) is found through its catalog instead
     if db is None and DEMO_DB.is_file():
         raise NoWarehouse(
             f"no warehouse at {path}; the demo's is at {DEMO_DB}: use --db {DEMO_DB} or GPURENT_DB",
@@ -45,6 +45,18 @@ def require_db(db: Path | str | None) -> Path:
         "or `gpurent crawl` first, or point --db / GPURENT_DB at one.",
         argument="db",
     )
+
+
+def lake_chosen() -> bool:
+    """Whether the settings choose the DuckLake warehouse (GPURENT_LAKE_CATALOG)."""
+    from gpurent_core.config import load_settings
+
+    return bool(load_settings().lake_catalog)
+
+
+def warehouse_exists(db: Path | str | None) -> bool:
+    """Whether there is a warehouse to read: the DuckDB file, or a configured lake."""
+    return resolve_db(db).exists() or lake_chosen()
 
 
 @contextmanager

@@ -88,6 +88,14 @@ def _database_message(message: str) -> str:
             f"{path or 'that file'} is not a gpurent warehouse (not a DuckDB file): point --db at "
             "the warehouse file, or give a new path and run `gpurent crawl --replay`"
         )
+    if "created with an newer version" in lowered or "created with a newer version" in lowered:
+        import duckdb
+
+        return (
+            f"the warehouse {path or ''} was written by a newer DuckDB than this gpurent's "
+            f"({duckdb.__version__}): point --db at a new path and crawl again "
+            "(`gpurent crawl --replay` for the demo)"
+        ).replace("  ", " ")
     if "read-only" in lowered or "readonly" in lowered or "permission" in lowered:
         return f"cannot write the warehouse {path or ''}: the location is read-only; choose a writable --db".replace(
             "  ", " "

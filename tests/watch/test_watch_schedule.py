@@ -122,4 +122,9 @@ def test_prefect_yaml_is_what_prefect_deploy_reads() -> None:
 
     spec = yaml.safe_load((REPO / "prefect.yaml").read_text(encoding="utf-8"))
     model = PrefectYamlModel.model_validate(spec)
-    assert [d.name for d in model.deployments] == ["gpurent-nightly", "gpurent-watch-poll"]
+    assert [d.name for d in model.deployments] == [
+        "gpurent-nightly",
+        "gpurent-watch-poll",
+        "gpurent-crawl-provider",
+        "gpurent-fanout",
+    ]
