@@ -116,14 +116,21 @@ def filter_options(db: Path) -> FilterOptions:
     )
 
 
+# The Now page shows the cheapest this many: a market of a million offers would cost them
+# all before the first is drawn, and no one reads past the first screens.
+NOW_ROWS = 500
+
+
 @_page_read
-def now_offers(db: Path, filters: NowFilters) -> pl.DataFrame:
-    """Latest offers with true cost for the filters, cheapest first (``gpurent.api.pricing``).
+def now_offers(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -> pl.DataFrame:
+    """Latest offers with true cost for the filters, cheapest first (``gpurent.api.offers``),
+    the first ``limit`` (None: all).
 
     Columns: those of ``Offer.as_row(terms=False)`` plus ``raw_gpu_name``; ``rentable``
     says all cards of the unit are free. Without ``include_sold_out`` only rentable offers.
     """
     found = api.offers(
+        limit=limit,
         gpu_model=filters.gpu_model,
         min_vram=filters.min_vram_gb,
         provider=filters.provider,

@@ -76,6 +76,10 @@ LABELS: dict[str, tuple[str, str]] = {
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
     "any": ("Any", "全部"),
     "offers_count": ("{n} offers", "{n} 个报价"),
+    "offers_capped": (
+        "the {n} cheapest offers (more match: narrow the filters to see the rest)",
+        "最便宜的 {n} 个报价（还有更多匹配：缩小筛选条件可查看其余报价）",
+    ),
     "stale_provider": (
         "{provider}: last crawl {status}; its offers below are from the last good crawl, {age}.",
         "{provider}：最近一次爬取{status}；下方该平台的报价来自上一次成功爬取（{age}）。",

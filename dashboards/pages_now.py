@@ -92,7 +92,10 @@ def render(ctx: Ctx) -> None:
     st.caption(t(lang, "now_intro"))
     options = data.filter_options(ctx.db)
     filters = _filters(ctx, options)
-    frame = data.now_offers(ctx.db, filters)
+    # One more than shown: whether the cap cut anything off, without costing the rest.
+    frame = data.now_offers(ctx.db, filters, limit=data.NOW_ROWS + 1)
+    capped = frame.height > data.NOW_ROWS
+    frame = frame.head(data.NOW_ROWS)
     now = data.utc_now()
 
     ages = tables.provider_ages(frame, lang, now)
@@ -114,7 +117,8 @@ def render(ctx: Ctx) -> None:
                     age=md_escape(human_age(lang, r["last_good_at"], now)),
                 )
             )
-    st.markdown(f"**{t(lang, 'offers_count', n=frame.height)}**")
+    counted = "offers_capped" if capped else "offers_count"
+    st.markdown(f"**{t(lang, counted, n=frame.height)}**")
     if frame.height == 0:
         st.info(t(lang, "no_rows"))
         return

@@ -34,7 +34,7 @@ from flows.providers import ProviderInfo, provider_infos
 from gpurent_core.config import load_settings
 from gpurent_core.model import utcnow
 from gpurent_core.notify import send
-from warehouse.db import connect
+from warehouse.db import writing
 from warehouse.queries import latest_offers, provider_status
 from warehouse.watch.criteria import Watch
 from warehouse.watch.evaluate import evaluate_watches
@@ -42,9 +42,8 @@ from warehouse.watch.outbox import Backoff, deliver_pending
 from warehouse.watch.store import list_watches
 
 # The poll is the only writer while it runs, but the nightly crawl may hold the file for a
-# moment: wait for it rather than fail the poll.
-WRITER_RETRIES = 240
-WRITER_RETRY_DELAY_S = 0.25
+# moment: `writing` waits for it with backoff (GPURENT_LOCK_WAIT_S, like every writer) rather
+# than fail the poll.
 
 
 @dataclass(frozen=True)
@@ -108,8 +107,7 @@ def plan_poll(
 
 @task(task_run_name="plan-poll")
 def plan_task(db_path: Path, min_interval_s: int | None) -> PollPlan:
-    con = connect(db_path, retries=WRITER_RETRIES, retry_delay_s=WRITER_RETRY_DELAY_S)
-    try:
+    with writing(db_path) as con:
         watches = list_watches(con)
         if not watches:
             return PollPlan(crawl=[], skipped={p: "no active watch" for p in provider_infos()})
@@ -121,8 +119,6 @@ def plan_task(db_path: Path, min_interval_s: int | None) -> PollPlan:
             r["provider"]: r["last_run_started_at"]
             for r in provider_status(con).iter_rows(named=True)
         }
-    finally:
-        con.close()
     return plan_poll(
         watches, provider_infos(), listed, last, now=utcnow(), min_interval_s=min_interval_s
     )
@@ -130,22 +126,16 @@ def plan_task(db_path: Path, min_interval_s: int | None) -> PollPlan:
 
 @task(task_run_name="evaluate-watches")
 def evaluate_task(db_path: Path, display_currency: str) -> dict[str, Any]:
-    con = connect(db_path, retries=WRITER_RETRIES, retry_delay_s=WRITER_RETRY_DELAY_S)
-    try:
+    with writing(db_path) as con:
         return evaluate_watches(con, now=utcnow(), display_currency=display_currency).as_dict()
-    finally:
-        con.close()
 
 
 @task(task_run_name="deliver-outbox")
 def deliver_task(db_path: Path, retry_base_s: float) -> dict[str, Any]:
-    con = connect(db_path, retries=WRITER_RETRIES, retry_delay_s=WRITER_RETRY_DELAY_S)
-    try:
+    with writing(db_path) as con:
         backoff = Backoff(base_s=retry_base_s, cap_s=max(retry_base_s, Backoff().cap_s))
         report = deliver_pending(con, send, now=utcnow(), backoff=backoff, clock=utcnow)
         return report.as_dict()
-    finally:
-        con.close()
 
 
 @flow(

@@ -9,6 +9,7 @@ fewest cards that fit are used.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -127,7 +128,11 @@ def fitting_offers(
         degree = placement.tensor_parallel
         profile = replace(usage or UsageProfile(), gpus=degree)
         costed = costed_latest_offers(
-            con, profile, display_currency=display_currency, in_stock_only=True
+            con,
+            profile,
+            display_currency=display_currency,
+            in_stock_only=True,
+            min_vram_gb=smallest_nominal_vram(placement),
         )
         for offer in costed:
             key = (offer.offer["provider"], offer.offer["offer_key"])
@@ -137,6 +142,15 @@ def fitting_offers(
             if ranked is not None:
                 chosen[key] = ranked
     return sorted(chosen.values(), key=lambda r: rank_key(objective, r))
+
+
+def smallest_nominal_vram(placement: Placement) -> int:
+    """The least nominal VRAM (GB) a card can have and still fit ``placement``.
+
+    A card's usable memory never exceeds its nominal size (measured, or 0.97 x nominal;
+    ``sizing.placement.usable_gib``, a test keeps it so), so cards below this cannot fit:
+    the warehouse leaves them out before anything is costed. ``_fit`` still decides."""
+    return max(0, math.ceil(placement.estimate.per_gpu_gib))
 
 
 def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:

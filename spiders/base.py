@@ -30,6 +30,7 @@ from twisted.python.failure import Failure
 
 from gpurent_core.model import utcnow
 from spiders.ledger import AuthState, RunLedger
+from spiders.options import SpiderOptions
 from spiders.parsers.common import (
     PageResult,
     ParseContext,
@@ -82,28 +83,35 @@ class ProviderSpider(scrapy.Spider):
         super().__init__(*args, **kwargs)
         self.ledger = RunLedger()
         self._run_id: str | None = None
+        self._options: SpiderOptions | None = None
 
     # -- settings ------------------------------------------------------------
 
     @property
+    def options(self) -> SpiderOptions:
+        """The crawl's settings, typed (`spiders.options`): read once, on first use, when
+        the crawl has started and its settings are final."""
+        if self._options is None:
+            self._options = SpiderOptions.from_settings(self.settings)
+        return self._options
+
+    @property
     def base_url(self) -> str:
-        configured = self.settings.get("GPURENT_BASE_URL") or self.default_base_url
-        return str(configured).rstrip("/")
+        return (self.options.base_url or self.default_base_url).rstrip("/")
 
     @property
     def run_id(self) -> str:
         if self._run_id is None:
-            self._run_id = str(self.settings.get("GPURENT_RUN_ID") or generate_run_id())
+            self._run_id = self.options.run_id or generate_run_id()
         return self._run_id
 
     @property
     def page_size(self) -> int:
-        value = self.settings.getint("GPURENT_PAGE_SIZE", 0)
-        return value if value > 0 else self.default_page_size
+        return self.options.page_size or self.default_page_size
 
     @property
     def max_pages(self) -> int:
-        return max(1, self.settings.getint("GPURENT_MAX_PAGES", 200))
+        return self.options.max_pages
 
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"

@@ -4,10 +4,10 @@ Used by 算家云, 共绩算力 and AutoDL's homepage fallback: only these spide
 swap in the Playwright download handler, the browser is the system Chromium
 (GPURENT_CHROMIUM, else `chromium` on PATH; never a download), headless, with the flags a
 container needs. A page request waits for the table rows the script builds (or for an HTTP
-error page, left to Scrapy's retries); rows that never appear on a page that answered
-mean the page changed (a layout error, never "sold out"). robots.txt is
-obeyed as for every page (ROBOTSTXT_OBEY stays on; the robots.txt request itself goes
-through Scrapy's own HTTP client).
+error page, left to Scrapy's retries), at most GPURENT_TABLE_WAIT_MS (spiders.options); rows
+that never appear on a page that answered mean the page changed (a layout error, never "sold
+out"). robots.txt is obeyed as for every page (ROBOTSTXT_OBEY stays on; the robots.txt
+request itself goes through Scrapy's own HTTP client).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from twisted.python.failure import Failure
 
 from gpurent_core.config import load_settings
 from spiders.base import ProviderSpider
+from spiders.options import DEFAULTS, SETTING_NAMES
 
 # Headless in a container or CI: no sandbox (no user namespaces), no GPU, small /dev/shm,
 # and none of the background traffic a desktop browser makes on its own.
@@ -36,8 +37,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
-TABLE_WAIT_MS = 15_000
-"""How long a page's script may take to build its table (ms)."""
 
 
 def rows_or_error_page(row_selector: str) -> str:
@@ -69,8 +68,9 @@ class BrowserPageSpider(ProviderSpider):
         # Requests without meta["playwright"] (robots.txt) still use Scrapy's HTTP client.
         "DOWNLOAD_HANDLERS": {"http": PLAYWRIGHT_HANDLER, "https": PLAYWRIGHT_HANDLER},
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
-        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 30_000,
-        "PLAYWRIGHT_MAX_CONTEXTS": 1,
+        # Defaults of the browser options (spiders.options): a -s setting still wins.
+        SETTING_NAMES["navigation_timeout_ms"]: DEFAULTS.navigation_timeout_ms,
+        SETTING_NAMES["browser_contexts"]: DEFAULTS.browser_contexts,
     }
 
     @classmethod
@@ -91,7 +91,7 @@ class BrowserPageSpider(ProviderSpider):
                     PageMethod(
                         "wait_for_function",
                         rows_or_error_page(self.row_selector),
-                        timeout=TABLE_WAIT_MS,
+                        timeout=self.options.table_wait_ms,
                     ),
                 ],
             },

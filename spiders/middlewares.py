@@ -22,6 +22,7 @@ from twisted.web.client import ResponseFailed
 from twisted.web.http import PotentialDataLoss
 
 from spiders.base import ProviderSpider
+from spiders.options import SpiderOptions
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -64,10 +65,11 @@ class RetryAfterMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.cap = crawler.settings.getfloat("GPURENT_RETRY_AFTER_MAX", 60.0)
-        self.retry_enabled = crawler.settings.getbool("RETRY_ENABLED")
-        self.max_retry_times = crawler.settings.getint("RETRY_TIMES")
-        self.retry_codes = {int(x) for x in crawler.settings.getlist("RETRY_HTTP_CODES")}
+        options = SpiderOptions.from_settings(crawler.settings)
+        self.cap = options.retry_after_max_s
+        self.retry_enabled = options.retry_enabled
+        self.max_retry_times = options.retry_times
+        self.retry_codes = frozenset(options.retry_http_codes)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

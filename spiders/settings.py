@@ -2,23 +2,24 @@
 
 Run a spider from the repo root: ``scrapy crawl vastai -O feed.jsonl``.
 
-gpurent's own settings (pass with ``-s NAME=value``; all optional):
+gpurent's own settings (GPURENT_*, all optional; pass with ``-s NAME=value``) and the Scrapy
+settings gpurent's code reads itself are declared once, in ``spiders.options.SpiderOptions``:
+name, type, default, meaning and an example for each, in its field docs. The values below
+are its defaults (`DEFAULTS`):
 
-GPURENT_BASE_URL (str | None; default None = the spider's real provider URL)
-    Base URL the spider calls instead, e.g. ``http://127.0.0.1:8765/vastai`` (replay server).
-GPURENT_RUN_ID (str | None; default None = a generated UTC stamp)
-    Run id stamped on every feed line and on the run report, e.g. ``20261004T120000Z-1a2b3c``.
-GPURENT_RUN_REPORT (str | None; default None = no report file)
-    Path of the JSON run report written when the spider closes, e.g. ``/tmp/vastai.report.json``
-    (fields: spiders.ledger.REPORT_FIELDS).
-GPURENT_RETRY_AFTER_MAX (float seconds; default 60.0)
-    Longest wait a 429/503 Retry-After may impose before the retry, e.g. ``5``.
-GPURENT_PAGE_SIZE (int | None; default None = the spider's own: Vast.ai 500, AutoDL 20)
-    Offers asked per page where the provider API pages, e.g. ``100``.
-GPURENT_MAX_PAGES (int; default 200)
-    Safety stop for pagination loops, e.g. ``50``. A listing that still has pages when it is
-    reached ends the run `partial` (report field ``page_cap_reached``), never `ok`: the market
-    was cut off. Raise it for markets larger than 200 pages.
+GPURENT_BASE_URL (SpiderOptions.base_url): the replay server instead of the provider.
+GPURENT_RUN_ID (SpiderOptions.run_id): the run id on every feed line and on the report.
+GPURENT_RUN_REPORT (SpiderOptions.run_report): where the JSON run report is written.
+GPURENT_RETRY_AFTER_MAX (SpiderOptions.retry_after_max_s): cap on a Retry-After wait.
+GPURENT_PAGE_SIZE (SpiderOptions.page_size): offers asked per page.
+GPURENT_MAX_PAGES (SpiderOptions.max_pages): the page cap; a listing cut off by it ends the
+    run `partial`.
+GPURENT_TABLE_WAIT_MS (SpiderOptions.table_wait_ms): browser spiders' wait for the price
+    table (not set below: its default applies).
+
+RETRY_ENABLED, RETRY_TIMES, RETRY_HTTP_CODES and DOWNLOAD_TIMEOUT are Scrapy's, with their
+values from the same defaults. A value that cannot be used stops the crawl at start-up with
+a message naming the setting.
 
 Secrets never go through settings (Scrapy logs overridden settings): the AutoDL token
 comes from the environment variable ``AUTODL_TOKEN`` and the Chromium binary from
@@ -26,6 +27,9 @@ comes from the environment variable ``AUTODL_TOKEN`` and the Chromium binary fro
 """
 
 from __future__ import annotations
+
+# Lower-case names are not settings: Scrapy reads only the upper-case ones of this module.
+from spiders.options import DEFAULTS as _defaults
 
 BOT_NAME = "gpurent"
 SPIDER_MODULES = ["spiders.providers"]
@@ -45,10 +49,10 @@ AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
 
-RETRY_ENABLED = True
-RETRY_TIMES = 3
-RETRY_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
-DOWNLOAD_TIMEOUT = 30
+RETRY_ENABLED = _defaults.retry_enabled
+RETRY_TIMES = _defaults.retry_times
+RETRY_HTTP_CODES = list(_defaults.retry_http_codes)
+DOWNLOAD_TIMEOUT = _defaults.download_timeout_s
 
 DOWNLOADER_MIDDLEWARES = {
     # Closest to the network of ours (above DownloaderStats, 850): sees every attempt.
@@ -58,17 +62,26 @@ DOWNLOADER_MIDDLEWARES = {
 }
 EXTENSIONS = {
     "spiders.extensions.RunReport": 500,
+    # Cycle collection in larger batches, start-up objects frozen (crawl speed).
+    "spiders.extensions.CrawlGarbageCollector": 510,
     # An open telnet port is no use to a scheduled crawl.
     "scrapy.extensions.telnet.TelnetConsole": None,
 }
 
 FEED_EXPORT_ENCODING = "utf-8"
+# The same JSON Lines bytes as Scrapy's exporter, written faster (spiders.extensions).
+FEED_EXPORTERS = {
+    "jsonlines": "spiders.extensions.FeedLinesExporter",
+    "jsonl": "spiders.extensions.FeedLinesExporter",
+}
+# No per-offer "Scraped from" DEBUG record unless LOG_LEVEL is DEBUG (spiders.extensions).
+LOG_FORMATTER = "spiders.extensions.ItemLogFormatter"
 LOG_LEVEL = "INFO"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
-GPURENT_BASE_URL = None
-GPURENT_RUN_ID = None
-GPURENT_RUN_REPORT = None
-GPURENT_RETRY_AFTER_MAX = 60.0
-GPURENT_PAGE_SIZE = None
-GPURENT_MAX_PAGES = 200
+GPURENT_BASE_URL = _defaults.base_url
+GPURENT_RUN_ID = _defaults.run_id
+GPURENT_RUN_REPORT = _defaults.run_report
+GPURENT_RETRY_AFTER_MAX = _defaults.retry_after_max_s
+GPURENT_PAGE_SIZE = _defaults.page_size
+GPURENT_MAX_PAGES = _defaults.max_pages

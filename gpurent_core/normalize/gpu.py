@@ -438,7 +438,35 @@ def resolve_gpu(
     MiB, as nvidia-smi and Vast.ai report them); they snap to the nearest catalog size of
     the model. A card count in the name ("8x H100") is ignored: use split_gpu_count for it.
     """
-    cat = catalog if catalog is not None else get_catalog()
+    if catalog is not None:
+        return _resolve(raw, vram_gb, vram_mb, catalog)
+    # A market repeats a few dozen names over thousands of offers: answer each once.
+    try:
+        found = _resolve_in_packaged_catalog(raw, vram_gb, vram_mb)
+    except TypeError:  # an unhashable hint (a signalling NaN): no cache for it
+        return _resolve(raw, vram_gb, vram_mb, get_catalog())
+    if isinstance(found, str):
+        raise UnresolvedGpuName(raw, found)
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _resolve_in_packaged_catalog(
+    raw: str, vram_gb: int | float | Decimal | None, vram_mb: int | float | None
+) -> GpuIdentity | str:
+    """``_resolve`` in the packaged catalog: the identity, or the reason it is refused."""
+    try:
+        return _resolve(raw, vram_gb, vram_mb, get_catalog())
+    except UnresolvedGpuName as refused:
+        return refused.reason
+
+
+def _resolve(
+    raw: str,
+    vram_gb: int | float | Decimal | None,
+    vram_mb: int | float | None,
+    cat: Catalog,
+) -> GpuIdentity:
     text = normalise_text(raw)
     if not text:
         raise UnresolvedGpuName(raw, "empty GPU name")

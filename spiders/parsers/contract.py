@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from spiders.parsers.common import (
@@ -59,17 +60,24 @@ class Contract:
 
     def gone(self, item: Mapping[str, Any]) -> list[str]:
         """The declared paths whose key is gone from `item` (drift), in declaration order."""
-        return [path for path in self.paths if not _holds(item, path)]
+        return [
+            path
+            for path, alternatives in self._walks
+            if not any(_present(item, parts) for parts in alternatives)
+        ]
+
+    @cached_property
+    def _walks(self) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
+        # Each path split once (`a.b|c` -> (a, b), (c,)): `gone` runs for every item.
+        return tuple(
+            (path, tuple(tuple(alt.split(".")) for alt in path.split("|"))) for path in self.paths
+        )
 
     def role_of(self, path: str) -> str:
         for role in ROLES:
             if path in getattr(self, role):
                 return role
         raise KeyError(path)
-
-
-def _holds(item: Any, spec: str) -> bool:
-    return any(_present(item, alternative.split(".")) for alternative in spec.split("|"))
 
 
 def _present(value: Any, parts: Sequence[str]) -> bool:

@@ -325,3 +325,11 @@ def test_billing_facts_rows_and_table() -> None:
     en = tables.billing_facts_table(autodl, Lang.EN)
     assert list(en.columns) == ["Question", "Answer", "Used in the cost", "Source", "As of"]
     assert "2026-10-04" in set(en["As of"])
+
+
+def test_the_now_page_costs_only_the_cheapest_rows_it_shows(demo_db: Path) -> None:
+    everything = data.now_offers(demo_db, data.NowFilters(include_sold_out=True), limit=None)
+    first = data.now_offers(demo_db, data.NowFilters(include_sold_out=True), limit=5)
+    assert everything.height > 5 and first.height == 5
+    assert first["offer_key"].to_list() == everything["offer_key"].to_list()[:5]
+    assert data.NOW_ROWS >= 100  # a cap, not a filter: people still see the market
