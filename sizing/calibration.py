@@ -125,6 +125,7 @@ def row_estimate(row: dict[str, str]) -> tuple[MemoryEstimate, bool]:
             lora_rank=QWEN_FINETUNE_LORA_RANK,
             train_embeddings=embeddings,
             replicate_across_gpus=replicate,
+            full_prompt_logits=True,  # Qwen's finetune.py ran Transformers 4.32 (< 4.45)
         )
         return estimate_memory(arch, get_precision(precision), workload, gpus), False
     workload = Workload(
@@ -208,3 +209,63 @@ def _row_line(r: ScoredRow) -> str:
         f"predicted={r.predicted_gib:8.2f} ({r.error_pct:+6.1f} %) "
         f"recommended={r.recommended_gib:8.2f}"
     )
+
+
+# --- fine-tuning measurements from other sources (sizing/data/training_measurements.csv) ---
+
+TRAINING_MEASUREMENTS = Path(__file__).resolve().parent / "data" / "training_measurements.csv"
+"""Published fine-tuning peaks (ms-swift's benchmark, Unsloth's Hugging Face baseline,
+torchtune), one run a row with its settings and source. Rows marked ``scored=no`` use a
+layout the estimator does not model (pure-bf16 AdamW, fused or chunked losses, activation
+offloading) and are kept as facts, not scored."""
+
+_TRAINING_MODES = {"full": Mode.FULL, "lora": Mode.LORA, "qlora": Mode.QLORA}
+
+
+def training_row_estimate(row: dict[str, str]) -> MemoryEstimate:
+    """The estimate for a training_measurements.csv row. ``device_map`` rows split the
+    layers over the GPUs (naive model parallelism): their total is one model's need."""
+    gpus = 1 if row["parallel"] == "device_map" else int(row["n_gpu"])
+    mode = _TRAINING_MODES[row["method"]]
+    workload = Workload(
+        prompt_tokens=int(row["seq_len"]),
+        gen_tokens=0,
+        batch=int(row["batch"]),
+        engine=Engine.HF,
+        mode=mode,
+        lora_rank=max(1, int(row["lora_rank"])),
+        gradient_checkpointing=row["gradient_checkpointing"] == "yes",
+    )
+    arch = get_model(row["arch_key"])
+    return estimate_memory(arch, get_precision(row["base_precision"]), workload, gpus)
+
+
+def score_training_row(row: dict[str, str]) -> ScoredRow:
+    """Compared on the row's basis: ``device`` and ``vram_cap`` (the longest context that
+    fits the card) with the whole need, torch-counted peaks without the CUDA context."""
+    estimate = training_row_estimate(row)
+    b = estimate.breakdown
+    per_gpu = b.need if row["basis"] == "device" else b.torch_allocated
+    recommended = (per_gpu + estimate.workload.headroom_gib(per_gpu)) * estimate.gpus
+    return ScoredRow(
+        family=f"{row['method']}:{row['value_kind']}",
+        model=row["model"],
+        precision=row["base_precision"],
+        input_tokens=int(row["seq_len"]),
+        output_tokens=0,
+        batch=int(row["batch"]),
+        gpus=estimate.gpus,
+        measured_gib=float(row["measured_gib"]),
+        predicted_gib=per_gpu * estimate.gpus,
+        recommended_gib=recommended,
+    )
+
+
+def score_training_file(path: Path = TRAINING_MEASUREMENTS) -> Score:
+    """The scored rows of a training-measurements file."""
+    return Score(tuple(score_training_row(r) for r in read_rows(path) if r["scored"] == "yes"))
+
+
+def training_rows_of(result: Score) -> Score:
+    """The fine-tuning rows of a measured_memory.csv score (family ft_qwen1)."""
+    return Score(tuple(r for r in result.rows if r.family == "ft_qwen1"))

@@ -7,9 +7,9 @@ Per GPU, with gradient checkpointing (every trainer people rent cards for turns 
                embeddings at 12 B/param (fp32 grad, m, v); full fine-tuning 18 B/param on
                top of the bf16 weight (bf16 grad 2, fp32 master 4, m and v 8, fp32
                gradient partition 4: DeepSpeed's mixed-precision layout)
-    activations  tokens x (2 L h checkpoints + 7.5 ff + 20 h recompute + 12 V logits:
-                 bf16 logits 2 + fp32 upcast 4 + log-softmax kept for backward 4 + bf16
-                 grad 2; SIZING.md's 10 V runs ~20 % low on Qwen's LoRA profiles)
+    activations  tokens x (2 L h checkpoints + 7.5 ff + 20 h recompute + 16 V logits:
+                 bf16 logits 2 + fp32 upcast 4 + fp32 log-softmax 4 + fp32 and bf16
+                 grads 6 = 16 V on Transformers >= 4.45; 12 V on older ones)
     overhead   a fixed runtime share plus ZeRO-3's gathered layers
 
 On several GPUs the model is sharded with ZeRO-3 (weights and optimizer divided by n),
@@ -89,9 +89,20 @@ def lora_params(arch: ModelArch, rank: int) -> int:
     return arch.num_layers * attention + mlp
 
 
-LOGITS_BYTES_PER_VOCAB = 12
-"""Per token: bf16 logits 2, their fp32 upcast for the loss 4, the fp32 log-softmax kept for
-backward 4, the bf16 gradient 2 (SIZING.md §1.5 says 10; Qwen's LoRA slopes say 12-14)."""
+LOGITS_BYTES_PER_VOCAB = 16
+"""Per token, Transformers >= 4.45 (``loss_function``): bf16 logits 2, the fp32 upcast the
+loss runs on 4, the fp32 log-softmax kept for backward 4, and in backward the fp32
+gradient of the log-probabilities 4 plus its bf16 cast 2 while the upcast is freed.
+Unsloth's Hugging Face + FA2 baseline (Llama 3.1 8B QLoRA, 128k vocab) rises ~2.6 MB per
+token of context, of which ~0.45 MB is the layers: 16-17 B per vocab entry."""
+LEGACY_LOGITS_BYTES_PER_VOCAB = 12
+"""Older Transformers (< 4.45, ``full_prompt_logits``): Qwen1's remote code ran the loss on
+the bf16 logits; Qwen's LoRA profiles (Transformers 4.32) rise 12-14 B per vocab entry."""
+
+
+def logits_bytes_per_vocab(workload: Workload) -> int:
+    """Loss-path bytes per token per vocabulary entry for the workload's Transformers."""
+    return LEGACY_LOGITS_BYTES_PER_VOCAB if workload.full_prompt_logits else LOGITS_BYTES_PER_VOCAB
 
 
 def layer_bytes_per_token(arch: ModelArch) -> float:
@@ -114,9 +125,11 @@ def layer_activation_bytes_per_token(arch: ModelArch, checkpointing: bool) -> fl
     return layers * layer_bytes_per_token(arch)
 
 
-def activation_bytes_per_token(arch: ModelArch, checkpointing: bool = True) -> float:
+def activation_bytes_per_token(
+    arch: ModelArch, checkpointing: bool = True, logits_bytes: int = LOGITS_BYTES_PER_VOCAB
+) -> float:
     """Activations and the loss's logits, per token (bytes)."""
-    logits = LOGITS_BYTES_PER_VOCAB * arch.vocab_size
+    logits = logits_bytes * arch.vocab_size
     return layer_activation_bytes_per_token(arch, checkpointing) + logits
 
 
@@ -189,7 +202,7 @@ def estimate_training(
     tokens = workload.batch * workload.context_tokens
     checkpointing = workload.gradient_checkpointing
     layers = tokens * layer_activation_bytes_per_token(arch, checkpointing) / GIB
-    logits = tokens * LOGITS_BYTES_PER_VOCAB * arch.vocab_size / GIB
+    logits = tokens * logits_bytes_per_vocab(workload) * arch.vocab_size / GIB
     framework = TRAIN_RUNTIME_GIB + RESERVED_SHARE * w_total / shards / GIB
     if sharded:
         framework += zero3_gather_bytes(arch) / GIB

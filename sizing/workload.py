@@ -49,10 +49,11 @@ class Workload:
     """Training on several GPUs as data-parallel replicas (DDP) instead of sharding the
     model with ZeRO-3: each card then needs what one card alone would."""
     full_prompt_logits: bool = False
+    """Transformers < 4.45 (no num_logits_to_keep): logits for the whole prompt, and a
+    training loss over a 12-byte rather than 16-byte copy of them per vocabulary entry."""
     gradient_checkpointing: bool = True
     """Training: recompute each layer in backward (HF gradient_checkpointing, the default of
     every LoRA/QLoRA recipe); off, every layer's activations stay until backward."""
-    """Transformers < 4.45 (no num_logits_to_keep): logits for the whole prompt."""
 
     def __post_init__(self) -> None:
         if self.prompt_tokens < 0 or self.gen_tokens < 0:
