@@ -14,6 +14,7 @@ struck off as each commits. A load that gives up reports the runs it could not s
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 import shlex
 from collections.abc import Iterator
@@ -40,8 +41,11 @@ from gpurent_core.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
 from warehouse.db import connect
 from warehouse.errors import WarehouseLocked
+from warehouse.lake import flush_inlined_data, is_lake
 from warehouse.load import LoadResult, load_run
 from warehouse.queries import recent_offer_counts
+
+log = logging.getLogger(__name__)
 
 # Chromium and several Scrapy processes on a 2-core machine: keep the fan-out modest.
 MAX_PARALLEL_CRAWLS = 3
@@ -141,7 +145,10 @@ def load_and_track(
             busy = str(exc)
             break
         try:
-            runs.append(load_outcome(con, outcome))
+            loaded = load_outcome(con, outcome)
+            runs.append(loaded)
+            if loaded.state == "loaded":
+                flush_lake(con)
         finally:
             con.close()
         if manifest is not None:
@@ -151,6 +158,22 @@ def load_and_track(
         later = load_later_command(manifest, db_path)
         runs += [LoadedRun(o, _not_loaded(o, later), None) for o in left]
     return LoadReport(runs=runs, manifest=manifest if left else None, busy=busy)
+
+
+def flush_lake(con: duckdb.DuckDBPyConnection) -> None:
+    """On a DuckLake, move the run just committed out of the catalog into Parquet files.
+
+    Here, not in ``warehouse.load``: a load is one transaction, and the flush is a commit of
+    its own that must follow it; and this loop is the one writer every load goes through
+    (crawl, fan-out, watch poll, ``gpurent load``), once per stored run. A flush that fails
+    leaves the rows readable in the catalog (the next load's flush moves them), so it is
+    logged, not raised: the run is stored."""
+    if not is_lake(con):
+        return
+    try:
+        flush_inlined_data(con)
+    except duckdb.Error as exc:
+        log.warning("lake: the rows stay inlined in the catalog until the next flush: %s", exc)
 
 
 def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> LoadedRun:

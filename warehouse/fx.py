@@ -32,11 +32,19 @@ def upsert_fx_rate(
     stored = rate.quantize(_RATE_QUANTUM, rounding=ROUND_HALF_EVEN)
     if stored <= 0:
         raise ValueError(f"rate must be positive at 8 places, got {rate}")
+    # MERGE, not INSERT ... ON CONFLICT: a DuckLake table has no primary key to conflict on,
+    # and the embedded file runs the same statement.
     con.execute(
         """
-        INSERT INTO fx_rates (rate_date, base, quote, rate, source) VALUES (?, ?, ?, ?, ?)
-        ON CONFLICT (rate_date, base, quote) DO UPDATE
-        SET rate = excluded.rate, source = excluded.source, updated_at = now()
+        MERGE INTO fx_rates AS t
+        USING (
+            SELECT ?::DATE AS rate_date, ?::VARCHAR AS base, ?::VARCHAR AS quote,
+                   ?::DECIMAL(18,8) AS rate, ?::VARCHAR AS source
+        ) AS s
+        ON t.rate_date = s.rate_date AND t.base = s.base AND t.quote = s.quote
+        WHEN MATCHED THEN UPDATE SET rate = s.rate, source = s.source, updated_at = now()
+        WHEN NOT MATCHED THEN INSERT (rate_date, base, quote, rate, source)
+            VALUES (s.rate_date, s.base, s.quote, s.rate, s.source)
         """,
         [rate_date, base, quote, stored, source],
     )

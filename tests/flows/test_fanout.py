@@ -13,15 +13,7 @@ start-up and two flow-run processes dominate).
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +30,18 @@ from flows.fanout import (
 from flows.storage import FeedStore
 from tests.cli_helpers import invoke_json
 from tests.conftest import REPO_ROOT
-
-PROVIDERS = ("cudo", "vastai")
-QUEUES = {"cudo": "crawl-a", "vastai": "crawl-b"}
-WORKERS = {"crawl-a": "worker-a", "crawl-b": "worker-b"}
-# Generous bounds for a busy 2-core machine; every wait below ends as soon as it can.
-SERVER_START_S = 240
-STEP_S = 300
-
+from tests.flows.fanout_kit import (
+    PROVIDERS,
+    QUEUES,
+    WORKERS,
+    Cluster,
+    crawl_locally,
+    fanout_params,
+    fanout_rows,
+    run_fanout,
+    running_cluster,
+    running_workers,
+)
 
 # -- settings resolution (no server) -----------------------------------------------------
 
@@ -83,99 +79,10 @@ def test_yes_no_and_number_settings_from_yaml_strings_or_the_environment(
 # -- a real server, two workers -----------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Cluster:
-    api_url: str
-    env: dict[str, str]
-    home: Path
-    logs: Path
-
-    def prefect(self, *args: str, env: dict[str, str] | None = None) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "prefect", "--no-prompt", *args],
-            cwd=REPO_ROOT,
-            env=env or self.env,
-            capture_output=True,
-            text=True,
-            timeout=STEP_S,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise AssertionError(f"prefect {' '.join(args)}: {proc.stdout}\n{proc.stderr}")
-        return proc.stdout
-
-    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        request = urllib.request.Request(
-            f"{self.api_url}{path}",
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-            method=method,
-        )
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return json.loads(response.read() or b"null")
-
-
-def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"prefect server exited {proc.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)  # a polling interval, not a wait for something to have happened
-    raise AssertionError(f"prefect server not healthy in {SERVER_START_S} s:\n{log.read_text()}")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    base = tmp_path_factory.mktemp("prefect-cluster")
-    home, logs = base / "home", base / "logs"
-    home.mkdir()
-    logs.mkdir()
-    port = free_port()
-    api_url = f"http://127.0.0.1:{port}/api"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GPURENT_"))} | {
-        "PREFECT_HOME": str(home),
-        "PREFECT_API_URL": api_url,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_UI_ENABLED": "false",
-        "PREFECT_WORKER_QUERY_SECONDS": "1",
-        "PYTHONPATH": str(REPO_ROOT),
-        "PWD": str(REPO_ROOT),  # prefect.yaml's pull step: the working tree
-    }
-    server_env = {k: v for k, v in env.items() if k != "PREFECT_API_URL"}
-    log = logs / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start",
-             "--host", "127.0.0.1", "--port", str(port)],
-            env=server_env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    try:
-        wait_healthy(f"{api_url}/health", server, log)
-        yield Cluster(api_url, env, home, logs)
-    finally:
-        stop(server)
+    with running_cluster(tmp_path_factory.mktemp("prefect-cluster")) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")
@@ -184,36 +91,8 @@ def workers(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
     Yields the shared storage folder the deployments were given."""
     shared = tmp_path_factory.mktemp("shared-storage")
-    cluster.prefect("work-pool", "create", "gpurent", "--type", "process")
-    cluster.prefect("work-pool", "create", "gpurent-crawl", "--type", "process")
-    cluster.prefect("work-pool", "set-concurrency-limit", "gpurent-crawl", "2")
-    for queue in QUEUES.values():
-        cluster.prefect("work-queue", "create", queue, "--pool", "gpurent-crawl")
-    deploy_env = cluster.env | {"GPURENT_STORAGE_URL": str(shared), "GPURENT_REPLAY": "true"}
-    cluster.prefect(
-        "deploy", "--name", "gpurent-crawl-provider", "--name", "gpurent-fanout", env=deploy_env
-    )
-    procs = []
-    try:
-        for queue, name in WORKERS.items():
-            out = (cluster.logs / f"{name}.log").open("wb")
-            cmd = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "gpurent-crawl",
-                   "--work-queue", queue, "--name", name, "--limit", "1",
-                   "--install-policy", "never"]  # fmt: skip
-            proc = subprocess.Popen(
-                cmd,
-                cwd=REPO_ROOT,
-                env=cluster.env | {"GPURENT_CRAWLER_ID": name},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-            procs.append(proc)
-            out.close()
+    with running_workers(cluster, shared):
         yield shared
-    finally:
-        for proc in procs:
-            stop(proc)
 
 
 def offers_without_run(db: Path, provider: str) -> list[dict[str, Any]]:
@@ -241,33 +120,11 @@ def test_fanout_crawls_on_two_workers_and_loads_like_a_local_crawl(
     assert setting(fanout["parameters"]["db_path"], "GPURENT_NOT_SET_ANYWHERE") is None
 
     db = tmp_path / "fanout.duckdb"
-    script = (
-        "import json, sys; from flows.fanout import fanout_crawl; "
-        "print('ROWS=' + json.dumps(fanout_crawl(**json.loads(sys.argv[1]))))"
-    )
     run_id = "20260101T020000Z-fan001"
-    params: dict[str, Any] = {
-        "providers": list(PROVIDERS),
-        "db_path": str(db),
-        "storage_url": str(shared),
-        "work_dir": str(tmp_path / "loader-feeds"),
-        "replay": True,
-        "run_id": run_id,
-        "work_queues": QUEUES,
-        "poll_s": 1.0,
-        "wait_s": float(STEP_S),
-    }
-    proc = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(params)],
-        cwd=REPO_ROOT, env=cluster.env, capture_output=True, text=True,
-        timeout=STEP_S + 120, check=False,
-    )  # fmt: skip
-    worker_logs = "\n".join(
-        p.read_text(errors="replace")[-4000:] for p in cluster.logs.glob("worker-*.log")
-    )
-    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr[-4000:]}\n{worker_logs}"
-    [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROWS=")]
-    rows = {r["provider"]: r for r in json.loads(line.removeprefix("ROWS="))}
+    params = fanout_params(db=db, shared=shared, work_dir=tmp_path / "loader-feeds", run_id=run_id)
+    proc = run_fanout(params, cluster.env)
+    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr[-4000:]}\n{cluster.worker_logs()}"
+    rows = {r["provider"]: r for r in fanout_rows(proc)}
     assert rows.keys() == set(PROVIDERS)
     for row in rows.values():
         assert (row["status"], row["crawl_state"]) == ("ok", "Completed"), row
@@ -300,13 +157,7 @@ def test_fanout_crawls_on_two_workers_and_loads_like_a_local_crawl(
 
     # The same offers as a local `gpurent crawl --replay` of the same providers.
     local_db = tmp_path / "local.duckdb"
-    args = [arg for p in PROVIDERS for arg in ("--provider", p)]
-    local = subprocess.run(
-        [sys.executable, "-m", "gpurent", "crawl", "--replay", *args, "--db", str(local_db),
-         "--format", "json"],
-        cwd=REPO_ROOT, env=cluster.env, capture_output=True, text=True, timeout=STEP_S,
-        check=False,
-    )  # fmt: skip
+    local = crawl_locally(local_db, cluster.env)
     assert local.returncode == 0, local.stderr[-3000:]
     for p in PROVIDERS:
         fanned = offers_without_run(db, p)
@@ -314,14 +165,9 @@ def test_fanout_crawls_on_two_workers_and_loads_like_a_local_crawl(
         assert fanned == offers_without_run(local_db, p), p
 
     # Loading the same run again (a retried parent) stores nothing twice.
-    again = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(params)],
-        cwd=REPO_ROOT, env=cluster.env, capture_output=True, text=True,
-        timeout=STEP_S + 120, check=False,
-    )  # fmt: skip
+    again = run_fanout(params, cluster.env)
     assert again.returncode == 0, again.stderr[-4000:]
-    [line] = [ln for ln in again.stdout.splitlines() if ln.startswith("ROWS=")]
-    assert {r["message"] for r in json.loads(line.removeprefix("ROWS="))} == {"already stored"}
+    assert {r["message"] for r in fanout_rows(again)} == {"already stored"}
     assert offers_without_run(db, "cudo") == offers_without_run(local_db, "cudo")
 
 

@@ -6,7 +6,6 @@ writer. Never skipped: without PostgreSQL or the extensions the tests fail and s
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from pg import Postgres, PostgresUnavailable, running_postgres
+from pg import Postgres
 
 from gpurent_core.costing import UsageProfile
 from gpurent_core.model import (
@@ -48,15 +47,6 @@ from warehouse.queries import latest_offers
 
 T0 = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 _names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    try:
-        with running_postgres() as server:
-            yield server
-    except PostgresUnavailable as exc:
-        pytest.fail(f"the lake tests need PostgreSQL: {exc}", pytrace=False)
 
 
 @pytest.fixture

@@ -158,20 +158,32 @@ class _States:
                 continue
             con.execute(
                 """
-                INSERT INTO watch_offer_states (
+                MERGE INTO watch_offer_states AS t
+                USING (
+                    SELECT ?::INTEGER AS watch_id, ?::VARCHAR AS provider,
+                           ?::VARCHAR AS offer_key, ?::VARCHAR AS phase,
+                           ?::VARCHAR AS last_out, ?::VARCHAR AS run_id,
+                           ?::TIMESTAMPTZ AS moved_at, ?::TIMESTAMPTZ AS fired_at
+                ) AS s
+                ON t.watch_id = s.watch_id AND t.provider = s.provider
+                    AND t.offer_key = s.offer_key
+                WHEN MATCHED THEN UPDATE SET
+                    phase = s.phase,
+                    last_out = s.last_out,
+                    run_id = s.run_id,
+                    changed_at = coalesce(s.moved_at, t.changed_at),
+                    fired_at = coalesce(s.fired_at, t.fired_at)
+                WHEN NOT MATCHED THEN INSERT (
                     watch_id, provider, offer_key, phase, last_out, run_id, changed_at, fired_at
-                ) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (watch_id, provider, offer_key) DO UPDATE SET
-                    phase = excluded.phase,
-                    last_out = excluded.last_out,
-                    run_id = excluded.run_id,
-                    changed_at = coalesce(?, watch_offer_states.changed_at),
-                    fired_at = coalesce(excluded.fired_at, watch_offer_states.fired_at)
+                ) VALUES (
+                    s.watch_id, s.provider, s.offer_key, s.phase, s.last_out, s.run_id,
+                    s.moved_at, s.fired_at
+                )
                 """,
                 [
                     watch_id, provider, offer_key, ch.state.phase.value,
                     ch.state.last_out.value if ch.state.last_out else None,
-                    ch.run_id, ch.moved_at, ch.fired_at, ch.moved_at,
+                    ch.run_id, ch.moved_at, ch.fired_at,
                 ],
             )  # fmt: skip
 
@@ -247,13 +259,22 @@ def evaluate_watches(
         for (watch_id, provider), run in new_cursors.items():
             con.execute(
                 """
-                INSERT INTO watch_cursors (
+                MERGE INTO watch_cursors AS t
+                USING (
+                    SELECT ?::INTEGER AS watch_id, ?::VARCHAR AS provider, ?::VARCHAR AS run_id,
+                           ?::TIMESTAMPTZ AS run_started_at, ?::TIMESTAMPTZ AS run_finished_at,
+                           ?::TIMESTAMPTZ AS evaluated_at
+                ) AS s
+                ON t.watch_id = s.watch_id AND t.provider = s.provider
+                WHEN MATCHED THEN UPDATE SET
+                    run_id = s.run_id, run_started_at = s.run_started_at,
+                    run_finished_at = s.run_finished_at, evaluated_at = s.evaluated_at
+                WHEN NOT MATCHED THEN INSERT (
                     watch_id, provider, run_id, run_started_at, run_finished_at, evaluated_at
-                ) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (watch_id, provider) DO UPDATE SET
-                    run_id = excluded.run_id, run_started_at = excluded.run_started_at,
-                    run_finished_at = excluded.run_finished_at,
-                    evaluated_at = excluded.evaluated_at
+                ) VALUES (
+                    s.watch_id, s.provider, s.run_id, s.run_started_at, s.run_finished_at,
+                    s.evaluated_at
+                )
                 """,
                 [watch_id, provider, run.run_id, run.started_at, run.finished_at, now],
             )

@@ -102,9 +102,9 @@ def enqueue(con: duckdb.DuckDBPyConnection, rows: Sequence[Notification], *, now
         con.execute(
             """
             INSERT INTO outbox (
-                idempotency_key, target_seq, watch_id, kind, provider, offer_key, run_id,
-                title, body, status, created_at, next_attempt_at
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                notification_id, idempotency_key, target_seq, watch_id, kind, provider,
+                offer_key, run_id, title, body, status, created_at, next_attempt_at
+            ) VALUES (nextval('notification_ids'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 n.idempotency_key, n.target_seq, n.watch_id, n.kind, n.provider, n.offer_key,

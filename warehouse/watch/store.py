@@ -79,16 +79,20 @@ def add_watch(
         regions=tuple(regions),
         notify_urls=tuple(notify_urls),
     )
-    row = fetch_one(
-        con,
-        f"""
+    # The id is taken first and named, then the row read back: a DuckLake table has no
+    # DEFAULT nextval(...) and no INSERT ... RETURNING (warehouse.lake); the file does the same.
+    taken = fetch_one(con, "SELECT nextval('watch_ids')")
+    assert taken is not None  # nextval always gives a row
+    watch_id = int(taken[0])
+    con.execute(
+        """
         INSERT INTO watches (
-            created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency, price_per,
-            providers, regions, notify_urls
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        RETURNING {_COLUMNS}
+            watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency,
+            price_per, providers, regions, notify_urls
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         [
+            watch_id,
             created_at,
             gpu_model,
             min_vram_gb,
@@ -101,8 +105,7 @@ def add_watch(
             list(notify_urls),
         ],
     )
-    assert row is not None  # RETURNING of a one-row INSERT
-    return _watch(row)
+    return get_watch(con, watch_id)
 
 
 def list_watches(con: duckdb.DuckDBPyConnection) -> list[Watch]:
