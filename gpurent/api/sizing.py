@@ -14,7 +14,7 @@ from typing import Any
 from gpurent.api.errors import ApiError, UnknownName
 from gpurent.api.names import display_currency
 from gpurent.api.profile import usage as make_usage
-from gpurent.api.warehouse import resolve_db
+from gpurent.api.warehouse import refuse_directory, resolve_db
 from gpurent_core.costing import UsageProfile
 from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
 from sizing.engines import Engine, Mode
@@ -102,7 +102,9 @@ def size(
             targets=SpeedTargets(ttft_ms=ttft_ms, tokens_per_s=tokens_per_s),
             allow_beyond_context=allow_beyond_context,
         )
-        answer = size_answer(query, resolve_db(db))
+        path = resolve_db(db)
+        refuse_directory(path)  # absent is fine (the estimate alone); a folder is a mistake
+        answer = size_answer(query, path)
     except ApiError:
         raise
     except ValueError as exc:  # the sizing modules' refusals (UnknownPrecision among them)

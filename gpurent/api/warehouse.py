@@ -33,6 +33,7 @@ def resolve_db(db: Path | str | None) -> Path:
 def require_db(db: Path | str | None) -> Path:
     """The path of an existing warehouse, or ``NoWarehouse`` saying how to get one."""
     path = resolve_db(db)
+    refuse_directory(path)
     if path.exists() or lake_chosen():
         return path  # a lake (GPURENT_LAKE_CATALOG) is found through its catalog instead
     if db is None and DEMO_DB.is_file():
@@ -45,6 +46,17 @@ def require_db(db: Path | str | None) -> Path:
         "or `gpurent crawl` first, or point --db / GPURENT_DB at one.",
         argument="db",
     )
+
+
+def refuse_directory(path: Path) -> None:
+    """``NoWarehouse`` when ``path`` is a folder: a crawl cannot create a warehouse there
+    (unless a lake is chosen: then the path is not used)."""
+    if path.is_dir() and not lake_chosen():
+        raise NoWarehouse(
+            f"{path} is a directory, not a warehouse file: point --db / GPURENT_DB at the "
+            f"warehouse file (e.g. {path / 'gpurent.duckdb'})",
+            argument="db",
+        )
 
 
 def lake_chosen() -> bool:

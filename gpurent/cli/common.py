@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,6 +95,42 @@ def require_db(db: Path | None) -> Path:
     """The path of an existing warehouse, else the one line that says how to get one."""
     with as_usage_errors():
         return api_warehouse.require_db(db)
+
+
+def writable_db(db: Path | None) -> Path:
+    """The warehouse path for a command that writes, refused in one line (exit 2) before
+    any work when no warehouse can be written there: a folder, a path under a regular file
+    or in a read-only place, a file that is not a DuckDB database. A warehouse that another
+    process holds passes: the writer waits for it (a crawl keeps its runs pending)."""
+    path = resolve_db(db)
+    if api_warehouse.lake_chosen():
+        return path  # the lake is found through its catalog; the path is not used
+    check_db_file(path)
+    # The file, or the nearest folder it would be created in (connect() makes the rest).
+    place = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if place is not path and not place.is_dir():
+        problem = f"cannot create {path}: {place} is a file, not a folder"
+    elif not os.access(place, os.W_OK | (0 if place is path else os.X_OK)):
+        problem = f"cannot write {path}: {place} is read-only"  # a read-only mount: root too
+    else:
+        return path
+    raise typer.BadParameter(f"{problem}; choose a writable --db", param_hint="--db")
+
+
+def check_db_file(path: Path) -> None:
+    """Refuse, in one line, a ``path`` that is a folder or a file that is not a DuckDB
+    database, without writing it; a missing one, or one another process holds, passes."""
+    with as_usage_errors():
+        api_warehouse.refuse_directory(path)
+    if not path.is_file() or api_warehouse.lake_chosen():
+        return
+    import duckdb
+
+    try:
+        duckdb.connect(str(path), read_only=True).close()
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise  # said in one line by the front door (gpurent.cli.errors)
 
 
 @contextmanager

@@ -19,8 +19,8 @@ from gpurent.cli.common import (
     ReplayOption,
     SceneOption,
     StepOption,
-    resolve_db,
     settings,
+    writable_db,
 )
 from gpurent.cli.output import OutputFormat, render
 
@@ -162,7 +162,7 @@ def crawl(
     Provider runs end ok, partial, failed, auth_required or layout_changed; only good runs
     change what `offers` and `cheapest` show.
     """
-    path = resolve_db(db)
+    path = writable_db(db)  # a bad --db is said before the crawl, not after it
     replay_dir = Path(replay).expanduser() if replay else None
     if replay_dir is not None and not replay_dir.is_dir():
         raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from gpurent.cli.common import DbOption, resolve_db
+from gpurent.cli.common import DbOption, check_db_file, resolve_db
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
 
@@ -60,6 +60,7 @@ def dashboard(
     Availability and Providers, in English or Chinese. Stop it with Ctrl+C.
     """
     path = resolve_db(db)
+    check_db_file(path)  # a folder or a non-DuckDB file: one line, before the server starts
     if not path.exists():
         typer.secho(
             f"No database at {path} yet: the dashboard will say so until a crawl creates it "

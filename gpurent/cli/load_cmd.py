@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from gpurent.cli.common import DbOption, FormatOption, resolve_db
+from gpurent.cli.common import DbOption, FormatOption, writable_db
 from gpurent.cli.output import OutputFormat, render
 
 LOAD_COLUMNS = ["provider", "run_id", "status", "offers", "quarantined", "result", "message"]
@@ -77,7 +77,7 @@ def load(
     Waits up to GPURENT_LOCK_WAIT_S (default 120 s) for another writer. Exit 2 with a
     "warehouse busy" line if it gives up: what is not loaded stays pending.
     """
-    path = resolve_db(db)
+    path = writable_db(db)  # before a manifest is read or rewritten
     rows, busy = load_manifests(path, [Path(f).expanduser() for f in feeds])
     if not rows and busy is None:
         Console(stderr=True).print("nothing pending: no pending-load manifest there")

@@ -95,7 +95,8 @@ def availability(texts: TextsArg) -> None:
 def gpu(
     texts: TextsArg,
     vram_gb: Annotated[
-        int | None, typer.Option("--vram-gb", help="VRAM per card in GB, when the name lacks it.")
+        int | None,
+        typer.Option("--vram-gb", min=1, help="VRAM per card in GB, when the name lacks it."),
     ] = None,
 ) -> None:
     """Resolve GPU names to the catalog identity, or say why not."""

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import typer
 
-from gpurent.cli.common import DbOption, resolve_db, settings
+from gpurent.cli.common import DbOption, settings, writable_db
 from gpurent.cli.crawl import PREFECT_DEFAULTS
 
 NO_SERVER = (
@@ -66,6 +66,7 @@ def schedule(
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise typer.BadParameter(f"unknown time zone {timezone!r}") from exc
+    path = writable_db(db)  # the schedules' crawls would fail on a bad --db every night
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     if not prefect_api_url():
@@ -74,7 +75,6 @@ def schedule(
 
     from flows import schedule as schedules
 
-    path = resolve_db(db)
     config = schedules.ScheduleConfig(
         db_path=path,
         work_dir=settings().work_dir or path.parent / "feeds",

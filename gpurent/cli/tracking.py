@@ -27,6 +27,7 @@ from gpurent.cli.common import (
     normalise_currency,
     resolve_db,
     settings,
+    writable_db,
 )
 from gpurent.cli.output import OutputFormat, render
 
@@ -277,7 +278,9 @@ def index_export(
 @app.command()
 def history(
     gpu: Annotated[str, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")],
-    vram: Annotated[int | None, typer.Option("--vram", help="Only this VRAM size, GB.")] = None,
+    vram: Annotated[
+        int | None, typer.Option("--vram", min=1, help="Only this VRAM size, GB.")
+    ] = None,
     provider: ProviderOption = None,
     by: Annotated[
         HistoryView, typer.Option("--by", help="day, offer or pattern.")
@@ -300,6 +303,7 @@ def history(
 
     label = f"{gpu} {vram}G" if vram else gpu
     first, last = _day(start), _day(end)
+    code = normalise_currency(currency)  # refused before the warehouse is opened
     with reader(db) as con:
         polls = trends.poll_availability(
             con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
@@ -318,7 +322,7 @@ def history(
                 provider=provider,
                 start=first,
                 end=last,
-                currency=normalise_currency(currency),
+                currency=code,
             )
         else:
             rows = [
@@ -410,6 +414,10 @@ def demo(
     from flows.demo import DemoError, build_demo_history
 
     path = resolve_db(db)
+    if path.exists():  # refused before the crawl and its first line: one line, exit 2
+        typer.secho(f"{path} already exists: the demo builds a fresh database", err=True, fg="red")
+        raise typer.Exit(2)
+    writable_db(path)
     console = Console(stderr=True)
     console.print(f"crawling the bundled recordings, then {days} days of synthetic polls ...")
     try:

@@ -22,8 +22,8 @@ from gpurent.cli.common import (
     normalise_currency,
     reader,
     require_db,
-    resolve_db,
     settings,
+    writable_db,
 )
 from gpurent.cli.crawl import PREFECT_DEFAULTS
 from gpurent.cli.output import OutputFormat, render, to_jsonable
@@ -49,7 +49,7 @@ watch_app = typer.Typer(
 def _writer(db: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
     from warehouse.db import writing
 
-    with writing(resolve_db(db)) as con:
+    with writing(writable_db(db)) as con:
         yield con
 
 
@@ -307,9 +307,10 @@ def add(
 @watch_app.command("list")
 def list_(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
     """List the watches (notification URLs masked: secrets are never printed)."""
+    from gpurent.api.warehouse import warehouse_exists
     from warehouse.watch.store import list_watches
 
-    if not resolve_db(db).exists():
+    if not warehouse_exists(db):  # the file, or a lake (GPURENT_LAKE_CATALOG)
         render([], fmt, columns=LIST_COLUMNS, empty_message="No watches yet.")
         return
     with _reader(db) as con:
@@ -410,7 +411,7 @@ def poll(
     replay_dir = Path(replay).expanduser() if replay else None
     if replay_dir is not None and not replay_dir.is_dir():
         raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
-    path = resolve_db(db)
+    path = writable_db(db)  # a bad --db is said before the poll crawls, not after
     configured = settings()
     result = _run_poll(
         db_path=path,
