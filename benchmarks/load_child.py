@@ -6,7 +6,8 @@
 ``duckdb``: the baseline, DuckDB's own ``INSERT INTO ... SELECT FROM read_json(...)`` of the
 same feed into one flat table (explicit columns, fees and plans as lists of structs), no
 validation and no history. The time is the load alone (imports and connecting excluded);
-``rss_mib`` is the process's peak resident set (``ru_maxrss``), imports included.
+``rss_mib`` is the process's peak resident set (``ru_maxrss``), imports included;
+``cpu_s`` the process's CPU time (all threads, user and system) during the load.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ COLUMNS = {
 }
 
 
-def load_gpurent(feed: Path, db: Path, provider: str, run_id: str, offers: int) -> float:
+def load_gpurent(
+    feed: Path, db: Path, provider: str, run_id: str, offers: int
+) -> tuple[float, float]:
     from benchmarks.market import START
     from gpurent_core.model import ProviderRun, RunStatus
     from warehouse.db import connect
@@ -72,19 +75,19 @@ def load_gpurent(feed: Path, db: Path, provider: str, run_id: str, offers: int) 
         offers=offers,
         quarantined=(offers + 99) // 100,
     )
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     load_run(con, run, feed)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     con.close()
-    return elapsed
+    return elapsed, cpu
 
 
-def load_duckdb(feed: Path, db: Path) -> float:
+def load_duckdb(feed: Path, db: Path) -> tuple[float, float]:
     import duckdb
 
     con = duckdb.connect(str(db))
     columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in COLUMNS.items()) + "}"
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     con.execute(
         "CREATE TABLE feed AS SELECT * FROM read_json(?, format = 'newline_delimited',"
         f" columns = {columns}) LIMIT 0",
@@ -95,21 +98,21 @@ def load_duckdb(feed: Path, db: Path) -> float:
         f" columns = {columns})",
         [str(feed)],
     )
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     con.close()
-    return elapsed
+    return elapsed, cpu
 
 
 def main(argv: list[str]) -> None:
     mode, feed, db, provider, run_id, offers = argv
     if mode == "gpurent":
-        seconds = load_gpurent(Path(feed), Path(db), provider, run_id, int(offers))
+        seconds, cpu = load_gpurent(Path(feed), Path(db), provider, run_id, int(offers))
     elif mode == "duckdb":
-        seconds = load_duckdb(Path(feed), Path(db))
+        seconds, cpu = load_duckdb(Path(feed), Path(db))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"mode": mode, "seconds": seconds, "rss_mib": rss_kib / 1024}))
+    print(json.dumps({"mode": mode, "seconds": seconds, "cpu_s": cpu, "rss_mib": rss_kib / 1024}))
 
 
 if __name__ == "__main__":

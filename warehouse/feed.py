@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -251,13 +252,19 @@ def stage_feed(
     reader = _Reader(provider=provider, run_id=run_id)
     digest = hashlib.sha256()
     bulk = _Bulk(con, provider=provider, run_id=run_id)
+    # The digest is taken in a thread while DuckDB types the block (hashlib lets go of
+    # the GIL on large buffers), one block at a time, so at most two are held.
+    hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpurent-feed-sha256")
+    hashed: Future[None] | None = None
     try:
         line = 0
         carry = b""
         with Path(path).open("rb") as handle:
             while True:
                 block = handle.read(_BLOCK_BYTES)
-                digest.update(block)
+                if hashed is not None:
+                    hashed.result()
+                hashed = hasher.submit(digest.update, block)
                 data = carry + block
                 # Cut after the last newline: a CR LF pair never straddles two parts, and
                 # splitlines() numbers the lines as it does for the whole file.
@@ -270,7 +277,10 @@ def stage_feed(
                 if not block:
                     break
     finally:
+        hasher.shutdown(wait=True)
         bulk.close()
+    if hashed is not None:
+        hashed.result()  # the digest is complete
     if reader.offers:
         for (table, schema, _), rows in zip(
             _TABLES, (reader.offers, reader.fees, reader.plans), strict=True
@@ -782,9 +792,10 @@ class _Bulk:
         finally:
             con.unregister(_BLOCK)
         # Only the numbers of the lines kept: copying the parsed rows would cost more.
+        # A bare WHERE (a null is not true): wrapped in a function, the conjunction would
+        # be evaluated whole for every row; bare, each check runs on the rows still in.
         con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_OK} AS"
-            f" SELECT line FROM {_PARSED} WHERE coalesce({offer_ok}, false)",
+            f"CREATE OR REPLACE TEMP TABLE {_OK} AS SELECT line FROM {_PARSED} WHERE {offer_ok}",
             self.params,
         )
         rest = con.execute(

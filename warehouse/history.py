@@ -336,8 +336,14 @@ def weave_run(
                 f" AND version_id IN (SELECT version_id FROM {_CLOSED})",
                 [provider],
             )
-        if opened:
-            insert(con, "current_offers", Rows(CURRENT_COLUMNS, _CURRENT_SQL))
+        # In parts: DuckDB cannot spill the lists being built, so each part's must fit in
+        # the memory a load has (warehouse.load.LOAD_MEMORY_LIMIT).
+        parts = -(-opened // _CURRENT_PART_OFFERS)
+        for part in range(parts):
+            where = f"hash(offer_key) % {parts} = {part}" if parts > 1 else "true"
+            insert(
+                con, "current_offers", Rows(CURRENT_COLUMNS, _CURRENT_SQL.replace("$part", where))
+            )
         _mark_stale(con, provider, position, keep_unseen)
     else:
         _split_stale_spans(con, provider, position, next_position)
@@ -365,24 +371,27 @@ def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 # current_offers rows for the opened states (a run loaded in order): the new versions with
-# the offer's fields and its fee and plan lists (structs by seq).
+# the offer's fields and its fee and plan lists (structs by seq); $part: the condition on
+# offer_key of one part.
 _CURRENT_SQL = f"""
 WITH fl AS (
     SELECT offer_key, {FEE_LIST} AS fees FROM {FEES_TABLE}
-    WHERE offer_key IN (SELECT offer_key FROM {_OPENED}) GROUP BY offer_key
+    WHERE $part AND offer_key IN (SELECT offer_key FROM {_OPENED}) GROUP BY offer_key
 ),
 pl AS (
     SELECT offer_key, {PLAN_LIST} AS plans FROM {PLANS_TABLE}
-    WHERE offer_key IN (SELECT offer_key FROM {_OPENED}) GROUP BY offer_key
+    WHERE $part AND offer_key IN (SELECT offer_key FROM {_OPENED}) GROUP BY offer_key
 )
 SELECT n.provider, n.offer_key, n.version_id, n.identity_id, n.valid_from, n.content_hash,
     {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id,
     coalesce(fl.fees, []), coalesce(pl.plans, [])
-FROM {_NEW} AS n
+FROM (SELECT * FROM {_NEW} WHERE $part) AS n
 JOIN {OFFERS_TABLE} AS r ON r.offer_key = n.offer_key
 LEFT JOIN fl ON fl.offer_key = n.offer_key
 LEFT JOIN pl ON pl.offer_key = n.offer_key
 """
+# Opened offers per part of the current_offers insert.
+_CURRENT_PART_OFFERS = 100_000
 
 
 def _count_range(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:

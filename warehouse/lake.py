@@ -162,6 +162,9 @@ def connect_lake(config: LakeConfig, *, read_only: bool = False) -> duckdb.DuckD
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")  # it would draw inside JSON output
+        # An in-memory session spills to ./.tmp by default: keep spills out of the caller's folder.
+        spill = Path(tempfile.gettempdir()) / "gpurent-duckdb-spill"
+        con.execute(f"SET temp_directory = {_literal(str(spill))}")
         load_extensions(con)
         options = []
         if config.data_path is not None:

@@ -11,6 +11,8 @@ closes nothing it did not list: those offers stay in the latest state, marked st
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,19 +78,21 @@ def load_run(
     """
     if feed_path is None:
         return load_batch(con, run, FeedBatch.empty())
-    try:
-        staged = stage_feed(con, feed_path, provider=run.provider, run_id=run.run_id)
-        return _load_staged(con, run, staged)
-    finally:
-        _drop_temporaries(con)
+    with _load_memory(con):
+        try:
+            staged = stage_feed(con, feed_path, provider=run.provider, run_id=run.run_id)
+            return _load_staged(con, run, staged)
+        finally:
+            _drop_temporaries(con)
 
 
 def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatch) -> LoadResult:
     """``load_run`` for a feed already read and validated (benchmarks, generated history)."""
-    try:
-        return _load_staged(con, run, stage_batch(con, batch))
-    finally:
-        _drop_temporaries(con)
+    with _load_memory(con):
+        try:
+            return _load_staged(con, run, stage_batch(con, batch))
+        finally:
+            _drop_temporaries(con)
 
 
 def _load_staged(
@@ -174,6 +178,51 @@ def _load_staged(
         quarantined=quarantine.height,
         ignored_offers=0 if feeds_latest else staged.offers,
     )
+
+
+# DuckDB's memory during a load: the staged feed and the weave's tables spill to DuckDB's
+# temporary directory beyond this, so a large feed does not hold the process's memory.
+LOAD_MEMORY_LIMIT = "600MB"
+_UNITS = {
+    "b": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}  # fmt: skip
+
+
+@contextmanager
+def _load_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Lower the database's ``memory_limit`` to LOAD_MEMORY_LIMIT for the load (never raise
+    it), and give back the limit it had."""
+    before = _setting(con, "memory_limit")
+    if _bytes(before) <= _bytes(LOAD_MEMORY_LIMIT):
+        yield
+        return
+    con.execute(f"SET memory_limit = '{LOAD_MEMORY_LIMIT}'")
+    try:
+        yield
+    finally:
+        try:
+            # The default comes back exactly with RESET; a limit someone set, as shown.
+            con.execute("RESET memory_limit")
+            if _setting(con, "memory_limit") != before:
+                con.execute(f"SET memory_limit = '{before}'")
+        except duckdb.Error as exc:  # a broken connection: the load's own error matters
+            log.debug("restoring memory_limit after a load: %s", exc)
+
+
+def _setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    row = fetch_one(con, "SELECT current_setting(?)", [name])
+    return str(row[0]) if row else ""
+
+
+def _bytes(size: str) -> float:
+    """A DuckDB size (``'18.8 GiB'``, ``'600MB'``) in bytes; unreadable: unlimited."""
+    number = size.strip().rstrip("BbIiKkMmGgTtYyEeSs ").strip()
+    unit = size.strip()[len(number) :].strip().lower() or "b"
+    try:
+        return float(number) * _UNITS[unit]
+    except (ValueError, KeyError):
+        return float("inf")
 
 
 def _drop_temporaries(con: duckdb.DuckDBPyConnection) -> None:
