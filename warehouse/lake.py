@@ -46,7 +46,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.errors import MigrationError, WarehouseError, WarehouseMissing
-from warehouse.migrations import MIGRATIONS, applied_migrations
+from warehouse.migrations import migrate
 
 LAKE = "lake"
 """The name the lake is attached under; it is the connection's default database."""
@@ -69,15 +69,6 @@ SEQUENCES: dict[str, tuple[str, str]] = {
     "notification_ids": ("outbox", "notification_id"),
 }
 """Each sequence the migrations create, and the column whose largest value it continues."""
-
-_BOOTSTRAP = """
-CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER     NOT NULL,
-    name       VARCHAR     NOT NULL,
-    applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
-)
-"""
-
 
 class LakeError(WarehouseError):
     """The lake cannot be opened: extension missing or for another DuckDB, catalog down."""
@@ -249,36 +240,7 @@ def flush_inlined_data(con: duckdb.DuckDBPyConnection) -> None:
 def migrate_lake(con: duckdb.DuckDBPyConnection) -> list[int]:
     """``warehouse.migrations.migrate`` for the lake: the same scripts, in the lake's dialect
     (``lake_sql``), recorded in the same ``schema_migrations`` table."""
-    con.execute(_BOOTSTRAP)
-    done = {version for version, _ in applied_migrations(con)}
-    known = max(m.version for m in MIGRATIONS)
-    if done and max(done) > known:
-        raise MigrationError(
-            f"the lake's schema is at version {max(done)}, newer than this gpurent "
-            f"(which knows up to {known}): upgrade gpurent"
-        )
-    applied: list[int] = []
-    for migration in sorted(MIGRATIONS, key=lambda m: m.version):
-        if migration.version in done:
-            continue
-        script = lake_sql(migration.sql())
-        con.execute("BEGIN TRANSACTION")
-        try:
-            if script.strip():
-                con.execute(script)
-            con.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
-                [migration.version, migration.name],
-            )
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            with contextlib.suppress(duckdb.Error):
-                con.execute("ROLLBACK")
-            raise MigrationError(
-                f"migration {migration.version} ({migration.name}) failed on the lake: {exc}"
-            ) from exc
-        applied.append(migration.version)
-    return applied
+    return migrate(con, dialect=lake_sql, where="the lake")
 
 
 _TOKEN = re.compile(

@@ -10,6 +10,7 @@ migration may point at it again after it changes).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -55,25 +56,35 @@ def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
     return [(int(version), str(name)) for version, name in rows]
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """Apply the pending migrations in order; return the versions applied by this call."""
-    con.execute(_BOOTSTRAP)
+def migrate(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    dialect: Callable[[str], str] | None = None,
+    where: str = "the warehouse",
+) -> list[int]:
+    """Apply the pending migrations in order; return the versions applied by this call.
+
+    ``dialect`` rewrites each script (and the bootstrap) for another engine: the DuckLake
+    warehouse passes ``warehouse.lake.lake_sql``; ``where`` names it in errors."""
+    rewrite = dialect or (lambda script: script)
+    con.execute(rewrite(_BOOTSTRAP))
     done = {version for version, _ in applied_migrations(con)}
     known = max(m.version for m in MIGRATIONS)
     if done and max(done) > known:
         # An older gpurent must not write into a schema it does not know.
         raise MigrationError(
-            f"the warehouse schema is at version {max(done)}, newer than this gpurent "
+            f"the schema of {where} is at version {max(done)}, newer than this gpurent "
             f"(which knows up to {known}): upgrade gpurent"
         )
     applied: list[int] = []
     for migration in sorted(MIGRATIONS, key=lambda m: m.version):
         if migration.version in done:
             continue
-        script = migration.sql()
+        script = rewrite(migration.sql())
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(script)
+            if script.strip():
+                con.execute(script)
             con.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
                 [migration.version, migration.name],
@@ -83,7 +94,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
             with contextlib.suppress(duckdb.Error):  # keep the migration's error, not this one
                 con.execute("ROLLBACK")
             raise MigrationError(
-                f"migration {migration.version} ({migration.name}) failed: {exc}"
+                f"migration {migration.version} ({migration.name}) failed on {where}: {exc}"
             ) from exc
         applied.append(migration.version)
     return applied
