@@ -52,6 +52,21 @@ COMMAND_MODULES = (
     replay_cmd,
 )
 
+# DuckDB 1.5 imports pandas (about 0.5 s) the first time a query binds a parameter, only to
+# ask whether the value is a DataFrame. These commands read and print and never hand DuckDB
+# a DataFrame, so in their process pandas is marked absent and DuckDB takes its plain path
+# at once. (The dashboard runs Streamlit, with pandas, in a process of its own.)
+READ_ONLY_COMMANDS = frozenset(
+    {"offers", "cheapest", "explain", "providers", "quarantine", "size", "models", "gpus",
+     "index", "history", "rank"}
+)  # fmt: skip
+
+
+def keep_pandas_out(argv: Sequence[str]) -> None:
+    if argv and argv[0] in READ_ONLY_COMMANDS:
+        sys.modules.setdefault("pandas", None)  # type: ignore[arg-type]
+
+
 # Options whose value may be left out (`--replay` alone means "the bundled recordings").
 OPTIONAL_VALUE_OPTIONS = frozenset({"--replay"})
 
@@ -102,6 +117,7 @@ def _exit_after_cleanup(code: int) -> None:
 
 def main() -> None:
     debug, argv = debug_requested(sys.argv[1:])
+    keep_pandas_out(argv)
     signal.signal(signal.SIGINT, raise_interrupted)
     try:
         # Not standalone: usage errors come back here, to be said in one line.
