@@ -9,7 +9,6 @@ the writer out. Numbers stay Decimal here; ``tables`` formats them.
 from __future__ import annotations
 
 import functools
-import importlib.util
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -55,14 +54,6 @@ def _page_read(read: Callable[P, R]) -> Callable[P, R]:
             return read(*args, **kwargs)
 
     return guarded
-
-
-def module_available(name: str) -> bool:
-    """Whether an optional part (price index, history) is installed in this build."""
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 # --- Now -----------------------------------------------------------------------------

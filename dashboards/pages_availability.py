@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboards import charts, data, tables
 from dashboards.i18n import t
+from dashboards.page import opening
 from dashboards.state import Ctx
 from dashboards.text import md_escape
 
@@ -18,10 +19,9 @@ SPARSE_WEEK = 0.25
 
 def render(ctx: Ctx) -> None:
     lang = ctx.lang
-    st.title(t(lang, "page_availability"))
-    st.caption(t(lang, "avail_intro"))
-    if not data.module_available(TRENDS_MODULE):
-        st.info(t(lang, "not_available", what=t(lang, "what_availability")))
+    if not opening(
+        lang, "page_availability", "avail_intro", needs=(TRENDS_MODULE, "what_availability")
+    ):
         return
     from gpurent.api.views import min_polls_per_hour
 

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboards import charts, data
 from dashboards.export import csv_bytes
 from dashboards.i18n import t
+from dashboards.page import opening
 from dashboards.state import Ctx
 
 INDEX_MODULE = "warehouse.index"
@@ -17,10 +18,7 @@ DEFAULT_LINES = 6
 
 def render(ctx: Ctx) -> None:
     lang = ctx.lang
-    st.title(t(lang, "page_index"))
-    st.caption(t(lang, "index_intro"))
-    if not data.module_available(INDEX_MODULE):
-        st.info(t(lang, "not_available", what=t(lang, "what_index")))
+    if not opening(lang, "page_index", "index_intro", needs=(INDEX_MODULE, "what_index")):
         return
     frame = data.price_index(ctx.db, ctx.currency)
     if frame.height == 0:

@@ -41,34 +41,17 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         placeholder=any_label,
         key="now_provider",
     )
-    row = st.columns(4)
-    hours = row[0].number_input(
-        t(lang, "filter_hours"),
-        min_value=1,
-        max_value=MONTH_HOURS,
-        value=MONTH_HOURS,
-        step=10,
-        key="now_hours",
-    )
+    # (label, lowest, highest, default, step, widget key), one widget a column.
     # Sessions are billed by each provider's granularity and minimum rental.
-    session = row[1].number_input(
-        t(lang, "filter_session"),
-        min_value=0,
-        max_value=43_800,
-        value=0,
-        step=15,
-        key="now_session",
+    numbers = (
+        ("filter_hours", 1, MONTH_HOURS, MONTH_HOURS, 10, "now_hours"),
+        ("filter_session", 0, 43_800, 0, 15, "now_session"),
+        ("filter_storage", 0, 100_000, DEFAULT_STORAGE_GB, 10, "now_gb"),
+        ("filter_gpus", 1, 64, 1, 1, "now_gpus"),
     )
-    storage = row[2].number_input(
-        t(lang, "filter_storage"),
-        min_value=0,
-        max_value=100_000,
-        value=DEFAULT_STORAGE_GB,
-        step=10,
-        key="now_gb",
-    )
-    gpus = row[3].number_input(
-        t(lang, "filter_gpus"), min_value=1, max_value=64, value=1, step=1, key="now_gpus"
+    hours, session, storage, gpus = (
+        column.number_input(t(lang, label), min_value=lo, max_value=hi, value=v, step=step, key=k)
+        for column, (label, lo, hi, v, step, k) in zip(st.columns(4), numbers, strict=True)
     )
     sold_out = st.toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
     return data.NowFilters(
