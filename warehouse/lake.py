@@ -70,6 +70,7 @@ SEQUENCES: dict[str, tuple[str, str]] = {
 }
 """Each sequence the migrations create, and the column whose largest value it continues."""
 
+
 class LakeError(WarehouseError):
     """The lake cannot be opened: extension missing or for another DuckDB, catalog down."""
 
