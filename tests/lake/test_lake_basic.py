@@ -6,7 +6,6 @@ writer. Never skipped: without PostgreSQL or the extensions the tests fail and s
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,13 @@ from pg import Postgres
 
 from gpurent_core.costing import UsageProfile
 from gpurent_core.model import (
-    AddonFee,
-    BillingUnit,
-    FeeBasis,
-    FeeType,
     OfferRecord,
     PriceBasis,
-    PriceKind,
-    PricePlan,
     ProviderRun,
     RunStatus,
     StockStatus,
 )
+from tests.warehouse.wh_kit import FeedKit
 from warehouse import lake as lake_mod
 from warehouse.costed import costed_latest_offers
 from warehouse.db import connect
@@ -45,7 +39,6 @@ from warehouse.load import load_run
 from warehouse.migrations import MIGRATIONS, applied_migrations
 from warehouse.queries import latest_offers
 
-T0 = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 _names = itertools.count()
 
 
@@ -59,91 +52,38 @@ def lake(postgres: Postgres, tmp_path: Path) -> LakeConfig:
 # ---------------------------------------------------------------- feeds
 
 
-def _run(n: int, provider: str, status: RunStatus = RunStatus.OK) -> ProviderRun:
-    started = T0 + timedelta(hours=n)
-    return ProviderRun(
-        run_id=f"{provider}-{n}",
-        provider=provider,
-        started_at=started,
-        finished_at=started + timedelta(seconds=42),
-        status=status,
-    )
-
-
-def _offer(run: ProviderRun, key: str, **changes: Any) -> OfferRecord:
-    fields: dict[str, Any] = {
-        "provider": run.provider,
-        "offer_key": key,
-        "run_id": run.run_id,
-        "observed_at": run.started_at + timedelta(seconds=5),
-        "gpu_vendor": "nvidia",
-        "gpu_model": "H100",
-        "gpu_vram_gb": 80,
-        "gpu_count": 1,
-        "raw_gpu_name": "NVIDIA H100 80GB HBM3",
-        "status": StockStatus.IN_STOCK,
-        "available_count": 3,
-        "price": Decimal("2.49"),
-        "currency": "USD",
-        "billing_unit": BillingUnit.HOUR,
-        "price_basis": PriceBasis.GPU,
-        "region": "us-east",
-        "fees": (
-            AddonFee(
-                fee_type=FeeType.DATA_DISK,
-                amount=Decimal("0.0001369863"),
-                currency="USD",
-                unit=BillingUnit.HOUR,
-                basis=FeeBasis.GB,
-                included_quantity=Decimal("20"),
-                mandatory=True,
-                charged_while_stopped=True,
-            ),
-        ),
-        "plans": (
-            PricePlan(
-                price=Decimal("1500"),
-                currency="USD",
-                billing_unit=BillingUnit.MONTH,
-                price_basis=PriceBasis.GPU,
-                price_kind=PriceKind.COMMITMENT,
-            ),
-        ),
-    }
-    fields.update(changes)
-    return OfferRecord(**fields)
-
-
 def _feeds(root: Path) -> list[tuple[ProviderRun, Path]]:
     """Two providers over three runs: prices move, a card sells out, one offer leaves,
     a CNY provider with a per-instance price and no plans."""
+    kit = FeedKit(root)
     out: list[tuple[ProviderRun, Path]] = []
 
     def add(run: ProviderRun, offers: list[OfferRecord]) -> None:
-        path = root / f"{run.run_id}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(o.model_dump_json() + "\n" for o in offers), encoding="utf-8")
-        out.append((run, path))
+        out.append((run, kit.write(f"{run.provider}-{run.run_id}", offers)))
 
-    r1 = _run(1, "acme")
-    add(r1, [_offer(r1, "a"), _offer(r1, "b", price=Decimal("2.10")), _offer(r1, "c")])
-    r2 = _run(2, "acme")
+    def run_of(n: int, provider: str, status: RunStatus = RunStatus.OK) -> ProviderRun:
+        return kit.run(n, status, provider=provider)
+
+    r1 = run_of(1, "acme")
+    add(r1, [kit.offer(r1, "a"), kit.offer(r1, "b", price=Decimal("2.10")), kit.offer(r1, "c")])
+    r2 = run_of(2, "acme")
     add(
         r2,
         [
-            _offer(r2, "a", price=Decimal("1.95")),
-            _offer(r2, "b", status=StockStatus.SOLD_OUT, available_count=0),
+            kit.offer(r2, "a", price=Decimal("1.95")),
+            kit.offer(r2, "b", status=StockStatus.SOLD_OUT, available_count=0),
         ],
     )
-    c1 = _run(1, "cnlab")
+    c1 = run_of(1, "cnlab")
     add(
         c1,
         [
-            _offer(
+            kit.offer(
                 c1,
                 f"v{i}",
                 gpu_model="RTX 4090",
                 gpu_vram_gb=24,
+                gpu_form_factor=None,
                 raw_gpu_name="RTX 4090 24G",
                 price=Decimal("1.88") + Decimal(i) / 10,
                 currency="CNY",
@@ -155,7 +95,7 @@ def _feeds(root: Path) -> list[tuple[ProviderRun, Path]]:
             for i in range(4)
         ],
     )
-    r3 = _run(3, "acme", RunStatus.FAILED)
+    r3 = run_of(3, "acme", RunStatus.FAILED)
     out.append((r3, None))  # type: ignore[arg-type]  # a failed run has no feed
     return out
 
