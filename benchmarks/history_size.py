@@ -65,7 +65,8 @@ from warehouse.feed import (
     FeedBatch,
 )
 from warehouse.load import load_batch
-from warehouse.queries import latest_offers, offers_at
+from warehouse.queries import latest_offers
+from warehouse.snapshots import offers_at
 
 BUDGET_BYTES = 2 * 1024**3
 START = datetime(2026, 1, 5, tzinfo=UTC)
@@ -338,6 +339,8 @@ def main() -> None:
     con = connect(path)
 
     polls_per_day = int(24 * 60 / args.interval_min)
+    # Sizes every eighth of a day: a one-day run too has a second half to take the slope of.
+    mark_every = max(1, polls_per_day // 8)
     print(
         f"simulating {polls:,} polls ({args.days:g} days every {args.interval_min:g} min) of "
         f"{per * args.providers:,} offers from {args.providers} providers, "
@@ -352,9 +355,11 @@ def main() -> None:
         changed, elapsed = poll(i)
         changes += changed
         load_ms.append(elapsed * 1000)
-        if i % polls_per_day == 0 or i == polls:
+        if i % mark_every == 0 or i == polls:
             size = measure(con, path)
             marks.append((i, changes, size))
+        if i % polls_per_day == 0 or i == polls:
+            size = marks[-1][2]
             print(
                 f"  poll {i:,}: {mib(size.file)} file, {mib(size.used)} in use, "
                 f"{time.perf_counter() - wall:,.0f} s",

@@ -30,7 +30,7 @@ Money = Annotated[
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False, defer_build=True)
 
 
 class AddonFee(_Record):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,13 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from gpurent.cli.app import build_app, expand_optional_values
+from gpurent.cli.app import (
+    COMMAND_HOMES,
+    COMMAND_MODULES,
+    app_for,
+    build_app,
+    expand_optional_values,
+)
 from gpurent_core.billing_facts import CHECKLIST, BillingFactKind, load_billing_facts
 from tests.cli_helpers import invoke, invoke_json
 from warehouse.db import connect
@@ -134,3 +141,25 @@ def test_explain_refuses_an_unknown_offer_with_a_hint(tmp_path: Path) -> None:
 
 def test_gpus_command_is_reachable() -> None:
     assert "H100" in invoke("gpus", "--format", "csv").stdout
+
+
+def _top_level_names(module: str) -> set[str]:
+    app = importlib.import_module(f"gpurent.cli.{module}").app
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    return commands | {g.name for g in app.registered_groups if g.name}
+
+
+def test_command_homes_name_each_command_and_group_where_it_is_registered() -> None:
+    """`gpurent NAME` builds only COMMAND_HOMES[NAME]'s module: a command moved or added
+    without the table would run with the whole app, or not at all, so the table is checked."""
+    registered = {name: module for module in COMMAND_MODULES for name in _top_level_names(module)}
+    assert registered == COMMAND_HOMES
+
+
+@pytest.mark.parametrize("name", sorted(COMMAND_HOMES))
+def test_a_command_built_alone_says_what_it_says_in_the_whole_app(name: str) -> None:
+    alone = CliRunner().invoke(app_for([name]), [name, "--help"], terminal_width=100)
+    whole = CliRunner().invoke(build_app(), [name, "--help"], terminal_width=100)
+    assert alone.exit_code == whole.exit_code == 0
+    assert alone.output == whole.output
+    assert f"gpurent {name}" in alone.output

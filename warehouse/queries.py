@@ -7,23 +7,24 @@ times are UTC. The latest state is "latest good run per provider" (views.sql, ru
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from gpurent_core.model import StockStatus
 from warehouse.db import query_frame
 from warehouse.fx import fx_rate_on, upsert_fx_rate
-from warehouse.snapshots import offers_at, offers_of_run
+
+if TYPE_CHECKING:
+    # Polars loads with the first frame (warehouse.db.query_frame), not with this module:
+    # `cheapest` reads rows through DuckDB alone and never pays for it.
+    import polars as pl
 
 __all__ = [
     "fx_rate_on",
     "known_providers",
     "latest_offer_conditions",
     "latest_offers",
-    "offers_at",
-    "offers_of_run",
     "problem_of",
     "provider_status",
     "quarantine_problems",

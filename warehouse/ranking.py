@@ -51,7 +51,7 @@ from gpurent_core.costing import UsageProfile
 from gpurent_core.fx import FxError, FxTable
 from gpurent_core.model import BillingUnit
 from gpurent_core.units import HOURS_PER_MONTH, HOURS_PER_UNIT
-from warehouse.db import query_frame
+from warehouse.db import query_rows
 from warehouse.queries import latest_offer_conditions
 
 __all__ = ["BoundQuery", "Bounds", "Unbounded", "cheapest_first", "fx_rates", "latest_rows"]
@@ -345,8 +345,8 @@ def latest_rows(con: duckdb.DuckDBPyConnection, keys: Sequence[Key]) -> list[dic
         f" WHERE o.provider IN ({', '.join('?' for _ in providers)})"
         f" AND o.offer_key IN ({', '.join('?' for _ in offer_keys)})"
     )
-    frame = query_frame(con, sql, [*providers, *offer_keys])
-    found = {(r["provider"], r["offer_key"]): r for r in frame.iter_rows(named=True)}
+    rows = query_rows(con, sql, [*providers, *offer_keys])
+    found = {(r["provider"], r["offer_key"]): r for r in rows}
     return [found[key] for key in keys if key in found]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
 import signal
 import sys
@@ -15,19 +16,6 @@ import typer
 # Typer carries its own copy of Click: its exceptions are the ones raised here.
 from typer import _click as click
 
-from gpurent.cli import (
-    crawl,
-    dashboard,
-    gpus,
-    load_cmd,
-    normalize,
-    queries,
-    replay_cmd,
-    schedule,
-    size,
-    tracking,
-    watch,
-)
 from gpurent.cli.children import stop_descendants
 from gpurent.cli.errors import (
     Interrupted,
@@ -37,20 +25,47 @@ from gpurent.cli.errors import (
     usage_line,
 )
 
-# Each module's commands, in the order `gpurent --help` lists them.
+# The command modules (under gpurent.cli), in the order `gpurent --help` lists them.
 COMMAND_MODULES = (
-    crawl,
-    load_cmd,
-    queries,
-    size,
-    watch,
-    schedule,
-    tracking,
-    dashboard,
-    gpus,
-    normalize,
-    replay_cmd,
+    "crawl",
+    "load_cmd",
+    "queries",
+    "size",
+    "watch",
+    "schedule",
+    "tracking",
+    "dashboard",
+    "gpus",
+    "normalize",
+    "replay_cmd",
 )
+
+# Where each top-level command or group lives, so `gpurent cheapest` imports and builds the
+# one module that has it (Typer builds every registered command's parameters on each run,
+# and the eleven modules' imports are ~70 ms); `--help` and unknown names get the whole app.
+# tests/test_cli_basics.py keeps this table equal to what the modules register.
+COMMAND_HOMES = {
+    "crawl": "crawl",
+    "load": "load_cmd",
+    "offers": "queries",
+    "cheapest": "queries",
+    "providers": "queries",
+    "explain": "queries",
+    "quarantine": "queries",
+    "size": "size",
+    "models": "size",
+    "watch": "watch",
+    "schedule": "schedule",
+    "history": "tracking",
+    "rank": "tracking",
+    "demo": "tracking",
+    "index": "tracking",
+    "dashboard": "dashboard",
+    "gpus": "gpus",
+    "normalize": "normalize",
+    "replay": "replay_cmd",
+}
+
 
 # DuckDB 1.5 imports pandas (about 0.5 s) the first time a query binds a parameter, only to
 # ask whether the value is a DataFrame. These commands read and print and never hand DuckDB
@@ -71,8 +86,9 @@ def keep_pandas_out(argv: Sequence[str]) -> None:
 OPTIONAL_VALUE_OPTIONS = frozenset({"--replay"})
 
 
-def build_app() -> typer.Typer:
-    """A fresh app with every command registered (tests build as many as they like)."""
+def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
+    """A fresh app with the commands of ``modules`` registered (default: every command;
+    tests build as many as they like)."""
     app = typer.Typer(
         name="gpurent",
         help="GPU-rental price and availability tracker: crawl providers, then ask what you "
@@ -81,9 +97,15 @@ def build_app() -> typer.Typer:
         add_completion=False,
         pretty_exceptions_show_locals=False,
     )
-    for module in COMMAND_MODULES:
-        app.add_typer(module.app)
+    for name in modules:
+        app.add_typer(importlib.import_module(f"gpurent.cli.{name}").app)
     return app
+
+
+def app_for(argv: Sequence[str]) -> typer.Typer:
+    """The app that runs ``argv``: only its command's module when the first word names one."""
+    home = COMMAND_HOMES.get(argv[0]) if argv else None
+    return build_app((home,)) if home else build_app()
 
 
 def expand_optional_values(argv: Sequence[str]) -> list[str]:
@@ -121,7 +143,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, raise_interrupted)
     try:
         # Not standalone: usage errors come back here, to be said in one line.
-        result = build_app()(
+        result = app_for(argv)(
             args=expand_optional_values(argv), prog_name="gpurent", standalone_mode=False
         )
     except SystemExit as done:

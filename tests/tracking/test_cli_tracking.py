@@ -13,7 +13,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from gpurent.cli import app as cli_app
 from gpurent.cli import tracking
 from gpurent_core.model import PriceBasis, RunStatus, StockStatus
 from tests import cli_helpers
@@ -25,19 +24,7 @@ D = Decimal
 
 
 def invoke(*args: str) -> Any:
-    """Through the real app once the lead lists `tracking` in COMMAND_MODULES; until then
-    through an app with only this module registered."""
-    if "tracking" in cli_app.COMMAND_MODULES:
-        return cli_helpers.invoke(*args)
-    app = typer.Typer()
-    app.add_typer(tracking.app)
-    result = CliRunner().invoke(app, list(args))
-    if result.exit_code != 0:
-        raise AssertionError(
-            f"gpurent {' '.join(args)} exited {result.exit_code}\n{result.output}\n"
-            f"{result.exception!r}"
-        )
-    return result
+    return cli_helpers.invoke(*args)
 
 
 def invoke_json(*args: str) -> Any:

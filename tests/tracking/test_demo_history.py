@@ -9,25 +9,13 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gpurent.cli import app as cli_app
 from tests import cli_helpers
 from warehouse.db import connect
-
-# Runs the CLI with the tracking commands registered, until the lead lists the module.
-STANDALONE = """
-import sys
-import typer
-from gpurent.cli import tracking
-app = typer.Typer()
-app.add_typer(tracking.app)
-app(args=sys.argv[1:], prog_name="gpurent")
-"""
 
 REQUIRED = {
     "date", "gpu_model", "gpu_vram_gb", "currency", "index_price", "n_offers", "n_providers",
@@ -36,14 +24,7 @@ REQUIRED = {
 
 
 def gpurent(*args: str) -> subprocess.CompletedProcess[str]:
-    if "tracking" in cli_app.COMMAND_MODULES:
-        return cli_helpers.run_gpurent(*args, timeout=1500)
-    proc = subprocess.run(
-        [sys.executable, "-c", STANDALONE, *args],
-        capture_output=True, text=True, timeout=1500, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, f"gpurent {' '.join(args)}\n{proc.stdout}\n{proc.stderr[-3000:]}"
-    return proc
+    return cli_helpers.run_gpurent(*args, timeout=1500)
 
 
 @pytest.fixture(scope="module")

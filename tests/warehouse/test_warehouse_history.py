@@ -34,7 +34,8 @@ from warehouse.feed import read_feed
 from warehouse.history import CONTENT_FIELDS
 from warehouse.load import load_run
 from warehouse.migrations import migrate
-from warehouse.queries import latest_offers, offers_at, offers_of_run
+from warehouse.queries import latest_offers
+from warehouse.snapshots import offers_at, offers_of_run
 
 Snapshot = dict[str, dict[str, Any]]
 

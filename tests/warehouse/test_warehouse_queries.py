@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -11,6 +12,7 @@ import pytest
 from wh_kit import FeedKit
 
 from gpurent_core.model import RunStatus, StockStatus
+from warehouse.db import query_frame, query_rows
 from warehouse.load import load_run
 from warehouse.queries import (
     fx_rate_on,
@@ -190,3 +192,28 @@ def test_bad_fx_rates_are_refused(
     with pytest.raises(ValueError):
         upsert_fx_rate(con, date(2026, 11, 1), base, quote, rate, "test")
     assert con.execute("SELECT count(*) FROM fx_rates").fetchall() == [(0,)]
+
+
+def _typed(value: Any) -> Any:
+    """A value with its type beside it, all the way down (lists of fee and plan dicts)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, datetime):
+        return (datetime, value.isoformat(), value.utcoffset())
+    return (type(value), value)
+
+
+def test_rows_through_duckdb_alone_equal_the_polars_frame_rows(
+    market: duckdb.DuckDBPyConnection,
+) -> None:
+    """`cheapest` reads its rows with query_rows (no Polars import); the costing must see
+    exactly what the frame path gives: Decimal money, UTC times, fees and plans as dicts."""
+    sql = "SELECT * FROM latest_offers ORDER BY provider, offer_key"
+    framed = list(query_frame(market, sql).iter_rows(named=True))
+    plain = query_rows(market, sql)
+    assert len(plain) == 6
+    assert [_typed(r) for r in plain] == [_typed(r) for r in framed]
+    assert any(r["fees"] for r in plain) and any(r["plans"] for r in plain)
+    assert isinstance(plain[0]["price"], Decimal)

@@ -13,7 +13,8 @@ from gpurent_core.costing import UsageProfile
 from gpurent_core.model import RunStatus, StockStatus
 from warehouse.costed import costed_latest_offers
 from warehouse.load import load_run
-from warehouse.queries import latest_offers, offers_of_run
+from warehouse.queries import latest_offers
+from warehouse.snapshots import offers_of_run
 
 
 def rows(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[object, ...]]:

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from gpurent_core.model import RunStatus
-from warehouse import queries
+from warehouse import snapshots
 
 WATCHED_STATUSES = (RunStatus.OK.value, RunStatus.PARTIAL.value)
 
@@ -60,4 +60,4 @@ def offers_of_run(
 ) -> list[dict[str, Any]]:
     """Every offer one run saw, as dicts with ``fees`` and ``plans`` (read back from the
     change history by the warehouse's shared query; a partial run's stale rows left out)."""
-    return list(queries.offers_of_run(con, provider, run_id).iter_rows(named=True))
+    return list(snapshots.offers_of_run(con, provider, run_id).iter_rows(named=True))
