@@ -247,7 +247,8 @@ def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFram
     or a frame through Arrow; column names match the table's."""
     if isinstance(frame, Rows):
         row = con.execute(
-            f"INSERT INTO {table} ({', '.join(frame.columns)}) {frame.sql}"
+            f"INSERT INTO {table} ({', '.join(frame.columns)}) {frame.sql}",
+            dict(frame.params) if frame.params else None,
         ).fetchall()
         return int(row[0][0]) if row else 0
     if frame.is_empty():

@@ -9,6 +9,7 @@ feed's digest, taken in a thread beside DuckDB, is the file's sha256 across bloc
 from __future__ import annotations
 
 import hashlib
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,60 @@ def test_current_offers_built_in_parts_are_the_same(
     assert rows == current(whole)
     whole.close()
     parts.close()
+
+
+def test_parts_by_feed_line_give_the_same_state_after_a_run_that_changes_some_offers(
+    tmp_path: Path, kit: FeedKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts are ranges of feed lines; a later run opens only the offers that changed,
+    spread over those ranges, with a bad line and a blank one between them: the state is the
+    same whatever the part size."""
+    from warehouse import history
+    from warehouse.db import connect
+
+    first = kit.run(1)
+    second = kit.run(2)
+    keys = [f"k{i}" for i in range(9)]
+    feed_1 = kit.write("one", [kit.offer(first, k) for k in keys])
+    changed = {"k1": Decimal("9.5"), "k4": Decimal("0.75"), "k8": Decimal("3")}
+    lines: list[Any] = [kit.offer(second, k, price=changed.get(k, Decimal("1.98"))) for k in keys]
+    lines[3:3] = ["{not json", ""]
+    lines.append(kit.offer(second, "k9", gpu_model="A100"))
+    feed_2 = kit.write("two", lines)
+
+    def state(con: duckdb.DuckDBPyConnection) -> list[Any]:
+        return con.execute(
+            "SELECT offer_key, price, gpu_model, fees, plans FROM current_offers ORDER BY offer_key"
+        ).fetchall()
+
+    whole = connect(tmp_path / "whole.duckdb")
+    for run, feed in ((first, feed_1), (second, feed_2)):
+        load_run(whole, run, feed)
+    monkeypatch.setattr(history, "_CURRENT_PART_OFFERS", 1)  # one opened offer a part
+    parts = connect(tmp_path / "parts.duckdb")
+    for run, feed in ((first, feed_1), (second, feed_2)):
+        load_run(parts, run, feed)
+    rows = state(parts)
+    assert [r[0] for r in rows] == [*keys, "k9"]
+    assert {r[0]: r[1] for r in rows if r[0] in changed} == changed
+    assert rows == state(whole)
+    whole.close()
+    parts.close()
+
+
+def test_line_ranges_cover_every_line_once() -> None:
+    """The parts' ranges, for any span of lines and any count: contiguous, no gap, no overlap."""
+    import duckdb as db
+
+    from warehouse import history
+    from warehouse.feed import OFFERS_TABLE
+
+    con = db.connect()
+    for lines, opened in ((1, 1), (10, 3), (10, 10), (10, 25), (7, 1)):
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {OFFERS_TABLE} AS SELECT range + 5 AS _line FROM range({lines})"
+        )
+        ranges = history._line_ranges(con, opened * history._CURRENT_PART_OFFERS)
+        covered = [n for low, high in ranges for n in range(low, high + 1)]
+        assert covered == list(range(5, 5 + lines)), (lines, opened, ranges)
+        assert len(ranges) == min(opened, lines)
