@@ -296,7 +296,7 @@ def weave_run(
         continued_rows = f"""
         UNION ALL
         SELECT offer_key, identity_id, $next::TIMESTAMPTZ, valid_to,
-            {", ".join(STATE_FIELDS)}, fee_set_id, plan_set_id, content_hash, true
+            {", ".join(STATE_FIELDS)}, fee_set_id, plan_set_id, content_hash, true, NULL
         FROM {_CLOSED}
         WHERE valid_to IS NULL OR valid_to > $next
         """
@@ -307,7 +307,8 @@ def weave_run(
         FROM (
             SELECT o.offer_key, i.identity_id, $at::TIMESTAMPTZ AS valid_from,
                 $next::TIMESTAMPTZ AS valid_to, {", ".join(f"r.{c}" for c in STATE_FIELDS)},
-                fs.fee_set_id, ps.plan_set_id, o.content_hash, false AS continued
+                fs.fee_set_id, ps.plan_set_id, o.content_hash, false AS continued,
+                r._line
             FROM {_OPENED} AS o
             JOIN {OFFERS_TABLE} AS r ON r.offer_key = o.offer_key
             JOIN (SELECT DISTINCT identity_hash, identity_id FROM offer_identities) AS i
@@ -382,9 +383,9 @@ def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
 _CURRENT_SQL = f"""
 WITH n AS (
     SELECT n.*, {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}
-    FROM {_NEW} AS n
-    JOIN {OFFERS_TABLE} AS r ON r.offer_key = n.offer_key
-    WHERE r._line BETWEEN $lo AND $hi
+    FROM (SELECT * FROM {_NEW} WHERE _line BETWEEN $lo AND $hi) AS n
+    JOIN (SELECT * FROM {OFFERS_TABLE} WHERE _line BETWEEN $lo AND $hi) AS r
+        ON r.offer_key = n.offer_key
 ),
 fl AS (
     SELECT offer_key, {FEE_LIST} AS fees FROM {FEES_TABLE}
