@@ -42,6 +42,8 @@ from spiders.parsers.common import (
 )
 
 ROLES = ("identity", "price", "stock")
+_MEMO_ITEMS = 10_000
+"""Answers `Contract.gone` keeps at most: more than one page of the largest listings."""
 
 
 @dataclass(frozen=True)
@@ -59,12 +61,32 @@ class Contract:
         return (*self.identity, *self.price, *self.stock)
 
     def gone(self, item: Mapping[str, Any]) -> list[str]:
-        """The declared paths whose key is gone from `item` (drift), in declaration order."""
-        return [
+        """The declared paths whose key is gone from `item` (drift), in declaration order.
+
+        Each item is asked twice, once when it is built (`contracted`) and once for the
+        page's verdict (`check_items`), so the answer is kept until that verdict: the memo
+        holds the item itself, so its id cannot be reused while the entry lives."""
+        memo = self._memo
+        seen = memo.get(id(item))
+        if seen is not None and seen[0] is item:
+            return seen[1]
+        found = [
             path
             for path, alternatives in self._walks
             if not any(_present(item, parts) for parts in alternatives)
         ]
+        if len(memo) >= _MEMO_ITEMS:  # a parser that never asks for the verdict
+            memo.clear()
+        memo[id(item)] = (item, found)
+        return found
+
+    def forget(self) -> None:
+        """Drop the kept answers (the page's verdict is taken)."""
+        self._memo.clear()
+
+    @cached_property
+    def _memo(self) -> dict[int, tuple[Mapping[str, Any], list[str]]]:
+        return {}
 
     @cached_property
     def _walks(self) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
@@ -112,6 +134,7 @@ def check_items(items: Iterable[Any], contract: Contract) -> ContractCheck:
     for item in dicts:
         for path in contract.gone(item):
             gone_counts[path] += 1
+    contract.forget()
     missing = [path for path, n in gone_counts.items() if n]
     everywhere = [path for path, n in gone_counts.items() if n == len(dicts)]
     error = None
