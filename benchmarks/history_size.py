@@ -339,8 +339,6 @@ def main() -> None:
     con = connect(path)
 
     polls_per_day = int(24 * 60 / args.interval_min)
-    # Sizes every eighth of a day: a one-day run too has a second half to take the slope of.
-    mark_every = max(1, polls_per_day // 8)
     print(
         f"simulating {polls:,} polls ({args.days:g} days every {args.interval_min:g} min) of "
         f"{per * args.providers:,} offers from {args.providers} providers, "
@@ -355,11 +353,9 @@ def main() -> None:
         changed, elapsed = poll(i)
         changes += changed
         load_ms.append(elapsed * 1000)
-        if i % mark_every == 0 or i == polls:
+        if i % polls_per_day == 0 or i == polls:
             size = measure(con, path)
             marks.append((i, changes, size))
-        if i % polls_per_day == 0 or i == polls:
-            size = marks[-1][2]
             print(
                 f"  poll {i:,}: {mib(size.file)} file, {mib(size.used)} in use, "
                 f"{time.perf_counter() - wall:,.0f} s",
