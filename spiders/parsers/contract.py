@@ -65,11 +65,12 @@ class Contract:
 
         Each item is asked twice, once when it is built (`contracted`) and once for the
         page's verdict (`check_items`), so the answer is kept until that verdict: the memo
-        holds the item itself, so its id cannot be reused while the entry lives."""
+        holds the item itself, so its id cannot be reused while the entry lives. Each call
+        gets its own list: a subclass may add to it."""
         memo = self._memo
         seen = memo.get(id(item))
         if seen is not None and seen[0] is item:
-            return seen[1]
+            return list(seen[1])
         found = [
             path
             for path, alternatives in self._walks
@@ -77,7 +78,7 @@ class Contract:
         ]
         if len(memo) >= _MEMO_ITEMS:  # a parser that never asks for the verdict
             memo.clear()
-        memo[id(item)] = (item, found)
+        memo[id(item)] = (item, tuple(found))
         return found
 
     def forget(self) -> None:
@@ -85,7 +86,7 @@ class Contract:
         self._memo.clear()
 
     @cached_property
-    def _memo(self) -> dict[int, tuple[Mapping[str, Any], list[str]]]:
+    def _memo(self) -> dict[int, tuple[Mapping[str, Any], tuple[str, ...]]]:
         return {}
 
     @cached_property
