@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import typer
 
 from gpurent.api.errors import ApiError, NoWarehouse, WarehouseBusy
+from gpurent.cli.errors import refuse
 
 # The API's argument names -> this command line's option or argument names.
 OPTION_OF = {
@@ -25,8 +26,7 @@ def as_usage_errors(**renamed: str) -> Iterator[None]:
     try:
         yield
     except NoWarehouse as exc:
-        typer.secho(str(exc), err=True, fg="red")
-        raise typer.Exit(2) from exc
+        refuse(str(exc))
     except WarehouseBusy:
         raise  # not a usage error: said in one line by the front door (gpurent.cli.errors)
     except ApiError as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 USER_ERROR = 2
 UNEXPECTED = 1
@@ -24,6 +24,14 @@ DEBUG_FLAG = "--debug"
 
 class Interrupted(BaseException):
     """Ctrl-C. Not a KeyboardInterrupt: Click turns that into "Aborted!" and exit 1."""
+
+
+def refuse(message: str, code: int = 2) -> NoReturn:
+    """Say why the command stops, in the one line every refusal has (``gpurent: ...``)."""
+    import typer
+
+    typer.secho(f"gpurent: {message}", err=True, fg="red")
+    raise typer.Exit(code)
 
 
 def raise_interrupted(signum: int, frame: object) -> None:

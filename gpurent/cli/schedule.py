@@ -10,12 +10,12 @@ import typer
 
 from gpurent.cli.common import DbOption, settings, writable_db
 from gpurent.cli.crawl import PREFECT_DEFAULTS
+from gpurent.cli.errors import refuse
 
 NO_SERVER = (
-    "Prefect schedules need a Prefect server (the ephemeral one cannot schedule).\n"
-    "In another terminal:  prefect server start\n"
-    "Then here:            export PREFECT_API_URL=http://127.0.0.1:4200/api\n"
-    "and run `gpurent schedule` again."
+    "schedules need a Prefect server (the ephemeral one cannot schedule): run "
+    "`prefect server start` in another terminal, export "
+    "PREFECT_API_URL=http://127.0.0.1:4200/api here, and run `gpurent schedule` again"
 )
 
 
@@ -70,8 +70,7 @@ def schedule(
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     if not prefect_api_url():
-        typer.secho(NO_SERVER, err=True, fg="red")
-        raise typer.Exit(2)
+        refuse(NO_SERVER)
 
     from flows import schedule as schedules
 

@@ -29,6 +29,7 @@ from gpurent.cli.common import (
     settings,
     writable_db,
 )
+from gpurent.cli.errors import refuse
 from gpurent.cli.output import OutputFormat, render
 
 if TYPE_CHECKING:
@@ -415,8 +416,7 @@ def demo(
 
     path = resolve_db(db)
     if path.exists():  # refused before the crawl and its first line: one line, exit 2
-        typer.secho(f"{path} already exists: the demo builds a fresh database", err=True, fg="red")
-        raise typer.Exit(2)
+        refuse(f"{path} already exists: the demo builds a fresh database")
     writable_db(path)
     console = Console(stderr=True)
     console.print(f"crawling the bundled recordings, then {days} days of synthetic polls ...")
@@ -426,8 +426,7 @@ def demo(
                 path, days=days, polls_per_day=polls_per_day, seed=seed, progress=progress
             )
     except DemoError as exc:
-        typer.secho(str(exc), err=True, fg="red")
-        raise typer.Exit(2) from exc
+        refuse(str(exc))
     console.print(
         f"demo database {summary.db}: {len(summary.providers)} providers "
         f"({', '.join(summary.providers)}), {summary.first_day} .. {summary.last_day}, "

@@ -26,6 +26,7 @@ from gpurent.cli.common import (
     writable_db,
 )
 from gpurent.cli.crawl import PREFECT_DEFAULTS
+from gpurent.cli.errors import refuse
 from gpurent.cli.output import OutputFormat, render, to_jsonable
 
 if TYPE_CHECKING:
@@ -349,8 +350,7 @@ def remove(
         try:
             cancelled = remove_watch(con, watch_id)
         except WatchNotFound as exc:
-            typer.secho(str(exc), err=True, fg="red")
-            raise typer.Exit(1) from exc
+            refuse(str(exc), code=1)
     typer.echo(f"removed watch #{watch_id}; {cancelled} pending notification(s) cancelled")
 
 
@@ -370,8 +370,7 @@ def test(
         try:
             watch = get_watch(con, watch_id)
         except WatchNotFound as exc:
-            typer.secho(str(exc), err=True, fg="red")
-            raise typer.Exit(1) from exc
+            refuse(str(exc), code=1)
     message = trial_message(watch, now=utcnow())
     rows = []
     for url in watch.notify_urls:

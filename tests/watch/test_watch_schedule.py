@@ -77,6 +77,9 @@ def test_the_command_needs_a_prefect_server(
     result = CliRunner().invoke(build_cli(), ["schedule", "--db", str(tmp_path / "g.duckdb")])
     assert result.exit_code == 2
     assert "prefect server start" in result.output
+    # One line, as every refusal: what is missing and the two steps that give it.
+    assert result.output.count("\n") == 1 and result.output.startswith("gpurent: ")
+    assert "PREFECT_API_URL=http://127.0.0.1:4200/api" in result.output
 
 
 def test_the_command_serves_the_configured_schedules(
