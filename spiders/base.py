@@ -29,6 +29,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from gpurent_core.model import utcnow
+from spiders.feed_batch import RecordBatch, feeds_take_batches
 from spiders.ledger import AuthState, RunLedger
 from spiders.options import SpiderOptions
 from spiders.parsers.common import (
@@ -84,6 +85,7 @@ class ProviderSpider(scrapy.Spider):
         self.ledger = RunLedger()
         self._run_id: str | None = None
         self._options: SpiderOptions | None = None
+        self._batch_feed: bool | None = None
 
     # -- settings ------------------------------------------------------------
 
@@ -221,11 +223,29 @@ class ProviderSpider(scrapy.Spider):
         )
         return record.model_dump(mode="json")
 
-    def emit(self, records: Iterable[Record]) -> Iterator[dict[str, Any]]:
+    def emit(self, records: Iterable[Record]) -> Iterator[dict[str, Any] | RecordBatch]:
+        """The records' feed lines: one item per record, or all of them as one
+        `RecordBatch` when every feed of the crawl writes batches (`spiders.feed_batch`)."""
+        if self.batch_feed:
+            batch = RecordBatch(record.model_dump(mode="json") for record in records)
+            if batch:
+                yield batch
+            return
         for record in records:
             yield record.model_dump(mode="json")
 
-    def emit_page(self, page: PageResult, where: str) -> Iterator[dict[str, Any]]:
+    @property
+    def batch_feed(self) -> bool:
+        """Whether this crawl hands its feed lines to Scrapy a page at a time (read once, when
+        the crawl's settings are final)."""
+        if self._batch_feed is None:
+            settings = self.settings
+            self._batch_feed = feeds_take_batches(
+                settings.getdict("FEEDS"), settings.getwithbase("FEED_EXPORTERS")
+            )
+        return self._batch_feed
+
+    def emit_page(self, page: PageResult, where: str) -> Iterator[dict[str, Any] | RecordBatch]:
         """Yield a parsed page's records and note how the page went."""
         for note in page.notes:
             self.note(note)

@@ -30,6 +30,7 @@ from scrapy.logformatter import LogFormatter, LogFormatterResult
 
 from gpurent_core.model import utcnow
 from spiders.base import ProviderSpider
+from spiders.feed_batch import RecordBatch
 from spiders.ledger import build_report
 from spiders.options import SpiderOptions
 
@@ -61,12 +62,15 @@ class RunReport:
         self.started_at = utcnow()
 
     def item_scraped(self, item: Any, spider: Spider) -> None:
-        if not isinstance(spider, ProviderSpider) or not isinstance(item, dict):
+        if not isinstance(spider, ProviderSpider):
             return
-        if item.get("kind") == "offer":
-            spider.ledger.offers += 1
-        elif item.get("kind") == "quarantine":
-            spider.ledger.quarantined += 1
+        for line in item if type(item) is RecordBatch else (item,):
+            if not isinstance(line, dict):
+                continue
+            if line.get("kind") == "offer":
+                spider.ledger.offers += 1
+            elif line.get("kind") == "quarantine":
+                spider.ledger.quarantined += 1
 
     def spider_error(self, failure: Failure, response: Any, spider: Spider) -> None:
         # A bug in a callback: the page was not parsed, say so rather than look empty.
@@ -151,15 +155,25 @@ class FeedLinesExporter(JsonLinesItemExporter):
     copy: the same keys, in the same order, with the same values. This path encodes the dict
     itself with the same encoder and encoding, so each line is byte for byte what Scrapy
     writes; any other item (an `Item`, a dataclass, a feed with ``fields``, an overridden
-    `serialize_field`) takes Scrapy's own path.
+    `serialize_field`) takes Scrapy's own path. A `RecordBatch` (a page's lines as one item,
+    `spiders.feed_batch`) is written as its lines, each as that dict would have been.
     """
 
     def export_item(self, item: Any) -> None:
-        if (
-            type(item) is dict
-            and self.fields_to_export is None
+        direct = (
+            self.fields_to_export is None
             and type(self).serialize_field is JsonLinesItemExporter.serialize_field
-        ):
+        )
+        if type(item) is RecordBatch:  # a page's lines (spiders.feed_batch): one line each
+            if direct and all(type(line) is dict for line in item):
+                encode = self.encoder.encode
+                text = "".join([encode(line) + "\n" for line in item])
+                self.file.write(text.encode(self.encoding or "utf-8"))
+            else:
+                for line in item:
+                    super().export_item(line)
+            return
+        if type(item) is dict and direct:
             text = self.encoder.encode(item) + "\n"
             self.file.write(text.encode(self.encoding or "utf-8"))
             return

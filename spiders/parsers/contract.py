@@ -66,20 +66,25 @@ class Contract:
         Each item is asked twice, once when it is built (`contracted`) and once for the
         page's verdict (`check_items`), so the answer is kept until that verdict: the memo
         holds the item itself, so its id cannot be reused while the entry lives. Each call
-        gets its own list: a subclass may add to it."""
+        gets its own list, so a caller may add to it."""
         memo = self._memo
         seen = memo.get(id(item))
         if seen is not None and seen[0] is item:
             return list(seen[1])
-        found = [
-            path
-            for path, alternatives in self._walks
-            if not any(_present(item, parts) for parts in alternatives)
-        ]
+        found = self.gone_paths(item)
         if len(memo) >= _MEMO_ITEMS:  # a parser that never asks for the verdict
             memo.clear()
         memo[id(item)] = (item, tuple(found))
         return found
+
+    def gone_paths(self, item: Mapping[str, Any]) -> list[str]:
+        """What `gone` answers, worked out (not kept): a shape whose paths a dotted walk
+        cannot express adds its own checks here, and they are kept with the rest."""
+        return [
+            path
+            for path, alternatives in self._walks
+            if not any(_present(item, parts) for parts in alternatives)
+        ]
 
     def forget(self) -> None:
         """Drop the kept answers (the page's verdict is taken)."""
@@ -90,10 +95,12 @@ class Contract:
         return {}
 
     @cached_property
-    def _walks(self) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
-        # Each path split once (`a.b|c` -> (a, b), (c,)): `gone` runs for every item.
+    def _walks(self) -> tuple[tuple[str, tuple[tuple[tuple[str, bool], ...], ...]], ...]:
+        # Each path split once (`a.b?|c` -> ((a, False), (b, True)), ((c, False),)), the
+        # optional mark read once too: `gone` runs for every item of every page.
         return tuple(
-            (path, tuple(tuple(alt.split(".")) for alt in path.split("|"))) for path in self.paths
+            (path, tuple(tuple(_step(part) for part in alt.split(".")) for alt in path.split("|")))
+            for path in self.paths
         )
 
     def role_of(self, path: str) -> str:
@@ -103,17 +110,21 @@ class Contract:
         raise KeyError(path)
 
 
-def _present(value: Any, parts: Sequence[str]) -> bool:
+def _step(part: str) -> tuple[str, bool]:
+    """One key of a dotted path and whether the provider may leave it out (`key?`)."""
+    return part.rstrip("?"), part.endswith("?")
+
+
+def _present(value: Any, steps: Sequence[tuple[str, bool]]) -> bool:
     """True unless a dict on the way lacks the next key (a null or non-object stops the
     walk: the provider said null there, or a retyped value the reader will refuse)."""
-    for raw_part in parts:
-        optional = raw_part.endswith("?")
-        part = raw_part.rstrip("?")
-        if not isinstance(value, Mapping):
+    for key, optional in steps:
+        # `type is dict` first: decoded JSON is plain dicts, and the ABC check is slow.
+        if type(value) is not dict and not isinstance(value, Mapping):
             return True
-        if part not in value:
+        if key not in value:
             return optional
-        value = value[part]
+        value = value[key]
     return True
 
 

@@ -85,8 +85,8 @@ class MachineContract(Contract):
     `skuList.price` when the payg entry lacks it, or, on a machine without a payg entry,
     when no entry has it (the key is gone, not just the hourly plan)."""
 
-    def gone(self, item: Mapping[str, Any]) -> list[str]:
-        gone = super().gone(item)
+    def gone_paths(self, item: Mapping[str, Any]) -> list[str]:
+        gone = super().gone_paths(item)
         skus = item.get("skuList")
         entries = [s for s in skus if isinstance(s, Mapping)] if isinstance(skus, list) else []
         if any(SKU_NAME not in entry for entry in entries):

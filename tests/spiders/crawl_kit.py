@@ -60,8 +60,12 @@ def crawl(
     *,
     token: str | None = None,
     settings: dict[str, str] | None = None,
+    extra_feeds: Iterable[Path] = (),
 ) -> Crawl:
-    """Run the spider to completion; `token` is AUTODL_TOKEN (never inherited otherwise)."""
+    """Run the spider to completion; `token` is AUTODL_TOKEN (never inherited otherwise).
+
+    ``extra_feeds``: more feeds written beside the JSON Lines one (``-O``, format from the
+    suffix, overwritten)."""
     feed = tmp_path / f"{provider}.jsonl"
     report = tmp_path / f"{provider}.report.json"
     args = {
@@ -73,6 +77,8 @@ def crawl(
         **(settings or {}),
     }
     cmd = [sys.executable, "-m", "scrapy", "crawl", provider, "-O", str(feed)]
+    for extra in extra_feeds:
+        cmd += ["-O", str(extra)]
     for name, value in args.items():
         cmd += ["-s", f"{name}={value}"]
     env = {k: v for k, v in os.environ.items() if k != "AUTODL_TOKEN"}
