@@ -270,7 +270,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--crawl-offers", type=int, help="offers in the crawled market")
     parser.add_argument(
-        "--history-days", type=float, default=1.0, help="storage simulation (full runs)"
+        "--history-days",
+        type=float,
+        default=2.0,
+        # history_size.py's own default: one day's slope is its first hours' block fill.
+        help="storage simulation, simulated days (full runs; history_size.py's default)",
     )
     parser.add_argument(
         "--demo-db", type=Path, help="a `gpurent demo` file for the start-up figure"

@@ -27,9 +27,13 @@ from decimal import Decimal
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType
+from gpurent_core.enums import BillingUnit, FeeBasis, FeeType
+from gpurent_core.terms import FeeTerms
+
+if TYPE_CHECKING:
+    from gpurent_core.model import AddonFee
 
 DATA_FILE = "billing_facts.toml"
 
@@ -99,7 +103,7 @@ class BillingFact:
     seconds: int | None = None
     """Granularity or minimum rental in seconds (0 = no minimum)."""
     starts: BillingStart | None = None
-    fees: tuple[AddonFee, ...] = ()
+    fees: tuple[FeeTerms, ...] = ()
     """Platform-wide fees this fact describes, attached to every offer of the provider."""
 
     def as_row(self) -> dict[str, object]:
@@ -158,7 +162,7 @@ def duration_text(seconds: int) -> str:
     return f"{seconds} s"
 
 
-def _describe_fee(fee: AddonFee) -> str:
+def _describe_fee(fee: FeeTerms) -> str:
     per = f"/{fee.unit.value}" if fee.unit else ""
     basis = "GB" if fee.basis is FeeBasis.GB else fee.basis.value
     free = f" beyond {fee.included_quantity:f} free" if fee.included_quantity is not None else ""
@@ -185,7 +189,7 @@ _FEE_KEYS = frozenset(
 )
 
 
-def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> AddonFee:
+def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> FeeTerms:
     if unknown := set(raw) - _FEE_KEYS:
         raise BillingFactsError(f"{where}: unknown fee keys {sorted(unknown)}")
     amount = raw["amount"]
@@ -193,7 +197,7 @@ def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> Add
     if isinstance(amount, bool) or not isinstance(amount, Decimal | int):
         raise BillingFactsError(f"{where}: fee amount must be a number, got {amount!r}")
     included = raw.get("included")
-    return AddonFee(
+    return FeeTerms(
         fee_type=FeeType(raw["type"]),
         amount=Decimal(amount),
         currency=raw["currency"],
@@ -292,5 +296,12 @@ def terms_for(provider: str) -> BillingTerms:
 
 
 def platform_fees(provider: str) -> tuple[AddonFee, ...]:
-    """Add-on fees every offer of ``provider`` carries, in file order."""
-    return tuple(fee for f in facts_for(provider) for fee in f.fees)
+    """Add-on fees every offer of ``provider`` carries, in file order, as the feed's records
+    (checked there: a currency that is not three capitals is refused when a spider loads)."""
+    from gpurent_core.model import AddonFee  # pydantic: for the spiders, not the readers
+
+    return tuple(
+        AddonFee(**{name: getattr(fee, name) for name in AddonFee.model_fields})
+        for f in facts_for(provider)
+        for fee in f.fees
+    )

@@ -103,7 +103,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpurent_core.billing_facts import BillingStart, BillingTerms, duration_text, terms_for
 from gpurent_core.defaults import (
@@ -112,19 +112,20 @@ from gpurent_core.defaults import (
     DEFAULT_HOURS_PER_MONTH,
     DEFAULT_STORAGE_GB,
 )
-from gpurent_core.fx import FxRate, FxTable, load_fx_table
-from gpurent_core.model import (
-    AddonFee,
+from gpurent_core.enums import (
     BillingUnit,
     FeeBasis,
     FeeType,
-    OfferRecord,
     PriceBasis,
     PriceKind,
-    PricePlan,
     StockStatus,
 )
+from gpurent_core.fx import FxRate, FxTable, load_fx_table
+from gpurent_core.terms import Fee, Plan
 from gpurent_core.units import HOURS_PER_MONTH, HOURS_PER_UNIT, hourly_rate, to_fraction
+
+if TYPE_CHECKING:
+    from gpurent_core.model import OfferRecord
 
 MONEY_PLACES = 6
 GB_PER_TB = 1000
@@ -217,8 +218,8 @@ class CostInput:
     price_basis: PriceBasis
     price_kind: PriceKind = PriceKind.ON_DEMAND
     gpu_count: int = 1
-    fees: Sequence[AddonFee] = ()
-    plans: Sequence[PricePlan] = ()
+    fees: Sequence[Fee] = ()
+    plans: Sequence[Plan] = ()
     terms: BillingTerms = field(default_factory=BillingTerms)
     """How the provider meters: granularity, minimum rental, when billing starts."""
 
@@ -268,7 +269,7 @@ class ChosenPlan:
 class SkippedFee:
     """A fee left out of the totals, and why."""
 
-    fee: AddonFee
+    fee: Fee
     reason: str
 
 
@@ -428,9 +429,7 @@ class _FeeCost:
     monthly_line: str
 
 
-def _fee_quantity(
-    fee: AddonFee, inp: CostInput, profile: UsageProfile
-) -> tuple[Fraction, str] | str:
+def _fee_quantity(fee: Fee, inp: CostInput, profile: UsageProfile) -> tuple[Fraction, str] | str:
     """Billable quantity and how it was found, or the reason the fee cannot be priced."""
     basis = fee.basis
     chosen: Fraction
@@ -465,13 +464,13 @@ def _fee_quantity(
     return chosen, label
 
 
-def _sized_storage(fee: AddonFee) -> bool:
+def _sized_storage(fee: Fee) -> bool:
     """A storage fee charged on a size the user chooses (rules: module docstring)."""
     return fee.fee_type in _STORAGE and fee.basis in _PER_SIZE and fee.quantity is None
 
 
 def _fee_cost(
-    fee: AddonFee,
+    fee: Fee,
     inp: CostInput,
     profile: UsageProfile,
     conv: _Converter,

@@ -1,7 +1,7 @@
 """Defaults that help texts show before any setting is read, declared once.
 
-Kept apart from ``gpurent_core.config`` so that showing them does not load
-pydantic-settings (command start-up).
+Kept apart from ``gpurent_core.config`` so that showing them reads no setting (command
+start-up).
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ its result.
 
 from __future__ import annotations
 
-import enum
 import os
 import signal
 import subprocess
@@ -154,13 +153,13 @@ def has_db(command: Any) -> bool:
 def refused_values(name: str, param: Any) -> Iterator[str]:
     """Values the option parser must refuse for ``param``: below its min, above its max,
     not one of its choices, an unknown currency."""
-    annotation = param.type_descriptor.annotation
-    low, high = getattr(param, "min", None), getattr(param, "max", None)
+    # Click keeps bounds on the option's type (IntRange, gpurent's NonNegativeDecimal).
+    low, high = getattr(param.type, "min", None), getattr(param.type, "max", None)
     if low is not None:
         yield str(low - 1)
     if high is not None:
         yield str(high + 1)
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+    if getattr(param.type, "choices", None):
         yield "bogus"
     if param.name == "currency":
         yield INVALID_VALUE.get((name, "--currency"), "XYZ")

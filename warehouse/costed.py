@@ -5,7 +5,7 @@ dashboard all read, so every surface shows the same numbers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -23,17 +23,16 @@ from gpurent_core.costing import (
     rentable,
     true_cost,
 )
-from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
-from gpurent_core.model import (
-    AddonFee,
+from gpurent_core.enums import (
     BillingUnit,
     FeeBasis,
     FeeType,
     PriceBasis,
     PriceKind,
-    PricePlan,
     StockStatus,
 )
+from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
+from gpurent_core.terms import FeeTerms, PlanTerms
 from warehouse.queries import latest_offers
 from warehouse.ranking import BoundQuery, Unbounded, cheapest_first, latest_rows
 
@@ -102,8 +101,8 @@ class CostedOffer:
         flat consumers (the dashboard's frames and CSV) keep flat columns."""
         o = self.offer
         return {
-            "fees": [_plain_fields(_fee(f).model_dump()) for f in o["fees"] or []],
-            "plans": [_plain_fields(_plan(p).model_dump()) for p in o["plans"] or []],
+            "fees": [_plain_fields(asdict(_fee(f))) for f in o["fees"] or []],
+            "plans": [_plain_fields(asdict(_plan(p))) for p in o["plans"] or []],
         }
 
 
@@ -117,8 +116,8 @@ def _plain_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {k: plain(v) if isinstance(v, Decimal) else v for k, v in fields.items()}
 
 
-def _fee(d: Mapping[str, Any]) -> AddonFee:
-    return AddonFee(
+def _fee(d: Mapping[str, Any]) -> FeeTerms:
+    return FeeTerms(
         fee_type=FeeType(d["fee_type"]),
         amount=plain(Decimal(d["amount"])),
         currency=d["currency"],
@@ -132,8 +131,8 @@ def _fee(d: Mapping[str, Any]) -> AddonFee:
     )
 
 
-def _plan(d: Mapping[str, Any]) -> PricePlan:
-    return PricePlan(
+def _plan(d: Mapping[str, Any]) -> PlanTerms:
+    return PlanTerms(
         price=plain(Decimal(d["price"])),
         currency=d["currency"],
         billing_unit=BillingUnit(d["billing_unit"]),

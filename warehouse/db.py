@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-from pydantic import ValidationError
 
-from gpurent_core.config import load_settings
+from gpurent_core.config import SettingError, load_settings
 from warehouse.errors import WarehouseError, WarehouseLocked, WarehouseMissing
 from warehouse.migrations import migrate
 
@@ -129,12 +128,8 @@ def lock_wait_s(*, read_only: bool) -> float:
     """Seconds to wait for another process's lock: GPURENT_LOCK_WAIT_S, else the default."""
     try:
         configured = load_settings().lock_wait_s
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"GPURENT_{'_'.join(str(part) for part in err['loc']).upper()}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise WarehouseError(f"bad setting: {problems}") from exc
+    except SettingError as exc:
+        raise WarehouseError(str(exc)) from exc
     if configured is not None:
         return configured
     return READER_WAIT_S if read_only else WRITER_WAIT_S

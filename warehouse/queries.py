@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from gpurent_core.model import StockStatus
+from gpurent_core.enums import StockStatus
 from warehouse.db import query_frame
 from warehouse.fx import fx_rate_on, upsert_fx_rate
 

@@ -48,8 +48,8 @@ from typing import Any, TypeVar
 import duckdb
 
 from gpurent_core.costing import UsageProfile
+from gpurent_core.enums import BillingUnit
 from gpurent_core.fx import FxError, FxTable
-from gpurent_core.model import BillingUnit
 from gpurent_core.units import HOURS_PER_MONTH, HOURS_PER_UNIT
 from warehouse.db import query_rows
 from warehouse.queries import latest_offer_conditions

@@ -6,7 +6,7 @@ Every answer is computed here, once, over ``warehouse.costed`` (the exact cost e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -19,7 +19,8 @@ from gpurent.api.warehouse import open_warehouse
 
 if TYPE_CHECKING:  # the model and the engine load when an answer is asked for
     from gpurent_core.costing import TrueCost, UsageProfile
-    from gpurent_core.model import AddonFee, PricePlan, StockStatus
+    from gpurent_core.enums import StockStatus
+    from gpurent_core.terms import FeeTerms, PlanTerms
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,15 @@ class Offer:
     age_s: int | None
     run_id: str
     raw_gpu_name: str | None
-    fees: tuple[AddonFee, ...]
-    plans: tuple[PricePlan, ...]
+    fees: tuple[FeeTerms, ...]
+    plans: tuple[PlanTerms, ...]
     cost: TrueCost
     """The engine's whole breakdown (``cost.explain()`` prints it line by line)."""
 
     @classmethod
     def from_costed(cls, costed: Any) -> Offer:
-        from gpurent_core.model import AddonFee, PricePlan, StockStatus
+        from gpurent_core.enums import StockStatus
+        from gpurent_core.terms import FeeTerms, PlanTerms
 
         row = costed.as_row()
         terms = costed.terms()
@@ -81,8 +83,8 @@ class Offer:
             **{k: row[k] for k in _ROW_FIELDS},
             status=StockStatus(row["status"]),
             raw_gpu_name=costed.offer.get("raw_gpu_name"),
-            fees=tuple(AddonFee.model_validate(f) for f in terms["fees"]),
-            plans=tuple(PricePlan.model_validate(p) for p in terms["plans"]),
+            fees=tuple(FeeTerms(**f) for f in terms["fees"]),
+            plans=tuple(PlanTerms(**p) for p in terms["plans"]),
             cost=costed.cost,
         )
 
@@ -92,8 +94,8 @@ class Offer:
         row: dict[str, Any] = {k: getattr(self, k) for k in (*_ROW_FIELDS, "status")}
         row["status"] = self.status.value
         if terms:
-            row["fees"] = [_plain(f.model_dump()) for f in self.fees]
-            row["plans"] = [_plain(p.model_dump()) for p in self.plans]
+            row["fees"] = [_plain(asdict(f)) for f in self.fees]
+            row["plans"] = [_plain(asdict(p)) for p in self.plans]
         return row
 
 

@@ -25,7 +25,7 @@ def resolve_db(db: Path | str | None) -> Path:
     """The warehouse path: ``db``, else the settings' (``GPURENT_DB`` or the default)."""
     if db is not None:
         return Path(db).expanduser()
-    from gpurent_core.config import load_settings  # pydantic-settings: only when asked
+    from gpurent_core.config import load_settings  # read only when asked
 
     return load_settings().db.expanduser()
 

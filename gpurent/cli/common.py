@@ -79,8 +79,7 @@ StepOption = Annotated[int, typer.Option("--step", min=1, help="Step of the repl
 
 
 def settings() -> Settings:
-    """The settings, read when a command needs them (pydantic-settings stays out of
-    start-up and `--help`)."""
+    """The settings, read when a command needs them (not at start-up or for `--help`)."""
     from gpurent_core.config import load_settings
 
     return load_settings()

@@ -55,6 +55,9 @@ def explain(exc: BaseException) -> tuple[str, int]:
     if warehouse_errors is not None and isinstance(exc, warehouse_errors.WarehouseError):
         hint = "" if "crawl" in message else _hint(exc)
         return f"{message}{hint}", USER_ERROR
+    config = sys.modules.get("gpurent_core.config")
+    if config is not None and isinstance(exc, config.SettingError):
+        return message, USER_ERROR
     api_errors = sys.modules.get("gpurent.api.errors")
     if api_errors is not None and isinstance(exc, api_errors.ApiError):
         return message, USER_ERROR

@@ -90,7 +90,7 @@ def age_label(row: dict[str, Any]) -> str:
 def status_label(row: dict[str, Any]) -> str:
     """Status and free cards; "1/2 free" when fewer cards are free than the offer rents (not
     rentable as listed, ``gpurent_core.costing.rentable``)."""
-    from gpurent_core.model import StockStatus
+    from gpurent_core.enums import StockStatus
 
     free = row["available_count"]
     if free is None:

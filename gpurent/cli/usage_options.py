@@ -11,10 +11,14 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, TypeVar
 
 import typer
+
+# Typer carries its own copy of Click: its ParamType is the one Typer's options accept.
+from typer import _click as click
+from typer._click.types import ParamType
 
 from gpurent.api.errors import BadUsage
 from gpurent.api.profile import (
@@ -27,6 +31,34 @@ from gpurent.api.profile import (
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+class NonNegativeDecimal(ParamType):
+    """Hours, GB or minutes, read exactly (Decimal, never a float) and at least 0.
+
+    Typer before 0.29 has no Decimal options; 0.29 has them through pydantic, at ~80 ms of
+    imports in every command's start-up, so the options bring their own Click type."""
+
+    name = "number"
+    min = 0
+    """The bound, where Click's own range types keep theirs (tests read it there)."""
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Decimal:
+        if isinstance(value, Decimal):
+            number = value
+        else:
+            try:
+                number = Decimal(str(value).strip())
+            except InvalidOperation:
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if not number.is_finite() or number < self.min:
+            self.fail(f"{value} is not a number >= {self.min}", param, ctx)
+        return number
+
+
+NUMBER = NonNegativeDecimal()
+
 _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     (
         "hours_per_month",
@@ -34,7 +66,7 @@ _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
             Decimal,
             typer.Option(
                 "--hours-per-month",
-                min=0,
+                click_type=NUMBER,
                 help=f"Hours you run the card a month ({DEFAULT_HOURS_PER_MONTH} = always on).",
             ),
         ],
@@ -46,7 +78,7 @@ _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
             Decimal,
             typer.Option(
                 "--storage-gb",
-                min=0,
+                click_type=NUMBER,
                 help="Storage you keep, GB: paid on every provider, the cheapest way it sells "
                 "storage beyond what it includes.",
             ),
@@ -56,7 +88,8 @@ _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     (
         "egress_gb",
         Annotated[
-            Decimal, typer.Option("--egress-gb", min=0, help="Outbound traffic a month, GB.")
+            Decimal,
+            typer.Option("--egress-gb", click_type=NUMBER, help="Outbound traffic a month, GB."),
         ],
         DEFAULT_EGRESS_GB,
     ),
@@ -66,7 +99,7 @@ _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
             Decimal | None,
             typer.Option(
                 "--session-hours",
-                min=0,
+                click_type=NUMBER,
                 help="Length of one session, start to stop, in hours. Each session is billed "
                 "by the provider's rules: rounded up to its billing granularity, at least its "
                 "minimum rental (see `gpurent providers --details`). Default: the month's "
@@ -82,7 +115,7 @@ _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
             Decimal,
             typer.Option(
                 "--boot-minutes",
-                min=0,
+                click_type=NUMBER,
                 help="Minutes from power-on to ready, paid each session where billing starts "
                 "at power-on.",
             ),

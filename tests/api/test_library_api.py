@@ -13,6 +13,7 @@ import pytest
 
 from gpurent import api
 from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, StockStatus
+from gpurent_core.terms import FeeTerms
 from tests.cli_helpers import invoke_json
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import writing
@@ -68,7 +69,8 @@ def test_cheapest_gives_typed_offers_with_decimal_money(db: Path) -> None:
     for money in (first.price, first.true_hourly, first.true_monthly, first.price_per_gpu_hour):
         assert isinstance(money, Decimal)
     assert first.cost_currency == "CNY" and first.rentable
-    assert first.fees == (STORAGE,)  # typed fees, as the feed had them
+    # Typed fees, the feed's fields (plain terms: the answer is read without pydantic).
+    assert first.fees == (FeeTerms(**STORAGE.model_dump()),)
     monthly = [o.true_monthly for o in found]
     assert monthly == sorted(monthly)
 
