@@ -12,6 +12,9 @@ restock; a watch whose need the free count does not cover (or a provider that pu
 count) waits for a second poll: add one interval.
 
     .venv/bin/python benchmarks/restock_latency.py [--interval 60] [--trials 3]
+
+The last line printed is JSON (``interval_s``, ``latencies_s``), which ``python -m
+benchmarks`` reads.
 """
 
 from __future__ import annotations
@@ -177,6 +180,8 @@ def main() -> None:
     print(
         f"  poll flow, start to alert received: mean {statistics.mean(t.flow_s for t in trials):.1f} s"
     )
+    # Last line, for `python -m benchmarks`: the figures as JSON.
+    print(json.dumps({"interval_s": args.interval, "latencies_s": latencies}), flush=True)
 
 
 if __name__ == "__main__":

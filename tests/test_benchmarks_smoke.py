@@ -59,3 +59,15 @@ def test_a_tiny_run_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixtu
         assert summary[key] is None, key
     for figure in ("load 40 offers", "cheapest --min-vram 32", "start-up", "crawl 600 offers"):
         assert figure in err
+
+
+def test_the_alert_figure_is_the_worst_restock_trial(capsys: pytest.CaptureFixture[str]) -> None:
+    """The real watch-poll flow against the restock scene, one short trial: the figure is
+    measured (a positive number of seconds), never left at null when asked for."""
+    summary = main(["--only", "alert", "--alert-interval", "5", "--alert-trials", "1"])
+    _out, err = capsys.readouterr()
+    latency = summary["alert_latency_s"]
+    assert isinstance(latency, float) and latency > 0
+    assert "restock -> webhook, 5 s poll, 1 trials" in err
+    assert f"{latency:.1f} s worst" in err
+    assert summary["load_ratio"] is None and summary["crawl_ratio"] is None
