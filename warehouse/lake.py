@@ -226,6 +226,16 @@ def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(rows) and rows[0][0] == "ducklake"
 
 
+def is_read_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is a lake read that met the writer's maintenance, not a broken lake.
+
+    ``ducklake_flush_inlined_data`` drops the catalog tables that held small commits once
+    their rows are in Parquet; a reader whose snapshot was still reading one has its catalog
+    transaction aborted ("Current transaction is aborted"). Nothing committed is lost: the
+    same read on a fresh connection sees the flushed files (``gpurent.api.warehouse``)."""
+    return isinstance(exc, duckdb.Error) and "Current transaction is aborted" in str(exc)
+
+
 def flush_inlined_data(con: duckdb.DuckDBPyConnection) -> None:
     """Write the rows DuckLake kept in the catalog out to Parquet files.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.api.names import resolve_currency, resolve_gpu
-from gpurent.api.warehouse import open_warehouse, warehouse_exists
+from gpurent.api.warehouse import open_warehouse, retried_read, warehouse_exists
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class IndexPoint:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+@retried_read
 def index(
     *,
     gpu: str | None = None,
@@ -88,6 +89,7 @@ class ProviderState:
     message: str | None
 
 
+@retried_read
 def providers(*, db: Path | str | None = None) -> list[ProviderState]:
     """Every provider gpurent knows, with its last run from the warehouse when there is one."""
     from flows.providers import provider_infos

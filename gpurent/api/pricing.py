@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpurent.api.errors import NoSuchOffer
 from gpurent.api.names import display_currency, resolve_gpu, resolve_provider
 from gpurent.api.profile import usage as make_usage
-from gpurent.api.warehouse import open_warehouse
+from gpurent.api.warehouse import open_warehouse, retried_read
 
 if TYPE_CHECKING:  # the model and the engine load when an answer is asked for
     from gpurent_core.costing import TrueCost, UsageProfile
@@ -109,6 +109,7 @@ def _plain(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: plain(v) if isinstance(v, Decimal) else v for k, v in fields.items()}
 
 
+@retried_read
 def _costed(
     db: Path | str | None,
     profile: UsageProfile,
@@ -212,6 +213,7 @@ class Explanation:
         return self.offer.cost.explain() if self.offer else ""
 
 
+@retried_read
 def explain(
     provider: str,
     offer_key: str,

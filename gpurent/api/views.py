@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpurent.api.warehouse import open_warehouse
+from gpurent.api.warehouse import open_warehouse, retried_read
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,6 +25,7 @@ def min_polls_per_hour() -> int:
     return MIN_POLLS_PER_HOUR
 
 
+@retried_read
 def latest(db: Path | str | None) -> pl.DataFrame:
     """The latest state as stored (one row per offer, stale rows marked), uncosted."""
     from warehouse.queries import latest_offers
@@ -33,6 +34,7 @@ def latest(db: Path | str | None) -> pl.DataFrame:
         return latest_offers(con)
 
 
+@retried_read
 def provider_runs(db: Path | str | None) -> pl.DataFrame:
     """One row per provider ever run: its last run and its last good run
     (``warehouse.queries.provider_status``), plus ``quarantined_total`` over all runs."""
@@ -50,6 +52,7 @@ def provider_runs(db: Path | str | None) -> pl.DataFrame:
     )
 
 
+@retried_read
 def quarantine(
     db: Path | str | None, *, provider: str | None = None, limit: int | None = 200
 ) -> pl.DataFrame:
@@ -60,6 +63,7 @@ def quarantine(
         return quarantine_rows(con, provider=provider, limit=limit)
 
 
+@retried_read
 def quarantine_problems(
     db: Path | str | None, *, provider: str | None = None
 ) -> list[dict[str, Any]]:
@@ -70,6 +74,7 @@ def quarantine_problems(
         return problems(con, provider=provider)
 
 
+@retried_read
 def availability_polls(
     db: Path | str | None, *, gpu_model: str, vram_gb: int | None
 ) -> pl.DataFrame:
@@ -88,6 +93,7 @@ def availability_patterns(polls: pl.DataFrame, zones: Sequence[str]) -> list[Any
     return patterns(polls, zones=zones)
 
 
+@retried_read
 def offer_changes(db: Path | str | None, *, gpu_model: str, vram_gb: int) -> pl.DataFrame:
     """Every state of every offer of the GPU over the history (valid from / to)."""
     from warehouse.trends import offer_changes as changes
@@ -96,6 +102,7 @@ def offer_changes(db: Path | str | None, *, gpu_model: str, vram_gb: int) -> pl.
         return changes(con, gpu_model=gpu_model, vram_gb=vram_gb)
 
 
+@retried_read
 def index_frame(db: Path | str | None, currency: str) -> pl.DataFrame:
     """The price index over the whole history in ``currency``, as a frame (the same rows as
     ``gpurent.api.index``)."""

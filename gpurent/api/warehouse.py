@@ -7,15 +7,22 @@ and closing goes through ``warehouse.db.reading`` (waits briefly for a writer's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import sys
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpurent.api.errors import NoWarehouse, WarehouseBusy
 
 if TYPE_CHECKING:
     import duckdb
+
+F = TypeVar("F", bound=Callable[..., Any])
+LAKE_READ_TRIES = 4
+"""Reads of the lake a maintenance step may abort (``warehouse.lake.is_read_conflict``)."""
 
 # Where `make demo` writes its warehouse, relative to the checkout it runs in.
 DEMO_DB = Path("var/demo.duckdb")
@@ -90,3 +97,30 @@ def open_warehouse(db: Path | str | None) -> Iterator[duckdb.DuckDBPyConnection]
         yield con
     finally:
         con.close()
+
+
+def retried_read(read: F) -> F:
+    """``read`` (which opens the warehouse itself) again, on a fresh connection, when the lake
+    aborted it under a writer's maintenance step: up to LAKE_READ_TRIES tries, a short pause
+    between, then `WarehouseBusy`. Readers get the last committed state, never a database
+    error, while a loader works (issue 13). Any other failure is raised at once."""
+
+    @functools.wraps(read)
+    def retrying(*args: Any, **kwargs: Any) -> Any:
+        for attempt in range(1, LAKE_READ_TRIES + 1):
+            try:
+                return read(*args, **kwargs)
+            except Exception as exc:
+                lake = sys.modules.get("warehouse.lake")  # loaded by any lake connection
+                if lake is None or not lake.is_read_conflict(exc):
+                    raise
+                if attempt == LAKE_READ_TRIES:
+                    raise WarehouseBusy(
+                        f"warehouse busy: the lake changed under the read {attempt} times"
+                        " (a load is tidying it); try again",
+                        argument="db",
+                    ) from exc
+                time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    return retrying  # type: ignore[return-value]
