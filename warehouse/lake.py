@@ -226,6 +226,12 @@ def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(rows) and rows[0][0] == "ducklake"
 
 
+READ_CONFLICT_BUSY = (
+    "warehouse busy: the lake changed under the read (a load is tidying it); try again"
+)
+"""What a reader is told when its read kept meeting the writer's maintenance."""
+
+
 def is_read_conflict(exc: BaseException) -> bool:
     """Whether ``exc`` is a lake read that met the writer's maintenance, not a broken lake.
 

@@ -115,11 +115,7 @@ def retried_read(read: F) -> F:
                 if lake is None or not lake.is_read_conflict(exc):
                     raise
                 if attempt == LAKE_READ_TRIES:
-                    raise WarehouseBusy(
-                        f"warehouse busy: the lake changed under the read {attempt} times"
-                        " (a load is tidying it); try again",
-                        argument="db",
-                    ) from exc
+                    raise WarehouseBusy(lake.READ_CONFLICT_BUSY, argument="db") from exc
                 time.sleep(0.05 * 2**attempt)
         raise AssertionError("unreachable")
 

@@ -63,10 +63,7 @@ def explain(exc: BaseException) -> tuple[str, int]:
         return message, USER_ERROR
     lake = sys.modules.get("warehouse.lake")
     if lake is not None and lake.is_read_conflict(exc):  # a command's own read, not retried
-        return (
-            "warehouse busy: the lake changed under the read (a load is tidying it); try again",
-            USER_ERROR,
-        )
+        return lake.READ_CONFLICT_BUSY, USER_ERROR
     duckdb = sys.modules.get("duckdb")
     if duckdb is not None and isinstance(exc, duckdb.Error):
         return _database_message(message), USER_ERROR
