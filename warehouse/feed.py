@@ -11,7 +11,8 @@ path: the pydantic contract (gpurent_core.model) line by line, then what the col
 (DECIMAL scales, INTEGER range). SQL then checks the feed as a whole (values that did
 not survive conversion, duplicate offer keys). Both paths write into temporary tables of
 one DuckDB connection (``stage_feed``): the warehouse's own for a load, so the rows never
-become Python or Polars objects; ``read_feed`` stages into a private one and returns
+become Python or Polars objects; an offer keeps its fees and plans as typed lists, the way
+current_offers stores them, and the fee and plan rows are views over those lists; ``read_feed`` stages into a private one and returns
 frames. A line that fails becomes a quarantine row with its reason: never dropped, never
 fatal (rule of truth 6). The bulk path only accepts
 what the exact path would accept, with the same values (tests/warehouse/
@@ -212,7 +213,10 @@ def read_feed(
     )
 
 
-# The temporary tables a staged feed leaves in its connection (with a _line column).
+# The temporary tables a staged feed leaves in its connection (with a _line column). The
+# offers table holds each offer's fees and plans as typed lists (structs with their seq),
+# as current_offers stores them, so the load copies them instead of grouping rows back
+# into lists; the fee and plan rows are views unnesting them (one row per fee or plan).
 OFFERS_TABLE = "_gpurent_feed_offers"
 FEES_TABLE = "_gpurent_feed_fees"
 PLANS_TABLE = "_gpurent_feed_plans"
@@ -221,6 +225,13 @@ _TABLES = (
     (FEES_TABLE, FEE_SCHEMA, "addon_fees"),
     (PLANS_TABLE, PLAN_SCHEMA, "price_plans"),
 )
+# Rows read the exact way (or handed over as a FeedBatch), flat, before they join the
+# offers table with their lists.
+_EXACT_TABLES = {
+    OFFERS_TABLE: "_gpurent_feed_exact_offers",
+    FEES_TABLE: "_gpurent_feed_exact_fees",
+    PLANS_TABLE: "_gpurent_feed_exact_plans",
+}
 
 
 @dataclass(frozen=True)
@@ -278,14 +289,18 @@ def stage_feed(
                     break
     finally:
         hasher.shutdown(wait=True)
-        bulk.close()
     if hashed is not None:
         hashed.result()  # the digest is complete
     if reader.offers:
-        for (table, schema, _), rows in zip(
-            _TABLES, (reader.offers, reader.fees, reader.plans), strict=True
-        ):
-            _append_rows(con, table, _frame(rows, schema))
+        _append_exact(
+            con,
+            [
+                _frame(rows, schema)
+                for (_, schema, _), rows in zip(
+                    _TABLES, (reader.offers, reader.fees, reader.plans), strict=True
+                )
+            ],
+        )
     set_aside = _validate_staged(con)
     texts = reader.texts | _texts_of(path, {s[0] for s in set_aside} - reader.texts.keys())
     for at, reason, field, (offer_key, observed_at) in set_aside:
@@ -303,26 +318,91 @@ def stage_feed(
 
 def stage_batch(con: duckdb.DuckDBPyConnection, batch: FeedBatch) -> StagedFeed:
     """A feed already read (``FeedBatch``) into the temporary tables ``stage_feed`` fills."""
-    for (table, schema, _), frame in zip(
-        _TABLES, (batch.offers, batch.fees, batch.plans), strict=True
-    ):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({_ddl(schema)})")
-        _append_rows(con, table, frame.select(pl.lit(0, pl.Int32()).alias(_LINE), *schema))
+    _create_staged(con)
+    _append_exact(
+        con,
+        [
+            frame.select(pl.lit(0, pl.Int32()).alias(_LINE), *schema)
+            for (_, schema, _), frame in zip(
+                _TABLES, (batch.offers, batch.fees, batch.plans), strict=True
+            )
+        ],
+    )
     return _staged(con, batch.quarantine, lines=batch.lines, sha256=batch.sha256)
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection) -> None:
     """Free the staged tables (outside a transaction)."""
-    for table, _, _ in _TABLES:
+    con.execute(f"DROP VIEW IF EXISTS {FEES_TABLE}")
+    con.execute(f"DROP VIEW IF EXISTS {PLANS_TABLE}")
+    for table in (OFFERS_TABLE, *_EXACT_TABLES.values()):
         con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _sql_type(dtype: pl.DataType) -> str:
+    if isinstance(dtype, pl.Decimal):
+        return f"DECIMAL({dtype.precision}, {dtype.scale})"
+    if isinstance(dtype, pl.Datetime):
+        return "TIMESTAMPTZ"
+    return {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Boolean: "BOOLEAN"}[type(dtype)]
+
+
+# The list columns of the staged offers, typed as current_offers holds them.
+FEE_ITEM_FIELDS = ("seq", *FEE_SCHEMA.names()[FEE_SCHEMA.names().index("fee_type") :])
+PLAN_ITEM_FIELDS = ("seq", *PLAN_SCHEMA.names()[PLAN_SCHEMA.names().index("price") :])
+
+
+def _struct_type(schema: pl.Schema, fields: tuple[str, ...]) -> str:
+    return "STRUCT(" + ", ".join(f"{c} {_sql_type(schema[c])}" for c in fields) + ")"
+
+
+FEE_LIST_TYPE = _struct_type(FEE_SCHEMA, FEE_ITEM_FIELDS) + "[]"
+PLAN_LIST_TYPE = _struct_type(PLAN_SCHEMA, PLAN_ITEM_FIELDS) + "[]"
+
+
+def _create_staged(con: duckdb.DuckDBPyConnection) -> None:
+    """The empty offers table (with its lists) and the fee and plan views over it."""
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {OFFERS_TABLE} ({_ddl(OBSERVATION_SCHEMA)},"
+        f" fees {FEE_LIST_TYPE} NOT NULL, plans {PLAN_LIST_TYPE} NOT NULL)"
+    )
+    ids = f"{_LINE}, run_id, provider, offer_key"
+    for view, fields in ((FEES_TABLE, FEE_ITEM_FIELDS), (PLANS_TABLE, PLAN_ITEM_FIELDS)):
+        column = "fees" if view == FEES_TABLE else "plans"
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {ids},"
+            f" {', '.join(f'item.{c} AS {c}' for c in fields)}"
+            f" FROM (SELECT {ids}, unnest({column}) AS item FROM {OFFERS_TABLE})"
+        )
+
+
+def _append_exact(con: duckdb.DuckDBPyConnection, frames: list[pl.DataFrame]) -> None:
+    """Flat offer, fee and plan rows (each with its line) into the offers table, the fees
+    and plans of an offer as its lists, by seq."""
+    for (table, schema, _), frame in zip(_TABLES, frames, strict=True):
+        exact = _EXACT_TABLES[table]
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {exact} ({_ddl(schema)})")
+        _append_rows(con, exact, frame)
+    offers, fees, plans = (_EXACT_TABLES[t] for t, _, _ in _TABLES)
+    # Fees and plans belong to the offer of their line and key (stage_batch: every line 0).
+    lists = []
+    for rows, fields in ((fees, FEE_ITEM_FIELDS), (plans, PLAN_ITEM_FIELDS)):
+        struct = "{" + ", ".join(f"'{c}': {c}" for c in fields) + "}"
+        lists.append(
+            f"coalesce((SELECT list({struct} ORDER BY seq) FROM {rows} AS x"
+            f" WHERE x.{_LINE} = o.{_LINE} AND x.offer_key = o.offer_key), [])"
+        )
+    con.execute(f"INSERT INTO {OFFERS_TABLE} SELECT o.*, {lists[0]}, {lists[1]} FROM {offers} AS o")
+    for exact in _EXACT_TABLES.values():
+        con.execute(f"DROP TABLE IF EXISTS {exact}")
 
 
 def _staged(
     con: duckdb.DuckDBPyConnection, quarantine: pl.DataFrame, *, lines: int, sha256: str | None
 ) -> StagedFeed:
     row = con.execute(
-        f"SELECT (SELECT count(*) FROM {OFFERS_TABLE}), (SELECT count(*) FROM {FEES_TABLE}),"
-        f" (SELECT count(*) FROM {PLANS_TABLE}), (SELECT min(observed_at) FROM {OFFERS_TABLE})"
+        f"SELECT count(*), coalesce(sum(len(fees)), 0), coalesce(sum(len(plans)), 0),"
+        f" min(observed_at) FROM {OFFERS_TABLE}"
     ).fetchall()[0]
     observed_at = row[3] if isinstance(row[3], datetime) else None
     return StagedFeed(
@@ -351,7 +431,7 @@ def _table_frame(
     con: duckdb.DuckDBPyConnection, table: str, schema: pl.Schema, order: str
 ) -> pl.DataFrame:
     frame = pl.from_arrow(
-        con.sql(f"SELECT * EXCLUDE ({_LINE}) FROM {table} ORDER BY {order}").to_arrow_table()
+        con.sql(f"SELECT {', '.join(schema)} FROM {table} ORDER BY {order}").to_arrow_table()
     )
     assert isinstance(frame, pl.DataFrame)
     return frame.cast(schema)
@@ -359,7 +439,10 @@ def _table_frame(
 
 # Lines are read in blocks of about this many bytes; the bulk path types a block at a time.
 _BLOCK_BYTES = 8 * 1024 * 1024
-_BATCH_ROWS = 8192
+# Rows per Arrow batch of a block: DuckDB's threads take a block's batches one by one, so
+# batches far smaller than a block keep both busy (8192 left one thread the last ~500 rows
+# of an 8 MB block, and the checks ran ~25% slower).
+_BATCH_ROWS = 1024
 
 
 class _Reader:
@@ -489,8 +572,10 @@ def _validate_staged(con: duckdb.DuckDBPyConnection) -> list[_SetAside]:
         set_aside.append((line, reason, column.split(".")[1], ids.get(line, (None, None))))
     for line in duplicates:
         set_aside.append((line, DUPLICATE_REASON, "offer_key", ids[line]))
-    for table, _, _ in _TABLES:
-        con.execute(f"DELETE FROM {table} WHERE list_contains($lines, {_LINE})", {"lines": dropped})
+    # The fee and plan rows are views of the offers: they go with them.
+    con.execute(
+        f"DELETE FROM {OFFERS_TABLE} WHERE list_contains($lines, {_LINE})", {"lines": dropped}
+    )
     return set_aside
 
 
@@ -680,17 +765,7 @@ def _one_of(enum: type[StrEnum]) -> str:
 
 
 def _ddl(schema: pl.Schema) -> str:
-    types = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Boolean: "BOOLEAN"}
-    columns = [f"{_LINE} INTEGER"]
-    for name, dtype in schema.items():
-        if isinstance(dtype, pl.Decimal):
-            sql = f"DECIMAL({dtype.precision}, {dtype.scale})"
-        elif isinstance(dtype, pl.Datetime):
-            sql = "TIMESTAMPTZ"
-        else:
-            sql = types[type(dtype)]
-        columns.append(f"{name} {sql}")
-    return ", ".join(columns)
+    return ", ".join([f"{_LINE} INTEGER", *(f"{n} {_sql_type(t)}" for n, t in schema.items())])
 
 
 _JSON_FEE = json.dumps({k: "BOOLEAN" if k in _BOOLEANS else "VARCHAR" for k in _FEE_FIELDS})
@@ -746,12 +821,7 @@ class _Bulk:
         self.params = {"provider": provider, "run_id": run_id}
         self.lines = 0
         self.con = con
-        for table, schema, _ in _TABLES:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({_ddl(schema)})")
-
-    def close(self) -> None:
-        for name in (_PARSED, _OK):
-            self.con.execute(f"DROP TABLE IF EXISTS {name}")
+        _create_staged(con)
 
     def add(self, first: int, pieces: list[bytes], reader: _Reader) -> None:
         """Type lines ``first``.. (``pieces``); hand the rest to the exact ``reader``."""
@@ -765,19 +835,19 @@ class _Bulk:
         block = pa.table({"line": _line_numbers(first, len(pieces)), "text": texts})
         con.register(_BLOCK, pa.Table.from_batches(block.to_batches(_BATCH_ROWS)))
         try:
-            # Parsed into a table first: in one statement DuckDB would parse the line
-            # again for every use of r. Lines as the spiders write them parse at once;
-            # a block with a line that is not a JSON object is parsed with guards.
+            # Parsed first, and held as Arrow batches: in one statement DuckDB would parse
+            # the line again for every use of r, and a temporary table of one block is one
+            # row group, which DuckDB scans on one thread; the checks below are the costly
+            # part. Lines as the spiders write them parse at once; a block with a line
+            # that is not a JSON object is parsed with guards.
             try:
-                con.execute(
-                    f"CREATE OR REPLACE TEMP TABLE {_PARSED} AS"
-                    f" SELECT line, text, from_json(text, '{_JSON_OFFER}') AS r FROM {_BLOCK}"
-                )
+                parsed = con.execute(
+                    f"SELECT line, text, from_json(text, '{_JSON_OFFER}') AS r FROM {_BLOCK}"
+                ).to_arrow_table()
                 offer_ok = _OFFER_OK_FAST
             except duckdb.Error:
-                con.execute(
+                parsed = con.execute(
                     f"""
-                    CREATE OR REPLACE TEMP TABLE {_PARSED} AS
                     SELECT line, text, from_json(object, '{_JSON_OFFER}') AS r,
                         json(object) AS tidy
                     FROM (
@@ -787,64 +857,69 @@ class _Bulk:
                         WHERE trim(text, ' \t\n\r' || chr(11) || chr(12)) <> ''
                     )
                     """
-                )
+                ).to_arrow_table()
                 offer_ok = _OFFER_OK
         finally:
             con.unregister(_BLOCK)
-        # Only the numbers of the lines kept: copying the parsed rows would cost more.
-        # A bare WHERE (a null is not true): wrapped in a function, the conjunction would
-        # be evaluated whole for every row; bare, each check runs on the rows still in.
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_OK} AS SELECT line FROM {_PARSED} WHERE {offer_ok}",
-            self.params,
-        )
-        rest = con.execute(
-            f"SELECT line, text FROM {_PARSED} ANTI JOIN {_OK} USING (line) ORDER BY line"
-        ).fetchall()
-        self.lines += _count(con, f"SELECT count(*) FROM {_OK}")
-        for line, text in rest:
-            reader.read(line, text.encode("utf-8"))
+        con.register(_PARSED, pa.Table.from_batches(parsed.to_batches(_BATCH_ROWS), parsed.schema))
+        try:
+            self._keep(first, len(pieces), offer_ok, reader)
+        finally:
+            con.unregister(_PARSED)
+
+    def _keep(self, first: int, count: int, offer_ok: str, reader: _Reader) -> None:
+        """Stage the parsed lines that pass ``offer_ok``, typed; the rest go the exact way."""
+        con = self.con
         # try_cast: the rows kept passed every check, but DuckDB may cast before it
         # filters; a value that still failed would be a null, caught by _validate_staged.
         # Rows go in unordered: readers order by line number.
         ids = "r.run_id, r.provider, r.offer_key"
-        kept = f"{_PARSED} SEMI JOIN {_OK} USING (line)"
-        con.execute(
+        # The lists keep their order; seq is the position in the line's list.
+        fees = f"""list_transform(r.fees, lambda f, i: {{
+            'seq': (i - 1)::INTEGER, 'fee_type': f.fee_type,
+            'amount': try_cast(f.amount AS {_sql_decimal(FEE_AMOUNT)}), 'currency': f.currency,
+            'unit': f.unit, 'basis': f.basis,
+            'quantity': try_cast(f.quantity AS {_sql_decimal(QUANTITY)}),
+            'included_quantity': try_cast(f.included_quantity AS {_sql_decimal(QUANTITY)}),
+            'mandatory': f.mandatory, 'charged_while_stopped': f.charged_while_stopped,
+            'note': f.note}})"""
+        plans = f"""list_transform(r.plans, lambda p, i: {{
+            'seq': (i - 1)::INTEGER, 'price': try_cast(p.price AS {_sql_decimal(PRICE)}),
+            'currency': p.currency, 'billing_unit': p.billing_unit,
+            'price_basis': p.price_basis, 'price_kind': p.price_kind}})"""
+        # Checked and typed in one pass over the parsed block. A bare WHERE (a null is not
+        # true): wrapped in a function, the conjunction would be evaluated whole for every
+        # row; bare, each check runs on the rows still in.
+        inserted = con.execute(
             f"""
             INSERT INTO {OFFERS_TABLE} SELECT line, {ids},
                 try_cast(r.observed_at AS TIMESTAMPTZ), r.gpu_vendor,
                 r.gpu_model, try_cast(r.gpu_vram_gb AS INTEGER), r.gpu_form_factor,
                 try_cast(r.gpu_count AS INTEGER), r.raw_gpu_name, r.status,
                 try_cast(r.available_count AS INTEGER), try_cast(r.price AS {_sql_decimal(PRICE)}),
-                r.currency, r.billing_unit, r.price_basis, r.price_kind, r.region, r.url
-            FROM {kept}
-            """
-        )
-        con.execute(
+                r.currency, r.billing_unit, r.price_basis, r.price_kind, r.region, r.url,
+                {fees}, {plans}
+            FROM {_PARSED} WHERE {offer_ok}
+            """,
+            self.params,
+        ).fetchall()
+        self.lines += int(inserted[0][0]) if inserted else 0
+        # The lines not kept go the exact way; the block's lines are first..last, so the
+        # zone maps of the staged offers find the ones kept.
+        rest = con.execute(
             f"""
-            INSERT INTO {FEES_TABLE} SELECT line, {ids}, seq, f.fee_type,
-                try_cast(f.amount AS {_sql_decimal(FEE_AMOUNT)}), f.currency, f.unit, f.basis,
-                try_cast(f.quantity AS {_sql_decimal(QUANTITY)}),
-                try_cast(f.included_quantity AS {_sql_decimal(QUANTITY)}), f.mandatory,
-                f.charged_while_stopped, f.note
-            FROM (SELECT line, r, generate_subscripts(r.fees, 1) - 1 AS seq,
-                         unnest(r.fees) AS f FROM {kept})
-            """
-        )
-        con.execute(
-            f"""
-            INSERT INTO {PLANS_TABLE} SELECT line, {ids}, seq,
-                try_cast(p.price AS {_sql_decimal(PRICE)}),
-                p.currency, p.billing_unit, p.price_basis, p.price_kind
-            FROM (SELECT line, r, generate_subscripts(r.plans, 1) - 1 AS seq,
-                         unnest(r.plans) AS p FROM {kept})
-            """
-        )
+            SELECT line, text FROM {_PARSED} WHERE line NOT IN (
+                SELECT {_LINE} FROM {OFFERS_TABLE} WHERE {_LINE} BETWEEN $first AND $last
+            ) ORDER BY line
+            """,
+            {"first": first, "last": first + count - 1},
+        ).fetchall()
+        for line, text in rest:
+            reader.read(line, text.encode("utf-8"))
 
 
 _BLOCK = "_gpurent_feed_block"
 _PARSED = "_gpurent_feed_parsed"
-_OK = "_gpurent_feed_ok"
 
 
 def _text_array(pieces: list[bytes]) -> pa.Array | None:

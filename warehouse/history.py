@@ -40,7 +40,7 @@ import duckdb
 import polars as pl
 
 from warehouse.db import fetch_one
-from warehouse.feed import FEES_TABLE, OFFERS_TABLE, PLANS_TABLE
+from warehouse.feed import FEE_ITEM_FIELDS, OFFERS_TABLE, PLAN_ITEM_FIELDS
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,9 @@ CURRENT_COLUMNS = (
     "provider", "offer_key", "version_id", "identity_id", "valid_from", "content_hash",
     *CONTENT_FIELDS, "fee_set_id", "plan_set_id", "fees", "plans",
 )  # fmt: skip
-FEE_FIELDS = (
-    "seq", "fee_type", "amount", "currency", "unit", "basis", "quantity", "included_quantity",
-    "mandatory", "charged_while_stopped", "note",
-)  # fmt: skip
-PLAN_FIELDS = ("seq", "price", "currency", "billing_unit", "price_basis", "price_kind")
+# The fields of one fee / plan of a list, seq first (as the staged offers' lists hold them).
+FEE_FIELDS = FEE_ITEM_FIELDS
+PLAN_FIELDS = PLAN_ITEM_FIELDS
 
 # Hashes: DuckDB's 64-bit hash() of the typed values, the same expressions as
 # sql/0003_history.sql (a test keeps them in step). A fee or plan list hashes as the XOR of
@@ -89,8 +87,17 @@ PLAN_FIELDS = ("seq", "price", "currency", "billing_unit", "price_basis", "price
 # price of a change there is one extra version per offer after the upgrade, nothing lost.
 FEE_SET_HASH = f"bit_xor(hash({', '.join(FEE_FIELDS)}))"
 PLAN_SET_HASH = f"bit_xor(hash({', '.join(PLAN_FIELDS)}))"
+
+
+def list_hash(column: str, fields: tuple[str, ...]) -> str:
+    """The set hash of a list column of structs (the staged offers' fees / plans): the same
+    value as FEE_SET_HASH / PLAN_SET_HASH over its rows, NULL for an empty list."""
+    row = ", ".join(f"x.{c}" for c in fields)
+    return f"list_aggregate(list_transform({column}, lambda x: hash({row})), 'bit_xor')"
+
+
 IDENTITY_HASH = f"hash(o.provider, o.offer_key, {', '.join(f'o.{c}' for c in IDENTITY_FIELDS)})"
-CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, f.set_hash, p.set_hash)"
+CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, o.fee_hash, o.plan_hash)"
 # The lists as current_offers and the read side give them: structs ordered by seq (seq is
 # the first field, so list_sort orders by it; an ORDER BY in the aggregate costs more).
 FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
@@ -106,17 +113,18 @@ _TEMP_TABLES = (_STAGE, _COVER, _OPENED, _CLOSED, _FRESH, _NEW)
 
 # The run's offers with their hashes (no lists: most offers are unchanged).
 _STAGE_SQL = f"""
-WITH f AS (SELECT offer_key, {FEE_SET_HASH} AS set_hash FROM {FEES_TABLE} GROUP BY offer_key),
-p AS (SELECT offer_key, {PLAN_SET_HASH} AS set_hash FROM {PLANS_TABLE} GROUP BY offer_key)
 SELECT
-    o.offer_key,
+    offer_key,
     {CONTENT_HASH} AS content_hash,
-    {IDENTITY_HASH} AS identity_hash,
-    f.set_hash AS fee_hash,
-    p.set_hash AS plan_hash
-FROM {OFFERS_TABLE} AS o
-LEFT JOIN f ON f.offer_key = o.offer_key
-LEFT JOIN p ON p.offer_key = o.offer_key
+    identity_hash,
+    fee_hash,
+    plan_hash
+FROM (
+    SELECT *, {IDENTITY_HASH} AS identity_hash,
+        {list_hash("o.fees", FEE_FIELDS)} AS fee_hash,
+        {list_hash("o.plans", PLAN_FIELDS)} AS plan_hash
+    FROM {OFFERS_TABLE} AS o
+) AS o
 """
 
 # The versions holding a place in a provider's history, with their key and content hash
@@ -225,8 +233,8 @@ def weave_run(
     keep_unseen: bool = False,
 ) -> WeaveResult:
     """Record the snapshot of a good run at ``position`` (``next_position`` as ``place_run``
-    found it): its offers, fees and plans as warehouse.feed staged them (OFFERS_TABLE,
-    FEES_TABLE, PLANS_TABLE, one provider).
+    found it): its offers, with their fee and plan lists, as warehouse.feed staged them
+    (OFFERS_TABLE, one provider).
 
     ``keep_unseen`` (a partial run): offers the run does not list stay as they were, stale,
     instead of being closed.
@@ -276,10 +284,8 @@ def weave_run(
         " (SELECT coalesce(max(plan_set_id), 0) FROM price_plan_sets)",
     ) or (0, 0, 0)
     _store_new_identities(con, int(tops[0]), insert)
-    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id", FEES_TABLE, int(tops[1]), insert)
-    _store_new_sets(
-        con, "plan", "price_plan_sets", "plan_set_id", PLANS_TABLE, int(tops[2]), insert
-    )
+    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id", int(tops[1]), insert)
+    _store_new_sets(con, "plan", "price_plan_sets", "plan_set_id", int(tops[2]), insert)
 
     closed, low, high = _count_range(con)
     if closed:
@@ -340,8 +346,7 @@ def weave_run(
                 f" AND version_id IN (SELECT version_id FROM {_CLOSED})",
                 [provider],
             )
-        # In parts: DuckDB cannot spill the lists being built, so each part's must fit in
-        # the memory a load has (warehouse.load.LOAD_MEMORY_LIMIT).
+        # In parts of _CURRENT_PART_OFFERS opened offers, by feed line.
         for low, high in _line_ranges(con, opened) if opened else []:
             insert(
                 con,
@@ -381,33 +386,17 @@ def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
 # (with hashed keys, every part read all the fees and plans, and a million-offer load
 # spent a third of its time there).
 _CURRENT_SQL = f"""
-WITH n AS (
-    SELECT n.*, {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}
-    FROM (SELECT * FROM {_NEW} WHERE _line BETWEEN $lo AND $hi) AS n
-    JOIN (SELECT * FROM {OFFERS_TABLE} WHERE _line BETWEEN $lo AND $hi) AS r
-        ON r.offer_key = n.offer_key
-),
-fl AS (
-    SELECT offer_key, {FEE_LIST} AS fees FROM {FEES_TABLE}
-    WHERE _line BETWEEN $lo AND $hi AND offer_key IN (SELECT offer_key FROM n)
-    GROUP BY offer_key
-),
-pl AS (
-    SELECT offer_key, {PLAN_LIST} AS plans FROM {PLANS_TABLE}
-    WHERE _line BETWEEN $lo AND $hi AND offer_key IN (SELECT offer_key FROM n)
-    GROUP BY offer_key
-)
 SELECT n.provider, n.offer_key, n.version_id, n.identity_id, n.valid_from, n.content_hash,
-    {", ".join(f"n.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id,
-    coalesce(fl.fees, []), coalesce(pl.plans, [])
-FROM n
-LEFT JOIN fl ON fl.offer_key = n.offer_key
-LEFT JOIN pl ON pl.offer_key = n.offer_key
+    {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id, r.fees, r.plans
+FROM (SELECT * FROM {_NEW} WHERE _line BETWEEN $lo AND $hi) AS n
+JOIN (SELECT * FROM {OFFERS_TABLE} WHERE _line BETWEEN $lo AND $hi) AS r
+    ON r.offer_key = n.offer_key
 """
-# Opened offers per part of the current_offers insert: the lists of a part must fit in
-# LOAD_MEMORY_LIMIT beside the staged tables (250k did not at 600 MB; 50k: 38 s and 915 MiB
-# for a million offers, against 40 s and 1,020 MiB for 100k at 600 MB).
-_CURRENT_PART_OFFERS = 50_000
+# Opened offers per part of the current_offers insert. The lists are copied from the staged
+# offers, not built, so the join can spill and a part can be large: for a million offers one
+# part took 24.0 s at 892 MiB RSS, parts of 200k 25.7 s at 875 MiB (python -m
+# benchmarks.load_child). Parts keep a larger feed's join within bounds all the same.
+_CURRENT_PART_OFFERS = 1_000_000
 
 
 def _line_ranges(con: duckdb.DuckDBPyConnection, opened: int) -> list[tuple[int, int]]:
@@ -599,13 +588,13 @@ def _store_new_sets(
     kind: str,
     table: str,
     id_column: str,
-    rows_table: str,
     top: int,
     insert: InsertFrame,
 ) -> None:
     """Store the fee (or plan) lists of this run that no earlier run had, under new ids:
     the rows of one offer that carries each new list."""
     fields = FEE_FIELDS if kind == "fee" else PLAN_FIELDS
+    column = "fees" if kind == "fee" else "plans"
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE {_FRESH} AS
@@ -617,8 +606,11 @@ def _store_new_sets(
             GROUP BY {kind}_hash
         )
         SELECT CAST(? + dense_rank() OVER (ORDER BY fresh.set_hash) AS INTEGER) AS {id_column},
-               fresh.set_hash, {", ".join(f"r.{c}" for c in fields)}
-        FROM fresh JOIN {rows_table} AS r ON r.offer_key = fresh.offer_key
+               fresh.set_hash, {", ".join(f"r.item.{c} AS {c}" for c in fields)}
+        FROM fresh JOIN (
+            SELECT offer_key, unnest({column}) AS item FROM {OFFERS_TABLE}
+            WHERE offer_key IN (SELECT offer_key FROM fresh)
+        ) AS r ON r.offer_key = fresh.offer_key
         """,
         [top],
     )

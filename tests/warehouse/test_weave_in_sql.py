@@ -16,7 +16,7 @@ import pytest
 from wh_kit import FeedKit
 
 from gpurent_core.model import StockStatus
-from warehouse import load
+from warehouse import history, load
 from warehouse.db import connect
 from warehouse.feed import read_feed
 from warehouse.load import load_batch, load_run
@@ -109,3 +109,35 @@ def test_a_failed_weave_drops_its_tables_and_the_retry_loads(
     assert load_run(con, r3, p3).offers == 2
     keys = con.execute("SELECT offer_key FROM current_offers ORDER BY 1").fetchall()
     assert keys == [("a",), ("c",)]
+
+
+def test_set_hashes_from_the_staged_lists_equal_the_row_form(
+    con: duckdb.DuckDBPyConnection, kit: FeedKit
+) -> None:
+    """The load hashes each staged fee / plan list as a list (history.list_hash); the stored
+    sets must carry the hash the row form gives (FEE_SET_HASH / PLAN_SET_HASH, the
+    expression of sql/0003_history.sql), or a database migrated from per-poll rows would
+    see every offer as changed. Nulls, order and an offer without lists included."""
+    r1 = kit.run(1)
+    base = kit.offer(r1, "a")
+    reordered = kit.offer(r1, "b", fees=tuple(reversed(base.fees)))
+    path = kit.write("hashes", [base, reordered, kit.offer(r1, "c", fees=(), plans=())])
+    load_run(con, r1, path)
+    for table, id_column, expression in (
+        ("addon_fee_sets", "fee_set_id", history.FEE_SET_HASH),
+        ("price_plan_sets", "plan_set_id", history.PLAN_SET_HASH),
+    ):
+        rows = con.execute(
+            f"SELECT set_hash, {expression} FROM {table} GROUP BY {id_column}, set_hash"
+        ).fetchall()
+        assert rows and all(stored == row_form for stored, row_form in rows)
+    # Two orders of the same fees are two lists; no list at all is no set.
+    assert con.execute("SELECT count(DISTINCT fee_set_id) FROM addon_fee_sets").fetchall() == [(2,)]
+    lists = dict(
+        con.execute(
+            "SELECT offer_key, [f.fee_type for f in fees] FROM current_offers ORDER BY 1"
+        ).fetchall()
+    )
+    assert lists == {"a": ["data_disk", "egress"], "b": ["egress", "data_disk"], "c": []}
+    sets = dict(con.execute("SELECT offer_key, fee_set_id FROM current_offers").fetchall())
+    assert sets["c"] is None and sets["a"] != sets["b"]
