@@ -225,13 +225,6 @@ _TABLES = (
     (FEES_TABLE, FEE_SCHEMA, "addon_fees"),
     (PLANS_TABLE, PLAN_SCHEMA, "price_plans"),
 )
-# Rows read the exact way (or handed over as a FeedBatch), flat, before they join the
-# offers table with their lists.
-_EXACT_TABLES = {
-    OFFERS_TABLE: "_gpurent_feed_exact_offers",
-    FEES_TABLE: "_gpurent_feed_exact_fees",
-    PLANS_TABLE: "_gpurent_feed_exact_plans",
-}
 
 
 @dataclass(frozen=True)
@@ -335,8 +328,7 @@ def drop_staged(con: duckdb.DuckDBPyConnection) -> None:
     """Free the staged tables (outside a transaction)."""
     con.execute(f"DROP VIEW IF EXISTS {FEES_TABLE}")
     con.execute(f"DROP VIEW IF EXISTS {PLANS_TABLE}")
-    for table in (OFFERS_TABLE, *_EXACT_TABLES.values()):
-        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute(f"DROP TABLE IF EXISTS {OFFERS_TABLE}")
 
 
 def _sql_type(dtype: pl.DataType) -> str:
@@ -378,23 +370,24 @@ def _create_staged(con: duckdb.DuckDBPyConnection) -> None:
 
 def _append_exact(con: duckdb.DuckDBPyConnection, frames: list[pl.DataFrame]) -> None:
     """Flat offer, fee and plan rows (each with its line) into the offers table, the fees
-    and plans of an offer as its lists, by seq."""
-    for (table, schema, _), frame in zip(_TABLES, frames, strict=True):
-        exact = _EXACT_TABLES[table]
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {exact} ({_ddl(schema)})")
-        _append_rows(con, exact, frame)
-    offers, fees, plans = (_EXACT_TABLES[t] for t, _, _ in _TABLES)
-    # Fees and plans belong to the offer of their line and key (stage_batch: every line 0).
-    lists = []
-    for rows, fields in ((fees, FEE_ITEM_FIELDS), (plans, PLAN_ITEM_FIELDS)):
-        struct = "{" + ", ".join(f"'{c}': {c}" for c in fields) + "}"
-        lists.append(
-            f"coalesce((SELECT list({struct} ORDER BY seq) FROM {rows} AS x"
-            f" WHERE x.{_LINE} = o.{_LINE} AND x.offer_key = o.offer_key), [])"
+    and plans of an offer as its lists, by seq; the offers keep the order they came in."""
+    offers, fees, plans = frames
+    keys = [_LINE, "offer_key"]  # a fee or plan belongs to the offer of its line and key
+    for rows, fields, name in ((fees, FEE_ITEM_FIELDS, "fees"), (plans, PLAN_ITEM_FIELDS, "plans")):
+        lists = rows.group_by(keys).agg(pl.struct(fields).sort_by("seq").alias(name))
+        offers = offers.join(lists, on=keys, how="left", maintain_order="left")
+    columns = ", ".join(offers.columns[:-2])
+    view = f"{OFFERS_TABLE}_in"
+    con.register(view, offers.to_arrow())
+    try:
+        # Polars hands the lists over as its own types; the table's are cast to by name.
+        con.execute(
+            f"INSERT INTO {OFFERS_TABLE} SELECT {columns},"
+            f" coalesce(fees, [])::{FEE_LIST_TYPE}, coalesce(plans, [])::{PLAN_LIST_TYPE}"
+            f" FROM {view}"
         )
-    con.execute(f"INSERT INTO {OFFERS_TABLE} SELECT o.*, {lists[0]}, {lists[1]} FROM {offers} AS o")
-    for exact in _EXACT_TABLES.values():
-        con.execute(f"DROP TABLE IF EXISTS {exact}")
+    finally:
+        con.unregister(view)
 
 
 def _staged(
