@@ -11,8 +11,9 @@ path: the pydantic contract (gpurent_core.model) line by line, then what the col
 (DECIMAL scales, INTEGER range). SQL then checks the feed as a whole (values that did
 not survive conversion, duplicate offer keys). Both paths write into temporary tables of
 one DuckDB connection (``stage_feed``): the warehouse's own for a load, so the rows never
-become Python or Polars objects; an offer keeps its fees and plans as typed lists, the way
-current_offers stores them, and the fee and plan rows are views over those lists; ``read_feed`` stages into a private one and returns
+become Python or Polars objects (an offer keeps its fees and plans as typed lists, the way
+current_offers stores them; the fee and plan rows are views over those lists);
+``read_feed`` stages into a private one and returns
 frames. A line that fails becomes a quarantine row with its reason: never dropped, never
 fatal (rule of truth 6). The bulk path only accepts
 what the exact path would accept, with the same values (tests/warehouse/
@@ -359,8 +360,10 @@ def _create_staged(con: duckdb.DuckDBPyConnection) -> None:
         f" fees {FEE_LIST_TYPE} NOT NULL, plans {PLAN_LIST_TYPE} NOT NULL)"
     )
     ids = f"{_LINE}, run_id, provider, offer_key"
-    for view, fields in ((FEES_TABLE, FEE_ITEM_FIELDS), (PLANS_TABLE, PLAN_ITEM_FIELDS)):
-        column = "fees" if view == FEES_TABLE else "plans"
+    for view, column, fields in (
+        (FEES_TABLE, "fees", FEE_ITEM_FIELDS),
+        (PLANS_TABLE, "plans", PLAN_ITEM_FIELDS),
+    ):
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {ids},"
             f" {', '.join(f'item.{c} AS {c}' for c in fields)}"
@@ -407,17 +410,6 @@ def _staged(
         lines=lines,
         sha256=sha256,
     )
-
-
-def _append_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    if frame.is_empty():
-        return
-    view = f"{table}_in"
-    con.register(view, frame.to_arrow())
-    try:
-        con.execute(f"INSERT INTO {table} SELECT * FROM {view}")
-    finally:
-        con.unregister(view)
 
 
 def _table_frame(
@@ -870,14 +862,14 @@ class _Bulk:
         # The lists keep their order; seq is the position in the line's list.
         fees = f"""list_transform(r.fees, lambda f, i: {{
             'seq': (i - 1)::INTEGER, 'fee_type': f.fee_type,
-            'amount': try_cast(f.amount AS {_sql_decimal(FEE_AMOUNT)}), 'currency': f.currency,
+            'amount': try_cast(f.amount AS {_sql_type(FEE_AMOUNT)}), 'currency': f.currency,
             'unit': f.unit, 'basis': f.basis,
-            'quantity': try_cast(f.quantity AS {_sql_decimal(QUANTITY)}),
-            'included_quantity': try_cast(f.included_quantity AS {_sql_decimal(QUANTITY)}),
+            'quantity': try_cast(f.quantity AS {_sql_type(QUANTITY)}),
+            'included_quantity': try_cast(f.included_quantity AS {_sql_type(QUANTITY)}),
             'mandatory': f.mandatory, 'charged_while_stopped': f.charged_while_stopped,
             'note': f.note}})"""
         plans = f"""list_transform(r.plans, lambda p, i: {{
-            'seq': (i - 1)::INTEGER, 'price': try_cast(p.price AS {_sql_decimal(PRICE)}),
+            'seq': (i - 1)::INTEGER, 'price': try_cast(p.price AS {_sql_type(PRICE)}),
             'currency': p.currency, 'billing_unit': p.billing_unit,
             'price_basis': p.price_basis, 'price_kind': p.price_kind}})"""
         # Checked and typed in one pass over the parsed block. A bare WHERE (a null is not
@@ -889,7 +881,7 @@ class _Bulk:
                 try_cast(r.observed_at AS TIMESTAMPTZ), r.gpu_vendor,
                 r.gpu_model, try_cast(r.gpu_vram_gb AS INTEGER), r.gpu_form_factor,
                 try_cast(r.gpu_count AS INTEGER), r.raw_gpu_name, r.status,
-                try_cast(r.available_count AS INTEGER), try_cast(r.price AS {_sql_decimal(PRICE)}),
+                try_cast(r.available_count AS INTEGER), try_cast(r.price AS {_sql_type(PRICE)}),
                 r.currency, r.billing_unit, r.price_basis, r.price_kind, r.region, r.url,
                 {fees}, {plans}
             FROM {_PARSED} WHERE {offer_ok}
@@ -932,10 +924,6 @@ def _text_array(pieces: list[bytes]) -> pa.Array | None:
 def _line_numbers(first: int, count: int) -> pa.Array:
     numbers = array("i", range(first, first + count))
     return pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(numbers)])
-
-
-def _sql_decimal(dtype: pl.Decimal) -> str:
-    return f"DECIMAL({dtype.precision}, {dtype.scale})"
 
 
 def _count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
