@@ -579,11 +579,15 @@ def _store_new_identities(con: duckdb.DuckDBPyConnection, top: int, insert: Inse
         Rows(
             IDENTITY_COLUMNS,
             f"""
-            SELECT CAST($top + row_number() OVER (ORDER BY o._line) AS INTEGER) AS identity_id,
-                   r.provider, o.offer_key, o.identity_hash,
+            SELECT o.identity_id, r.provider, o.offer_key, o.identity_hash,
                    {", ".join(f"r.{c}" for c in IDENTITY_FIELDS)}
-            FROM {_OPENED} AS o JOIN {OFFERS_TABLE} AS r ON r._line = o._line
-            WHERE o.identity_hash NOT IN (SELECT identity_hash FROM offer_identities)
+            FROM (
+                SELECT CAST($top + row_number() OVER (ORDER BY _line) AS INTEGER)
+                    AS identity_id, _line, offer_key, identity_hash
+                FROM {_OPENED}
+                WHERE identity_hash NOT IN (SELECT identity_hash FROM offer_identities)
+            ) AS o
+            JOIN {OFFERS_TABLE} AS r ON r._line = o._line
             """,
             {"top": top},
         ),
