@@ -74,7 +74,7 @@ VERSION_COLUMNS = (
 )  # fmt: skip
 CURRENT_COLUMNS = (
     "provider", "offer_key", "version_id", "identity_id", "valid_from", "content_hash",
-    *CONTENT_FIELDS, "fee_set_id", "plan_set_id", "fees", "plans",
+    *CONTENT_FIELDS, "fee_set_id", "plan_set_id",
 )  # fmt: skip
 # The fields of one fee / plan of a list, seq first (as the staged offers' lists hold them).
 FEE_FIELDS = FEE_ITEM_FIELDS
@@ -98,8 +98,9 @@ def list_hash(column: str, fields: tuple[str, ...]) -> str:
 
 IDENTITY_HASH = f"hash(o.provider, o.offer_key, {', '.join(f'o.{c}' for c in IDENTITY_FIELDS)})"
 CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, o.fee_hash, o.plan_hash)"
-# The lists as current_offers and the read side give them: structs ordered by seq (seq is
-# the first field, so list_sort orders by it; an ORDER BY in the aggregate costs more).
+# The lists as fee_set_lists / plan_set_lists and the read side give them: structs ordered
+# by seq (seq is the first field, so list_sort orders by it; an ORDER BY in the aggregate
+# costs more).
 FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
 PLAN_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in PLAN_FIELDS) + "}))"
 
@@ -381,22 +382,22 @@ def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 # current_offers rows for the opened states (a run loaded in order): the new versions with
-# the offer's fields and its fee and plan lists (structs by seq), for the staged offers on
-# feed lines $lo..$hi. A part is a range of lines, not of hashed keys: the staged tables are
+# the offer's fields and its fee and plan set ids (the lists are stored once per set), for
+# the staged offers on feed lines $lo..$hi. A part is a range of lines, not of hashed keys: the staged tables are
 # written in line order, so their zone maps let each part read only its own row groups
 # (with hashed keys, every part read all the fees and plans, and a million-offer load
 # spent a third of its time there).
 _CURRENT_SQL = f"""
 SELECT n.provider, n.offer_key, n.version_id, n.identity_id, n.valid_from, n.content_hash,
-    {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id, r.fees, r.plans
+    {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id
 FROM (SELECT * FROM {_NEW} WHERE _line BETWEEN $lo AND $hi) AS n
 JOIN (SELECT * FROM {OFFERS_TABLE} WHERE _line BETWEEN $lo AND $hi) AS r
     ON r._line = n._line
 """
-# Opened offers per part of the current_offers insert. The lists are copied from the staged
-# offers, not built, so the join can spill and a part can be large: for a million offers one
-# part took 24.0 s at 892 MiB RSS, parts of 200k 25.7 s at 875 MiB (python -m
-# benchmarks.load_child). Parts keep a larger feed's join within bounds all the same.
+# Opened offers per part of the current_offers insert. The join can spill, so a part can be
+# large: for a million offers (lists then copied per offer) one part took 24.0 s at 892 MiB
+# RSS, parts of 200k 25.7 s at 875 MiB (python -m benchmarks.load_child). Parts keep a
+# larger feed's join within bounds all the same.
 _CURRENT_PART_OFFERS = 1_000_000
 
 
@@ -603,7 +604,8 @@ def _store_new_sets(
     insert: InsertFrame,
 ) -> None:
     """Store the fee (or plan) lists of this run that no earlier run had, under new ids:
-    the rows of one offer that carries each new list."""
+    the rows of one offer that carries each new list, and the list whole
+    (``fee_set_lists`` / ``plan_set_lists``)."""
     fields = FEE_FIELDS if kind == "fee" else PLAN_FIELDS
     column = "fees" if kind == "fee" else "plans"
     con.execute(
@@ -629,6 +631,17 @@ def _store_new_sets(
         names = (id_column, "set_hash", *fields)
         columns = ", ".join(names)
         insert(con, table, Rows(names, f"SELECT {columns} FROM {_FRESH} ORDER BY {id_column}, seq"))
+        # The list whole, once per set, for the read side (latest_offers joins it).
+        lists = FEE_LIST if kind == "fee" else PLAN_LIST
+        insert(
+            con,
+            f"{kind}_set_lists",
+            Rows(
+                (id_column, column),
+                f"SELECT {id_column}, {lists} FROM {_FRESH} GROUP BY {id_column}"
+                f" ORDER BY {id_column}",
+            ),
+        )
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:

@@ -15,7 +15,8 @@ FROM crawl_runs AS c
 JOIN current_runs AS h ON h.run_id = c.run_id AND h.provider = c.provider;
 
 -- The latest state (rule of truth 4) at a cost that does not grow with history.
--- Migration 12 (sql/0012_stale_rows.sql) redefines it with stale rows: edit it there.
+-- Migrations 12 (stale rows) and 13 (sql/0013_set_lists.sql: lists joined from their sets)
+-- redefine it: edit it in the latest.
 -- observed_at is the observation time of the latest good run that saw the offer.
 -- age_s: whole seconds since then, at query time.
 CREATE OR REPLACE VIEW latest_offers AS

@@ -47,6 +47,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "watches", "sql/0010_watches.sql"),
     Migration(11, "alerts_outbox", "sql/0011_alerts_outbox.sql"),
     Migration(12, "stale rows", "sql/0012_stale_rows.sql"),
+    Migration(13, "set lists", "sql/0013_set_lists.sql"),
 )
 
 

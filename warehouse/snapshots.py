@@ -25,7 +25,7 @@ import duckdb
 import polars as pl
 
 from warehouse.db import query_frame
-from warehouse.history import CONTENT_FIELDS, FEE_LIST, PLAN_LIST
+from warehouse.history import CONTENT_FIELDS
 
 __all__ = ["STATE_COLUMNS", "offers_at", "offers_of_run"]
 
@@ -35,13 +35,7 @@ STATE_COLUMNS = (
 )  # fmt: skip
 
 _STATE_SQL = """
-WITH heads AS ({heads}),
-fee_lists AS (
-    SELECT fee_set_id, {fee_list} AS fees FROM addon_fee_sets GROUP BY fee_set_id
-),
-plan_lists AS (
-    SELECT plan_set_id, {plan_list} AS plans FROM price_plan_sets GROUP BY plan_set_id
-)
+WITH heads AS ({heads})
 SELECT
     h.run_id, v.provider, v.offer_key, coalesce(sp.last_seen_at, h.observed_at) AS observed_at,
     {fields},
@@ -58,8 +52,8 @@ LEFT JOIN stale_spans AS sp
     ON sp.provider = v.provider AND sp.offer_key = v.offer_key
     AND sp.stale_from <= h.history_at
     AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > h.history_at
-LEFT JOIN fee_lists AS f ON f.fee_set_id = v.fee_set_id
-LEFT JOIN plan_lists AS p ON p.plan_set_id = v.plan_set_id
+LEFT JOIN fee_set_lists AS f ON f.fee_set_id = v.fee_set_id
+LEFT JOIN plan_set_lists AS p ON p.plan_set_id = v.plan_set_id
 WHERE v.valid_from <= (SELECT max(history_at) FROM heads) {seen_only}
 ORDER BY v.provider, v.gpu_model, v.offer_key
 """
@@ -72,8 +66,6 @@ def _state(
     sql = _STATE_SQL.format(
         heads=heads,
         fields=_FIELDS,
-        fee_list=FEE_LIST,
-        plan_list=PLAN_LIST,
         seen_only="AND sp.offer_key IS NULL" if seen_only else "",
     )
     return query_frame(con, sql, params)

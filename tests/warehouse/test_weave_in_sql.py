@@ -135,7 +135,7 @@ def test_set_hashes_from_the_staged_lists_equal_the_row_form(
     assert con.execute("SELECT count(DISTINCT fee_set_id) FROM addon_fee_sets").fetchall() == [(2,)]
     lists = dict(
         con.execute(
-            "SELECT offer_key, [f.fee_type for f in fees] FROM current_offers ORDER BY 1"
+            "SELECT offer_key, [f.fee_type for f in fees] FROM latest_offers ORDER BY 1"
         ).fetchall()
     )
     assert lists == {"a": ["data_disk", "egress"], "b": ["egress", "data_disk"], "c": []}
