@@ -236,10 +236,24 @@ def is_read_conflict(exc: BaseException) -> bool:
     """Whether ``exc`` is a lake read that met the writer's maintenance, not a broken lake.
 
     ``ducklake_flush_inlined_data`` drops the catalog tables that held small commits once
-    their rows are in Parquet; a reader whose snapshot was still reading one has its catalog
-    transaction aborted ("Current transaction is aborted"). Nothing committed is lost: the
-    same read on a fresh connection sees the flushed files (``gpurent.api.warehouse``)."""
-    return isinstance(exc, duckdb.Error) and "Current transaction is aborted" in str(exc)
+    their rows are in Parquet. A reader whose snapshot was still reading one has its catalog
+    transaction aborted ("Current transaction is aborted"), or, if it resolved the table
+    list in the moment between the flush's commit and the drop, names a table that is gone
+    ("ducklake_inlined_data_... does not exist"; duckdb/ducklake#1413, healed only by a new
+    ATTACH). PostgreSQL may also end a catalog read that met the writer's locks as a
+    deadlock, and the catalog's connection handoff can report "Resource deadlock avoided";
+    both are transient by nature. Nothing committed is lost: the same read on a fresh
+    connection sees the committed state (``gpurent.api.warehouse``)."""
+    if not isinstance(exc, duckdb.Error):
+        return False
+    message = str(exc)
+    lowered = message.lower()
+    return (
+        "Current transaction is aborted" in message
+        or ("ducklake_inlined_data_" in message and "does not exist" in message)
+        or "deadlock detected" in lowered
+        or "resource deadlock avoided" in lowered
+    )
 
 
 def flush_inlined_data(con: duckdb.DuckDBPyConnection) -> None:

@@ -42,6 +42,11 @@ def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
         duckdb.InvalidInputException(
             f"Invalid Input Error: Attempting to fetch from an unsuccessful query result\nError: {ABORTED}"
         ),
+        duckdb.CatalogException(
+            'Catalog Error: relation "ducklake_inlined_data_4_1" does not exist'
+        ),
+        duckdb.Error("Invalid Error: Failed to execute query: ERROR:  deadlock detected"),
+        duckdb.Error("Resource deadlock avoided"),
     ],
 )
 def test_an_aborted_lake_read_is_read_again(error: BaseException) -> None:
@@ -65,6 +70,7 @@ def test_a_read_aborted_every_time_says_busy_in_one_line() -> None:
     [
         duckdb.CatalogException("Catalog Error: Table with name current_offers does not exist"),
         duckdb.TransactionException("Transaction conflict: another transaction inserted"),
+        duckdb.IOException('IO Error: Could not set lock on file "/x/w.duckdb": Conflicting lock'),
         ValueError("not a database error"),
     ],
 )

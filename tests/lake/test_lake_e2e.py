@@ -185,7 +185,8 @@ def test_two_workers_load_the_lake_while_a_reader_asks_and_it_answers_as_embedde
         db=unused_db, shared=shared, work_dir=tmp_path / "loader-feeds", run_id=run_id
     )
     with running_workers(cluster, shared, lake_env):
-        reader = Reader(env)
+        # GPURENT_DEBUG: a failed read shows its traceback here, not only the one line.
+        reader = Reader(env | {"GPURENT_DEBUG": "1"})
         reader.start()
         reader.mark(LAUNCHED)
         try:
