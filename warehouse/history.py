@@ -383,10 +383,10 @@ def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 # current_offers rows for the opened states (a run loaded in order): the new versions with
 # the offer's fields and its fee and plan set ids (the lists are stored once per set), for
-# the staged offers on feed lines $lo..$hi. A part is a range of lines, not of hashed keys: the staged tables are
-# written in line order, so their zone maps let each part read only its own row groups
-# (with hashed keys, every part read all the fees and plans, and a million-offer load
-# spent a third of its time there).
+# the staged offers on feed lines $lo..$hi. A part is a range of lines, not of hashed keys:
+# the staged tables are written in line order, so their zone maps let each part read only
+# its own row groups (with hashed keys, every part read all the fees and plans, and a
+# million-offer load spent a third of its time there).
 _CURRENT_SQL = f"""
 SELECT n.provider, n.offer_key, n.version_id, n.identity_id, n.valid_from, n.content_hash,
     {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id
