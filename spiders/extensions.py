@@ -147,8 +147,14 @@ class CrawlGarbageCollector:
             self._saved = None
 
 
+FEED_SEPARATORS = (",", ":")
+"""Feed lines are minified JSON: the canonical line the warehouse reads set-wise
+(warehouse.feed_fast), a tenth shorter than with Python's default separators."""
+
+
 class FeedLinesExporter(JsonLinesItemExporter):
-    """Scrapy's JSON Lines exporter, with a direct path for the plain dicts our spiders yield.
+    """Scrapy's JSON Lines exporter, with a direct path for the plain dicts our spiders yield,
+    writing minified lines (``FEED_SEPARATORS``; a feed option ``separators`` overrides it).
 
     For a `dict` item with no ``fields_to_export``, Scrapy's exporter copies the item field by
     field (through ItemAdapter, each value through the identity serializer) and encodes the
@@ -158,6 +164,10 @@ class FeedLinesExporter(JsonLinesItemExporter):
     `serialize_field`) takes Scrapy's own path. A `RecordBatch` (a page's lines as one item,
     `spiders.feed_batch`) is written as its lines, each as that dict would have been.
     """
+
+    def __init__(self, file: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("separators", FEED_SEPARATORS)
+        super().__init__(file, **kwargs)
 
     def export_item(self, item: Any) -> None:
         direct = (

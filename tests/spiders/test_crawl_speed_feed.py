@@ -24,7 +24,12 @@ from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
 from replay import ReplayServer
-from spiders.extensions import CrawlGarbageCollector, FeedLinesExporter, ItemLogFormatter
+from spiders.extensions import (
+    FEED_SEPARATORS,
+    CrawlGarbageCollector,
+    FeedLinesExporter,
+    ItemLogFormatter,
+)
 
 ITEMS: list[Any] = [
     {"kind": "offer", "price": "1.98", "fees": [{"note": "¥0.0007/GB/h 本地盘"}], "n": None},
@@ -46,6 +51,9 @@ class Row:
 
 
 def _written(exporter_cls: type[JsonLinesItemExporter], items: list[Any], **kwargs: Any) -> bytes:
+    """What the exporter writes; Scrapy's is given our separators (minified lines)."""
+    if exporter_cls is JsonLinesItemExporter:
+        kwargs.setdefault("separators", FEED_SEPARATORS)
     out = io.BytesIO()
     exporter = exporter_cls(out, **kwargs)
     exporter.start_exporting()
@@ -61,6 +69,13 @@ def test_plain_dicts_are_written_byte_for_byte_as_scrapy_writes_them(encoding: s
     ours = _written(FeedLinesExporter, items, encoding=encoding)
     assert ours == _written(JsonLinesItemExporter, items, encoding=encoding)
     assert len(ours.splitlines()) == len(items)
+
+
+def test_lines_are_minified_unless_the_feed_says_otherwise() -> None:
+    item = {"kind": "offer", "price": "1.98", "fees": []}
+    assert _written(FeedLinesExporter, [item]) == b'{"kind":"offer","price":"1.98","fees":[]}\n'
+    spaced = _written(FeedLinesExporter, [item], separators=(", ", ": "))
+    assert spaced == b'{"kind": "offer", "price": "1.98", "fees": []}\n'
 
 
 def test_other_items_and_field_lists_take_scrapys_path() -> None:
@@ -82,7 +97,7 @@ def test_a_subclass_serializer_is_not_bypassed() -> None:
         def serialize_field(self, field: Any, name: str, value: Any) -> Any:
             return value.upper() if isinstance(value, str) else value
 
-    assert _written(Upper, [{"kind": "offer"}]) == b'{"kind": "OFFER"}\n'
+    assert _written(Upper, [{"kind": "offer"}]) == b'{"kind":"OFFER"}\n'
 
 
 def test_project_feeds_use_it_for_json_lines(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from scrapy.exporters import JsonLinesItemExporter
 from scrapy.utils.project import get_project_settings
 
 from replay import ReplayServer
-from spiders.extensions import FeedLinesExporter
+from spiders.extensions import FEED_SEPARATORS, FeedLinesExporter
 from spiders.feed_batch import FEED_LINES_EXPORTER, RecordBatch, feeds_take_batches
 
 LINES: list[dict[str, Any]] = [
@@ -29,7 +29,8 @@ SCRAPYS = {"json": "scrapy.exporters.JsonItemExporter", "csv": "scrapy.exporters
 
 def _written(exporter_cls: type[JsonLinesItemExporter], items: list[Any]) -> bytes:
     out = io.BytesIO()
-    exporter = exporter_cls(out, encoding="utf-8")
+    # Scrapy's own exporter, given our separators, is the reference.
+    exporter = exporter_cls(out, encoding="utf-8", separators=FEED_SEPARATORS)
     exporter.start_exporting()
     for item in items:
         exporter.export_item(item)
@@ -50,9 +51,9 @@ def test_a_batch_of_other_items_or_a_subclass_serializer_takes_scrapys_path() ->
         def serialize_field(self, field: Any, name: str, value: Any) -> Any:
             return value.upper() if isinstance(value, str) else value
 
-    assert _written(Upper, [RecordBatch([{"kind": "offer"}])]) == b'{"kind": "OFFER"}\n'
+    assert _written(Upper, [RecordBatch([{"kind": "offer"}])]) == b'{"kind":"OFFER"}\n'
     odd = RecordBatch([OrderedDict(kind="offer", n=1)])  # type: ignore[list-item]
-    assert _written(FeedLinesExporter, [odd]) == b'{"kind": "offer", "n": 1}\n'
+    assert _written(FeedLinesExporter, [odd]) == b'{"kind":"offer","n":1}\n'
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import pytest
 from wh_kit import FeedKit
 
 from warehouse import feed as feed_module
-from warehouse import load
+from warehouse import feed_file, load
 from warehouse.feed import read_feed
 from warehouse.load import load_run
 
@@ -99,7 +99,7 @@ def test_the_digest_is_the_files_sha256_whatever_the_blocks(
     kit: FeedKit, monkeypatch: pytest.MonkeyPatch, block_bytes: int
 ) -> None:
     _, path = write_feed(kit, "digest", keys=40)
-    monkeypatch.setattr(feed_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(feed_file, "BLOCK_BYTES", block_bytes)
     batch = read_feed(path, provider="acme", run_id="run-1")
     assert batch.offers.height == 40
     assert batch.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -9,6 +9,7 @@ refuses, lines the bulk path must not vouch for.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +19,19 @@ from polars.testing import assert_frame_equal
 from wh_kit import FeedKit
 
 from warehouse import feed as feed_module
+from warehouse import feed_file as feed_file_module
 from warehouse.feed import FeedBatch, read_feed
+from warehouse.feed_exact import ExactReader
 
 
 def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    def add(self: Any, first: int, pieces: list[bytes], reader: Any) -> None:
-        for offset, piece in enumerate(pieces):
-            reader.read(first + offset, piece)
+    """The set-wise path switched off: it vouches for no line, so all go the exact way."""
+    original = feed_module.offer_rows_sql
 
-    monkeypatch.setattr(feed_module._Bulk, "add", add)
+    def none(lines: str, *, where: str | None = None) -> str:
+        return original(lines, where="false")
+
+    monkeypatch.setattr(feed_module, "offer_rows_sql", none)
 
 
 def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FeedBatch, FeedBatch]:
@@ -44,13 +49,22 @@ def assert_same(bulk: FeedBatch, exact: FeedBatch) -> None:
 
 
 def patched(kit: FeedKit, key: str, **changes: Any) -> str:
+    """An offer line with ``changes``, minified as the spiders write it (so the set-wise
+    path sees it); a ``_RENAME`` value renames the key to the string it holds."""
     data = kit.offer(kit.run(1), key).model_dump(mode="json")
     for name, value in changes.items():
         if value is _DROP:
             data.pop(name)
+        elif isinstance(value, _Rename):
+            data = {value.to if k == name else k: v for k, v in data.items()}
         else:
             data[name] = value
-    return json.dumps(data, ensure_ascii=False)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class _Rename:
+    to: str
 
 
 _DROP = object()
@@ -108,6 +122,28 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("other run", {"run_id": "run-9"}),
     ("non-ASCII text", {"raw_gpu_name": "英伟达 H100 80G", "region": "北京A区"}),
     ("empty offer key", {"offer_key": ""}),
+    # The set-wise path proves a line holds nothing but the contract's keys by its length:
+    # each of these must still read as the exact path reads it.
+    ("key renamed, same length, null value", {"region": _Rename("regoin")}),
+    ("free count renamed", {"available_count": _Rename("available_cnt")}),
+    ("key order changed", {"kind": _DROP, "price": "2.5", "status": "low"}),
+    ("name with an escaped quote", {"raw_gpu_name": 'H100 "SXM" 80GB'}),
+    ("name with an escaped non-ASCII", {"raw_gpu_name": "H100 \u00e9"}),
+    ("count as a string and price as a number", {"gpu_count": "2", "price": 1.5}),
+    ("offer key as a number", {"offer_key": 12345}),
+    ("offer key as a number, short name", {"offer_key": 123, "gpu_vendor": "nv"}),
+    ("flag as a number", {"fees": [FEE | {"mandatory": 1}]}),
+    ("note as an object", {"fees": [FEE | {"note": {"a": 1}}]}),
+    ("region as a list", {"region": ["a"]}),
+    ("count with an exponent", {"gpu_count": 1e1}),
+    ("count as a float", {"gpu_count": 2.0}),
+    ("vram as a boolean", {"gpu_vram_gb": True}),
+    ("two fees, one with an extra key", {"fees": [FEE, FEE | {"x": 1}]}),
+    (
+        "plan with a key missing",
+        {"plans": [{"price": "9", "currency": "USD", "billing_unit": "day", "price_basis": "gpu"}]},
+    ),
+    ("url with spaces and slashes", {"url": "https://example.com/a b/c"}),
 ]
 
 
@@ -160,25 +196,63 @@ def test_bulk_and_exact_paths_agree_on_broken_lines(
     assert any("not UTF-8" in r for r in reasons)
 
 
-def test_canonical_lines_take_the_bulk_path(kit: FeedKit, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the spiders write is typed set-wise: no line of it goes through pydantic."""
-    run = kit.run(1)
-    data = kit.offer(run, "x").model_dump(mode="json")
-    data["fees"][0]["amount"] = "0.0001369863"
-    lines = [json.dumps(data | {"offer_key": f"k{i}"}) for i in range(50)]
-    path = kit.write("canonical", lines)
+def _spied_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The lines that go through the exact path (the pydantic contract)."""
     seen: list[int] = []
-    original = feed_module._Reader.read
+    original = ExactReader.read
 
     def spy(self: Any, line: int, raw: bytes) -> None:
         seen.append(line)
         original(self, line, raw)
 
-    monkeypatch.setattr(feed_module._Reader, "read", spy)
+    monkeypatch.setattr(ExactReader, "read", spy)
+    return seen
+
+
+def _canonical_lines(kit: FeedKit, **dumps: Any) -> list[str]:
+    run = kit.run(1)
+    data = kit.offer(run, "x", raw_gpu_name="英伟达 H100 80GB", region="北京A区").model_dump(
+        mode="json"
+    )
+    data["fees"][0]["amount"] = "0.0001369863"
+    return [json.dumps(data | {"offer_key": f"k{i}"}, **dumps) for i in range(50)]
+
+
+def test_canonical_lines_take_the_bulk_path(kit: FeedKit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the spiders write (minified, UTF-8) is typed set-wise: no line of it goes
+    through pydantic."""
+    lines = _canonical_lines(kit, separators=(",", ":"), ensure_ascii=False)
+    path = kit.write("canonical", lines)
+    seen = _spied_reads(monkeypatch)
     batch = read_feed(path, provider="acme", run_id="run-1")
     assert batch.offers.height == 50 and batch.fees.height == 100
     assert seen == []
     assert batch.offers.schema["price"] == pl.Decimal(18, 8)
+    assert batch.offers["raw_gpu_name"].unique().to_list() == ["英伟达 H100 80GB"]
+
+
+def test_other_spellings_of_a_line_read_the_same_the_exact_way(
+    kit: FeedKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spaces after separators, non-ASCII escaped: the set-wise path does not vouch for
+    them (its proof counts characters), so they go the exact way and read the same."""
+    canonical = read_feed(
+        kit.write("minified", _canonical_lines(kit, separators=(",", ":"), ensure_ascii=False)),
+        provider="acme",
+        run_id="run-1",
+    )
+    seen = _spied_reads(monkeypatch)
+    for name, dumps in (
+        ("spaced", {"ensure_ascii": False}),
+        ("escaped", {"separators": (",", ":")}),
+    ):
+        seen.clear()
+        other = read_feed(
+            kit.write(name, _canonical_lines(kit, **dumps)), provider="acme", run_id="run-1"
+        )
+        assert len(seen) == 50
+        for frame in ("offers", "fees", "plans"):
+            assert_frame_equal(getattr(other, frame), getattr(canonical, frame))
 
 
 @pytest.mark.parametrize("block_bytes", [64, 700, 1 << 20])
@@ -193,7 +267,7 @@ def test_block_boundaries_change_nothing(
     path = kit.root / "blocks.jsonl"
     path.write_text(text, encoding="utf-8")
     whole = read_feed(path, provider="acme", run_id="run-1")
-    monkeypatch.setattr(feed_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(feed_file_module, "BLOCK_BYTES", block_bytes)
     bulk, exact = both_ways(path, monkeypatch)
     assert_same(bulk, exact)
     assert_same(bulk, whole)
@@ -203,8 +277,9 @@ def test_block_boundaries_change_nothing(
 
 @pytest.mark.parametrize("before", ["", "join_order"])
 def test_staging_gives_the_optimizer_setting_back(kit: FeedKit, before: str) -> None:
-    """The bulk path plans without filter pushdown (a database-wide setting): afterwards
-    the setting is as it was, whether the feed loaded or its file could not be read."""
+    """The set-wise path plans without filter pushdown (a database-wide setting):
+    afterwards the setting is as it was, whether the feed loaded or its file could not be
+    read."""
     import duckdb
 
     from warehouse.feed import drop_staged, stage_feed
@@ -214,16 +289,17 @@ def test_staging_gives_the_optimizer_setting_back(kit: FeedKit, before: str) -> 
     con = duckdb.connect()
     con.execute("SET disabled_optimizers = ?", [before])
     seen: list[str] = []
-    original = feed_module._Bulk._keep
+    original = feed_module.run_sql
 
-    def spy(self: Any, *args: Any) -> None:
-        row = self.con.execute("SELECT current_setting('disabled_optimizers')").fetchall()
-        seen.append(str(row[0][0]))
-        original(self, *args)
+    def spy(con: Any, sql: str, params: Any = None) -> Any:
+        if "from_json_strict" in sql:
+            row = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()
+            seen.append(str(row[0][0]))
+        return original(con, sql, params)
 
     setting = "SELECT current_setting('disabled_optimizers')"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(feed_module._Bulk, "_keep", spy)
+        patch.setattr(feed_module, "run_sql", spy)
         staged = stage_feed(con, path, provider="acme", run_id="run-1")
     assert staged.offers == 2
     assert seen and all("filter_pushdown" in s.split(",") for s in seen)
