@@ -187,10 +187,15 @@ class TableRows:
         params: dict[str, Any] | None = None,
         *,
         where: str | None = None,
+        only: Sequence[int] | None = None,
     ) -> list[tuple[Any, ...]]:
         """Run ``sql`` with ``{rows}`` standing for the rows (``where``: a condition on
-        ``line``, the rows' feed line, picking some)."""
-        return run_sql(con, sql.format(rows=f"({_picked(self.table, where)})"), params)
+        ``line``, the rows' feed line, picking some; ``only``: the lines wanted)."""
+        values = dict(params or {})
+        if only is not None:
+            where = "line IN (SELECT unnest($only))" + (f" AND ({where})" if where else "")
+            values["only"] = list(only)
+        return run_sql(con, sql.replace("{rows}", f"({_picked(self.table, where)})"), values)
 
 
 class FeedRows:
@@ -228,12 +233,12 @@ class FeedRows:
         rows = "(" + " UNION ALL ".join(parts) + ")"
         values = self.run | (params or {}) | ({"only": list(only)} if only is not None else {})
         if not fast:
-            return run_sql(con, sql.format(rows=rows), values)
+            return run_sql(con, sql.replace("{rows}", rows), values)
         lines = self.feed.scan() if only is None else self.feed.table(only)
         con.register(_STREAM, lines)
         try:
             with checks_above_parse(con):
-                return run_sql(con, sql.format(rows=rows), values)
+                return run_sql(con, sql.replace("{rows}", rows), values)
         finally:
             con.unregister(_STREAM)
 
@@ -261,8 +266,8 @@ class FeedOutcome:
     offers: int
     quarantine: pl.DataFrame
     lines: int
-    sha256: str
-    rows: FeedRows
+    sha256: str | None
+    rows: FeedRows | TableRows
     """The feed's rows, for later statements over them (lines set aside left out)."""
 
 

@@ -1,13 +1,28 @@
-"""Weaving a good run into the change history (offer_versions) and the latest state.
+"""Weaving a good run into the change history and the latest state.
 
 A good run of a provider is a snapshot of everything it lists. Versions change only at good
 runs: the run closes the versions it no longer sees, or sees changed, and opens versions for
 what is new or changed. Unchanged offers cost nothing, so history grows with change, not
 with polls. Runs that do not feed the state (failed, layout_changed, empty) never come here.
 
-What rarely changes about an offer (its key, GPU, name, region, URL) is stored once in
-offer_identities; a version holds what moves (stock, free count, price terms, fee and plan
-lists by id) and points at its identity. docs/history.md has the measurements behind this.
+Where versions live (migration 14, docs/history.md):
+
+- an **open** version (the offer's state now) is a row of ``current_offers``, whole: its
+  identity and state fields, set ids and hashes. Reading the latest state costs the same at
+  any age of the history, and a run's new offers are written once, into this one table;
+- a **closed** version is a row of ``offer_versions``: what moves (stock, free count, price
+  terms, fee and plan lists by id), pointing at its identity in ``offer_identities`` (key,
+  GPU, name, region, URL, stored once). A version moves there when it closes.
+
+``version_rows`` (history_views.sql) reads both as one.
+
+A run loaded in order (the usual case, ``weave_in_order``) compares its offers with the open
+versions. When the provider has none yet (its first run), there is nothing to compare:
+the feed's offers go straight into ``current_offers``, read from the file in the same
+statement that types them. Otherwise the run's offers are first reduced to their hashes,
+compared, the closed versions moved out, and only the new or changed offers typed again
+into ``current_offers``. A run loaded late, between two runs already woven (a backfill),
+goes through ``warehouse.history_late``.
 
 A partial run (rule of truth 10) saw only part of the listing: what it lists is woven as
 above, but the offers it did not see keep their open versions, unchanged, and are marked
@@ -16,31 +31,23 @@ stale: ``current_offers.last_seen_at`` holds when the last run that saw them obs
 stale, so a past run's snapshot says what that run really saw. A later run that lists the
 offer makes it fresh again; a later ``ok`` run that no longer lists it closes it (rule 4).
 
-Runs are usually loaded in order, and then the versions to compare with are simply the open
-ones (current_offers). A run loaded late, between two runs already woven (a backfill), is
-handled too: versions covering its place are cut at it and, where they went on past the
-next run, continued from that run, so every run's snapshot still reads back exactly. A late partial
-run keeps the versions it did not see uncut and records them stale for its place only (up
-to the next run); the last-seen time it records for them is the one the run before it had
-for them. A late run that sees an offer during a stale stretch splits the stretch around
-its place (docs/history.md).
-
-Called by warehouse.load inside its transaction; writes through the ``insert`` it is given
-(load's own helper), so a failure anywhere rolls the whole run back.
+Called by warehouse.load inside its transaction; every write goes through ``store``, so a
+failure anywhere rolls the whole run back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import polars as pl
 
 from warehouse.db import fetch_one
-from warehouse.feed import FEE_ITEM_FIELDS, OFFERS_TABLE, PLAN_ITEM_FIELDS
+from warehouse.feed import FeedOutcome, Target, run_sql
+from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
 
 
 @dataclass(frozen=True)
@@ -50,11 +57,27 @@ class Rows:
 
     columns: tuple[str, ...]
     sql: str
-    params: Mapping[str, Any] | None = None
+    params: dict[str, Any] | None = None
     """Values of the query's ``$name`` placeholders."""
 
 
+class OfferRows(Protocol):
+    """Where a run's typed offer rows come from (warehouse.feed.FeedRows / TableRows)."""
+
+    def execute(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        sql: str,
+        params: dict[str, Any] | None = None,
+        *,
+        where: str | None = None,
+        only: list[int] | None = None,
+    ) -> list[tuple[Any, ...]]: ...
+
+
 InsertFrame = Callable[[duckdb.DuckDBPyConnection, str, "Rows | pl.DataFrame"], int]
+ReadInto = Callable[[Target], FeedOutcome]
+"""Reads the run's feed into a target (warehouse.feed.read_into, bound to its feed)."""
 
 # The offer's fields, as in the feed, in table order (ids and observed_at excluded).
 CONTENT_FIELDS = (
@@ -74,7 +97,7 @@ VERSION_COLUMNS = (
 )  # fmt: skip
 CURRENT_COLUMNS = (
     "provider", "offer_key", "version_id", "identity_id", "valid_from", "content_hash",
-    *CONTENT_FIELDS, "fee_set_id", "plan_set_id",
+    *CONTENT_FIELDS, "fee_hash", "plan_hash", "feed_line", "observed_at",
 )  # fmt: skip
 # The fields of one fee / plan of a list, seq first (as the staged offers' lists hold them).
 FEE_FIELDS = FEE_ITEM_FIELDS
@@ -96,56 +119,70 @@ def list_hash(column: str, fields: tuple[str, ...]) -> str:
     return f"list_aggregate(list_transform({column}, lambda x: hash({row})), 'bit_xor')"
 
 
-IDENTITY_HASH = f"hash(o.provider, o.offer_key, {', '.join(f'o.{c}' for c in IDENTITY_FIELDS)})"
+def identity_hash(alias: str) -> str:
+    """The identity hash of a row with the offer's fields (provider, key, identity)."""
+    fields = ", ".join(f"{alias}.{c}" for c in ("provider", "offer_key", *IDENTITY_FIELDS))
+    return f"hash({fields})"
+
+
+IDENTITY_HASH = identity_hash("o")
 CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, o.fee_hash, o.plan_hash)"
 # The lists as fee_set_lists / plan_set_lists and the read side give them: structs ordered
-# by seq (seq is the first field, so list_sort orders by it; an ORDER BY in the aggregate
-# costs more).
+# by seq (seq is the first field, so list_sort orders by it).
 FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
 PLAN_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in PLAN_FIELDS) + "}))"
 
-_STAGE = "_gpurent_hist_stage"
-_COVER = "_gpurent_hist_cover"
-_OPENED = "_gpurent_hist_opened"
-_CLOSED = "_gpurent_hist_closed"
-_FRESH = "_gpurent_hist_fresh"
-_NEW = "_gpurent_hist_new"
-_TEMP_TABLES = (_STAGE, _COVER, _OPENED, _CLOSED, _FRESH, _NEW)
 
-# The run's offers with their hashes (no lists: most offers are unchanged).
-_STAGE_SQL = f"""
-SELECT
-    _line,
-    offer_key,
-    {CONTENT_HASH} AS content_hash,
-    identity_hash,
-    fee_hash,
-    plan_hash
-FROM (
-    SELECT *, {IDENTITY_HASH} AS identity_hash,
-        {list_hash("o.fees", FEE_FIELDS)} AS fee_hash,
-        {list_hash("o.plans", PLAN_FIELDS)} AS plan_hash
-    FROM {OFFERS_TABLE} AS o
-) AS o
-"""
+def hashed(rows: str) -> str:
+    """Offer rows (``OFFER_ROW_COLUMNS``) with their list, identity and content hashes."""
+    return f"""(
+        SELECT o.*, {IDENTITY_HASH} AS identity_hash, {CONTENT_HASH} AS content_hash
+        FROM (
+            SELECT *, {list_hash("fees", FEE_FIELDS)} AS fee_hash,
+                {list_hash("plans", PLAN_FIELDS)} AS plan_hash
+            FROM {rows} AS r
+        ) AS o
+    )"""
 
-# The versions holding a place in a provider's history, with their key and content hash
-# (for a run loaded late; in-order runs read current_offers instead).
-_COVER_SQL = f"""
-SELECT v.*, i.offer_key, hash(
-    {", ".join(f"{'i' if c in IDENTITY_FIELDS else 'v'}.{c}" for c in CONTENT_FIELDS)},
-    fs.set_hash, ps.set_hash
-) AS content_hash
-FROM offer_versions AS v
-JOIN offer_identities AS i ON i.identity_id = v.identity_id
-LEFT JOIN (SELECT DISTINCT fee_set_id, set_hash FROM addon_fee_sets) AS fs
-    ON fs.fee_set_id = v.fee_set_id
-LEFT JOIN (SELECT DISTINCT plan_set_id, set_hash FROM price_plan_sets) AS ps
-    ON ps.plan_set_id = v.plan_set_id
-WHERE v.provider = ? AND v.valid_from <= ? AND coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ) > ?
-"""
 
+# Identities already stored, by hash (one id per hash; the smallest, should two exist).
+STORED_IDENTITIES = (
+    "(SELECT identity_hash, min(identity_id) AS identity_id FROM offer_identities"
+    " GROUP BY identity_hash)"
+)
+
+
+def store(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    *,
+    rows: OfferRows | None = None,
+    where: str | None = None,
+    only: list[int] | None = None,
+) -> None:
+    """Every write of a weave: ``sql`` changes ``table`` (through ``rows`` when it reads a
+    run's offers as ``{rows}``). One seam, so tests can make a write fail."""
+    if rows is None:
+        run_sql(con, sql, params)
+    else:
+        rows.execute(con, sql, params, where=where, only=only)
+
+
+_TEMP = "_gpurent_hist_"
+_SEEN = f"{_TEMP}seen"
+_COVER = f"{_TEMP}cover"
+_OPENED = f"{_TEMP}opened"
+_CLOSED = f"{_TEMP}closed"
+_FRESH = f"{_TEMP}fresh"
+_LISTS = f"{_TEMP}lists"
+TEMP_TABLES = (_SEEN, _COVER, _OPENED, _CLOSED, _FRESH, _LISTS)
 _ONE_MICROSECOND = timedelta(microseconds=1)
+REREAD_FEW = 8
+"""New or changed offers of a later run are typed again from their lines read one by one
+when they are at most one in REREAD_FEW of the feed's lines, else from the file streamed
+again (reading a line by its offset costs a seek; streaming costs the whole file)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +195,18 @@ class WeaveResult:
     """Versions cut by a late run and continued after it (0 for runs loaded in order)."""
     kept: int = 0
     """Open versions a partial run did not see, kept unchanged and marked stale."""
+
+
+@dataclass(frozen=True)
+class RunOffers:
+    """What a run's feed held, once woven: its offers and their fee and plan rows, and the
+    earliest observation time among them (None: no offers, nothing woven)."""
+
+    offers: int
+    fees: int
+    plans: int
+    observed_at: datetime | None
+    weave: WeaveResult
 
 
 def history_position(
@@ -225,249 +274,383 @@ def advance_current_run(
     )
 
 
-def weave_run(
+def next_ids(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """The largest version and identity ids in use, open versions included: new ones are
+    numbered past them (ids only identify; gaps are allowed)."""
+    row = fetch_one(
+        con,
+        """
+        SELECT greatest((SELECT coalesce(max(version_id), 0) FROM offer_versions),
+                        (SELECT coalesce(max(version_id), 0) FROM current_offers)),
+               greatest((SELECT coalesce(max(identity_id), 0) FROM offer_identities),
+                        (SELECT coalesce(max(identity_id), 0) FROM current_offers))
+        """,
+    )
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+# ---------------------------------------------------------------- a run loaded in order
+
+# A new open version from a run's offer row ``o`` (hashed): $vtop / $itop are the ids
+# numbered past (next_ids), ``version`` and ``identity`` their expressions.
+_CURRENT_SELECT = """
+SELECT o.provider, o.offer_key, {version}, {identity}, $at::TIMESTAMPTZ, o.content_hash,
+    {content}, o.fee_hash, o.plan_hash, o._line, o.observed_at
+"""
+
+
+def _current_insert(version: str, identity: str, source: str) -> str:
+    select = _CURRENT_SELECT.format(
+        version=version, identity=identity, content=", ".join(f"o.{c}" for c in CONTENT_FIELDS)
+    )
+    return f"INSERT INTO current_offers ({', '.join(CURRENT_COLUMNS)}) {select} {source}"
+
+
+# The first run of a provider: every offer opens a version, numbered by its feed line, its
+# identity found among the stored ones (an offer the provider listed before) or new.
+_INSERT_FIRST = _current_insert(
+    "CAST($vtop + o._line AS BIGINT)",
+    "coalesce(i.identity_id, CAST($itop + o._line AS INTEGER))",
+    f"""FROM {hashed("{rows}")} AS o
+    LEFT JOIN {STORED_IDENTITIES} AS i ON i.identity_hash = o.identity_hash""",
+)
+_FIRST_STORED = (
+    "SELECT feed_line, offer_key FROM current_offers WHERE provider = $p AND valid_from = $at"
+)
+_FIRST_REMOVE = (
+    "DELETE FROM current_offers WHERE provider = $p AND valid_from = $at"
+    " AND list_contains($lines, feed_line)"
+)
+# Later runs: the offers first as hashes (what the comparison needs)...
+_SEEN_COLUMNS = (
+    "_line INTEGER, offer_key VARCHAR, observed_at TIMESTAMPTZ, content_hash UBIGINT,"
+    " identity_hash UBIGINT, fee_hash UBIGINT, plan_hash UBIGINT"
+)
+_INSERT_SEEN = f"""
+INSERT INTO {_SEEN} SELECT _line, offer_key, observed_at, content_hash, identity_hash,
+    fee_hash, plan_hash
+FROM {hashed("{rows}")} AS o
+"""
+# ... then the new and changed ones whole, with the ids _OPENED gave them.
+_INSERT_OPENED = _current_insert(
+    "n.version_id",
+    "n.identity_id",
+    f"FROM {hashed('{rows}')} AS o JOIN {_OPENED} AS n ON n._line = o._line",
+)
+
+
+def weave_in_order(
     con: duckdb.DuckDBPyConnection,
+    read_into: ReadInto,
     *,
     provider: str,
     position: datetime,
-    next_position: datetime | None,
-    insert: InsertFrame,
     keep_unseen: bool = False,
-) -> WeaveResult:
-    """Record the snapshot of a good run at ``position`` (``next_position`` as ``place_run``
-    found it): its offers, with their fee and plan lists, as warehouse.feed staged them
-    (OFFERS_TABLE, one provider).
-
-    ``keep_unseen`` (a partial run): offers the run does not list stay as they were, stale,
-    instead of being closed.
-
-    The run's crawl_runs row must already be written with ``history_at = position``;
-    current_runs is the caller's to update. All of it runs in DuckDB: no row comes back to
-    Python, so memory does not follow the feed's size on the Python side.
+) -> tuple[FeedOutcome, RunOffers]:
+    """Read the run's feed (``read_into``) and weave it at ``position``, after every run
+    stored for ``provider``: the newest state. ``keep_unseen`` (a partial run): offers the
+    run does not list stay as they were, stale, instead of being closed. A feed with no
+    offer changes nothing (rule of truth 3). The caller writes crawl_runs and current_runs.
     """
-    in_order = next_position is None
-    params = {"p": provider, "at": position, "next": next_position}
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} AS {_STAGE_SQL}")
-    if in_order:
-        # The open versions; current_offers has them at a cost independent of history.
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_COVER} AS"
-            " SELECT version_id, offer_key, content_hash FROM current_offers WHERE provider = ?",
-            [provider],
-        )
+    vtop, itop = next_ids(con)
+    params = {"p": provider, "at": position, "vtop": vtop, "itop": itop, "keep": keep_unseen}
+    first = fetch_one(con, "SELECT count(*) FROM current_offers WHERE provider = ?", [provider])
+    if not first or not first[0]:
+        outcome = read_into(Target(_INSERT_FIRST, _FIRST_STORED, _FIRST_REMOVE, params))
+        seen = "(SELECT * FROM current_offers WHERE provider = $p AND valid_from = $at)"
+        weave = WeaveResult(opened=outcome.offers, closed=0, continued=0)
     else:
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_COVER} AS {_COVER_SQL}",
-            [provider, position, position],
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_SEEN} ({_SEEN_COLUMNS})")
+        outcome = read_into(
+            Target(
+                _INSERT_SEEN,
+                f"SELECT _line, offer_key FROM {_SEEN}",
+                f"DELETE FROM {_SEEN} WHERE list_contains($lines, _line)",
+                params,
+            )
         )
-    con.execute(
+        seen = _SEEN
+        weave = (
+            _weave_changes(con, outcome, params) if outcome.offers else WeaveResult(0, 0, 0)
+        )
+    if not outcome.offers:
+        return outcome, RunOffers(0, 0, 0, None, weave)
+    store_new_sets(con, outcome.rows, params)
+    mark_stale(con, provider, position, keep_unseen, seen=f"(SELECT offer_key FROM {seen})")
+    fees, plans, observed_at = _run_totals(con, seen, params)
+    return outcome, RunOffers(outcome.offers, fees, plans, observed_at, weave)
+
+
+def _weave_changes(
+    con: duckdb.DuckDBPyConnection, outcome: FeedOutcome, params: dict[str, Any]
+) -> WeaveResult:
+    """Compare the run's offers (_SEEN) with the open versions: move out what closed, and
+    type again into current_offers only what is new or changed."""
+    run_sql(
+        con,
         f"""
-        CREATE OR REPLACE TEMP TABLE {_OPENED} AS
-        SELECT s.* FROM {_STAGE} AS s
-        LEFT JOIN {_COVER} AS c ON c.offer_key = s.offer_key
-        WHERE c.offer_key IS NULL OR c.content_hash <> s.content_hash
-        """
+        CREATE OR REPLACE TEMP TABLE {_COVER} AS
+        SELECT version_id, offer_key, content_hash, identity_id,
+            {identity_hash("c")} AS identity_hash
+        FROM current_offers AS c WHERE provider = $p
+        """,
+        params,
     )
-    con.execute(
+    run_sql(
+        con,
         f"""
         CREATE OR REPLACE TEMP TABLE {_CLOSED} AS
-        SELECT c.* FROM {_COVER} AS c
-        LEFT JOIN {_STAGE} AS s ON s.offer_key = c.offer_key
+        SELECT c.version_id FROM {_COVER} AS c
+        LEFT JOIN {_SEEN} AS s ON s.offer_key = c.offer_key
         WHERE (s.offer_key IS NULL AND NOT $keep) OR s.content_hash <> c.content_hash
         """,
-        {"keep": keep_unseen},
+        params,
     )
-    kept = _unseen_count(con) if keep_unseen else 0
-    # Only an opened state can carry an identity or a list that no earlier state had.
-    tops = fetch_one(
+    # New and changed offers, with their ids: the identity of the open version when the
+    # identity fields did not change, else a stored one with that hash, else a new one.
+    run_sql(
         con,
-        "SELECT (SELECT coalesce(max(identity_id), 0) FROM offer_identities),"
-        " (SELECT coalesce(max(fee_set_id), 0) FROM addon_fee_sets),"
-        " (SELECT coalesce(max(plan_set_id), 0) FROM price_plan_sets)",
-    ) or (0, 0, 0)
-    _store_new_identities(con, int(tops[0]), insert)
-    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id", int(tops[1]), insert)
-    _store_new_sets(con, "plan", "price_plan_sets", "plan_set_id", int(tops[2]), insert)
-
-    closed, low, high = _count_range(con)
-    if closed:
-        # The BETWEEN lets zone maps skip row groups: ids grow with inserts.
-        con.execute(
-            "UPDATE offer_versions SET valid_to = $at WHERE version_id BETWEEN $low AND $high"
-            f" AND version_id IN (SELECT version_id FROM {_CLOSED})",
-            {"at": position, "low": low, "high": high},
-        )
-    # The states this run opens and, after a late run, the cut versions that went on past
-    # the next run, continued from it unchanged, all under new ids.
-    continued_rows = ""
-    if not in_order:
-        continued_rows = f"""
-        UNION ALL
-        SELECT offer_key, identity_id, $next::TIMESTAMPTZ, valid_to,
-            {", ".join(STATE_FIELDS)}, fee_set_id, plan_set_id, content_hash, true, NULL
-        FROM {_CLOSED}
-        WHERE valid_to IS NULL OR valid_to > $next
-        """
-    con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE {_NEW} AS
-        SELECT nextval('offer_version_ids')::BIGINT AS version_id, $p AS provider, *
+        CREATE OR REPLACE TEMP TABLE {_OPENED} AS
+        SELECT _line, version_id, coalesce(identity_id, CAST($itop + sum(
+            CASE WHEN identity_id IS NULL THEN 1 ELSE 0 END
+        ) OVER (ORDER BY _line ROWS UNBOUNDED PRECEDING) AS INTEGER)) AS identity_id
         FROM (
-            SELECT o.offer_key, i.identity_id, $at::TIMESTAMPTZ AS valid_from,
-                $next::TIMESTAMPTZ AS valid_to, {", ".join(f"r.{c}" for c in STATE_FIELDS)},
-                fs.fee_set_id, ps.plan_set_id, o.content_hash, false AS continued,
-                r._line
-            FROM {_OPENED} AS o
-            JOIN {OFFERS_TABLE} AS r ON r._line = o._line
-            JOIN (SELECT DISTINCT identity_hash, identity_id FROM offer_identities) AS i
-                ON i.identity_hash = o.identity_hash
-            LEFT JOIN (SELECT DISTINCT set_hash, fee_set_id FROM addon_fee_sets) AS fs
-                ON fs.set_hash = o.fee_hash
-            LEFT JOIN (SELECT DISTINCT set_hash, plan_set_id FROM price_plan_sets) AS ps
-                ON ps.set_hash = o.plan_hash
-            {continued_rows}
+            SELECT s._line,
+                CAST($vtop + row_number() OVER (ORDER BY s._line) AS BIGINT) AS version_id,
+                CASE WHEN c.identity_hash = s.identity_hash THEN c.identity_id
+                     ELSE i.identity_id END AS identity_id
+            FROM {_SEEN} AS s
+            LEFT JOIN {_COVER} AS c ON c.offer_key = s.offer_key
+            LEFT JOIN {STORED_IDENTITIES} AS i ON i.identity_hash = s.identity_hash
+            WHERE c.offer_key IS NULL OR c.content_hash <> s.content_hash
         )
         """,
-        params if not in_order else {"p": provider, "at": position, "next": None},
+        params,
     )
     counts = fetch_one(
-        con, f"SELECT count(*) FILTER (NOT continued), count(*) FILTER (continued) FROM {_NEW}"
-    ) or (0, 0)
-    opened, continued = int(counts[0]), int(counts[1])
-    if opened or continued:
-        insert(
+        con,
+        f"SELECT (SELECT count(*) FROM {_OPENED}), (SELECT count(*) FROM {_CLOSED}),"
+        f" (SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN"
+        f" (SELECT offer_key FROM {_SEEN}))",
+    ) or (0, 0, 0)
+    opened, closed, unseen = (int(x) for x in counts)
+    if closed:
+        close_versions(con, f"SELECT version_id FROM {_CLOSED}", params)
+    if opened:
+        lines = [int(r[0]) for r in con.execute(f"SELECT _line FROM {_OPENED}").fetchall()]
+        # Few lines: read them where the first scan found them; many: stream the file again.
+        few = len(lines) * REREAD_FEW <= outcome.lines
+        store(
             con,
-            "offer_versions",
-            Rows(VERSION_COLUMNS, f"SELECT {', '.join(VERSION_COLUMNS)} FROM {_NEW}"),
+            "current_offers",
+            _INSERT_OPENED,
+            params,
+            rows=outcome.rows,
+            where=None if few else f"line IN (SELECT _line FROM {_OPENED})",
+            only=lines if few else None,
+        )
+    return WeaveResult(
+        opened=opened, closed=closed, continued=0, kept=unseen if params["keep"] else 0
+    )
+
+
+def close_versions(
+    con: duckdb.DuckDBPyConnection, version_ids: str, params: dict[str, Any]
+) -> None:
+    """Close the open versions ``version_ids`` (a query) of provider ``$p`` at ``$at``:
+    each moves from current_offers to offer_versions, its identity stored if it is not."""
+    where = f"provider = $p AND version_id IN ({version_ids})"
+    store(
+        con,
+        "offer_identities",
+        f"""
+        INSERT INTO offer_identities ({", ".join(IDENTITY_COLUMNS)})
+        SELECT identity_id, provider, offer_key, {identity_hash("c")},
+            {", ".join(f"c.{f}" for f in IDENTITY_FIELDS)}
+        FROM current_offers AS c
+        WHERE {where} AND identity_id NOT IN (SELECT identity_id FROM offer_identities)
+        """,
+        params,
+    )
+    store(
+        con,
+        "offer_versions",
+        f"""
+        INSERT INTO offer_versions ({", ".join(VERSION_COLUMNS)})
+        SELECT version_id, provider, identity_id, valid_from, $at::TIMESTAMPTZ,
+            {", ".join(STATE_FIELDS)}, fee_set_id, plan_set_id
+        FROM current_offers WHERE {where}
+        """,
+        params,
+    )
+    store(con, "current_offers", f"DELETE FROM current_offers WHERE {where}", params)
+
+
+def store_new_sets(
+    con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict[str, Any]
+) -> None:
+    """The fee and plan lists of the run's new open versions that no earlier run had, under
+    new ids (rows per fee, and the list whole for the read side), then every new version's
+    set ids. The lists are read again from one offer line per new list."""
+    run = "provider = $p AND valid_from = $at"
+    fresh = {}
+    for kind, table in (("fee", "addon_fee_sets"), ("plan", "price_plan_sets")):
+        fresh[kind] = [
+            int(r[0])
+            for r in run_sql(
+                con,
+                f"""
+                SELECT min(feed_line) FROM current_offers
+                WHERE {run} AND {kind}_hash IS NOT NULL
+                  AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
+                GROUP BY {kind}_hash ORDER BY 1
+                """,
+                params,
+            )
+        ]
+    lines = sorted(set(fresh["fee"]) | set(fresh["plan"]))
+    if lines:
+        con.execute(f"DROP TABLE IF EXISTS {_LISTS}")
+        rows.execute(
+            con,
+            f"CREATE TEMP TABLE {_LISTS} AS SELECT _line, fee_hash, plan_hash, fees, plans"
+            f" FROM {hashed('{rows}')} AS o",
+            only=lines,
+        )
+    for kind, table, id_column, fields, lists in (
+        ("fee", "addon_fee_sets", "fee_set_id", FEE_FIELDS, "fees"),
+        ("plan", "price_plan_sets", "plan_set_id", PLAN_FIELDS, "plans"),
+    ):
+        if fresh[kind]:
+            _store_sets(con, kind, table, id_column, fields, lists, fresh[kind])
+        # The run's new versions point at their sets (known or just stored).
+        store(
+            con,
+            "current_offers",
+            f"""
+            UPDATE current_offers SET {id_column} = s.{id_column}
+            FROM (SELECT DISTINCT set_hash, {id_column} FROM {table}) AS s
+            WHERE current_offers.provider = $p AND current_offers.valid_from = $at
+              AND current_offers.{kind}_hash = s.set_hash
+            """,
+            params,
         )
 
-    if in_order:
-        if closed:
-            con.execute(
-                "DELETE FROM current_offers WHERE provider = ?"
-                f" AND version_id IN (SELECT version_id FROM {_CLOSED})",
-                [provider],
-            )
-        # In parts of _CURRENT_PART_OFFERS opened offers, by feed line.
-        for low, high in _line_ranges(con, opened) if opened else []:
-            insert(
-                con,
-                "current_offers",
-                Rows(CURRENT_COLUMNS, _CURRENT_SQL, {"lo": low, "hi": high}),
-            )
-        _mark_stale(con, provider, position, keep_unseen)
-    else:
-        _split_stale_spans(con, provider, position, next_position)
-        if keep_unseen:
-            _record_late_stale(con, provider, position, next_position)
-        if continued:
-            # Open versions that were cut and continued live on under new ids.
-            con.execute(
-                f"""
-                UPDATE current_offers AS co SET version_id = n.version_id,
-                    valid_from = n.valid_from
-                FROM {_NEW} AS n
-                WHERE n.continued AND n.valid_to IS NULL
-                  AND co.provider = $p AND co.offer_key = n.offer_key
-                """,
-                {"p": provider},
-            )
-    return WeaveResult(opened=opened, closed=closed, continued=continued, kept=kept)
 
-
-def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Free the temporary tables of the last weave (outside a transaction)."""
-    for name in _TEMP_TABLES:
-        con.execute(f"DROP TABLE IF EXISTS {name}")
-
-
-# current_offers rows for the opened states (a run loaded in order): the new versions with
-# the offer's fields and its fee and plan set ids (the lists are stored once per set), for
-# the staged offers on feed lines $lo..$hi. A part is a range of lines, not of hashed keys:
-# the staged tables are written in line order, so their zone maps let each part read only
-# its own row groups (with hashed keys, every part read all the fees and plans, and a
-# million-offer load spent a third of its time there).
-_CURRENT_SQL = f"""
-SELECT n.provider, n.offer_key, n.version_id, n.identity_id, n.valid_from, n.content_hash,
-    {", ".join(f"r.{c}" for c in CONTENT_FIELDS)}, n.fee_set_id, n.plan_set_id
-FROM (SELECT * FROM {_NEW} WHERE _line BETWEEN $lo AND $hi) AS n
-JOIN (SELECT * FROM {OFFERS_TABLE} WHERE _line BETWEEN $lo AND $hi) AS r
-    ON r._line = n._line
-"""
-# Opened offers per part of the current_offers insert. The join can spill, so a part can be
-# large: for a million offers (lists then copied per offer) one part took 24.0 s at 892 MiB
-# RSS, parts of 200k 25.7 s at 875 MiB (python -m benchmarks.load_child). Parts keep a
-# larger feed's join within bounds all the same.
-_CURRENT_PART_OFFERS = 1_000_000
-
-
-def _line_ranges(con: duckdb.DuckDBPyConnection, opened: int) -> list[tuple[int, int]]:
-    """The feed-line ranges of the current_offers insert's parts: about
-    ``_CURRENT_PART_OFFERS`` opened offers each (a feed read in Python,
-    ``warehouse.feed.stage_batch``, is numbered by its place in the batch)."""
-    row = fetch_one(con, f"SELECT min(_line), max(_line) FROM {OFFERS_TABLE}")
-    if row is None or row[0] is None:
-        return []
-    low, high = int(row[0]), int(row[1])
-    parts = min(max(1, -(-opened // _CURRENT_PART_OFFERS)), high - low + 1)
-    step = -(-(high - low + 1) // parts)
-    return [(start, min(high, start + step - 1)) for start in range(low, high + 1, step)]
-
-
-def _count_range(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    row = fetch_one(con, f"SELECT count(*), min(version_id), max(version_id) FROM {_CLOSED}")
-    if row is None or not row[0]:
-        return 0, 0, 0
-    return int(row[0]), int(row[1]), int(row[2])
-
-
-def _unseen_count(con: duckdb.DuckDBPyConnection) -> int:
-    row = fetch_one(
-        con,
-        f"SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN (SELECT offer_key FROM {_STAGE})",
-    )
-    return int(row[0]) if row else 0
-
-
-def _mark_stale(
-    con: duckdb.DuckDBPyConnection, provider: str, position: datetime, keep_unseen: bool
+def _store_sets(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    table: str,
+    id_column: str,
+    fields: tuple[str, ...],
+    lists: str,
+    lines: list[int],
 ) -> None:
-    """After an in-order run: what it listed is fresh; what a partial run missed is stale.
+    top = fetch_one(con, f"SELECT coalesce(max({id_column}), 0) FROM {table}")
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE {_FRESH} AS
+        SELECT CAST($top + dense_rank() OVER (ORDER BY {kind}_hash) AS INTEGER) AS {id_column},
+            {kind}_hash AS set_hash, {lists} AS items
+        FROM (
+            SELECT DISTINCT ON ({kind}_hash) {kind}_hash, {lists} FROM {_LISTS}
+            WHERE list_contains($lines, _line) AND {kind}_hash IS NOT NULL
+              AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
+            ORDER BY {kind}_hash, _line
+        )
+        """,
+        {"top": int(top[0]) if top else 0, "lines": lines},
+    )
+    item = ", ".join(f"item.{c}" for c in fields)
+    store(
+        con,
+        table,
+        f"""
+        INSERT INTO {table} ({id_column}, set_hash, {", ".join(fields)})
+        SELECT {id_column}, set_hash, {item}
+        FROM (SELECT {id_column}, set_hash, unnest(items) AS item FROM {_FRESH})
+        ORDER BY {id_column}, item.seq
+        """,
+    )
+    # The list whole, once per set, for the read side (latest_offers joins it).
+    store(
+        con,
+        f"{kind}_set_lists",
+        f"INSERT INTO {kind}_set_lists ({id_column}, {lists})"
+        f" SELECT {id_column}, items FROM {_FRESH} ORDER BY {id_column}",
+    )
+
+
+def _run_totals(
+    con: duckdb.DuckDBPyConnection, seen: str, params: dict[str, Any]
+) -> tuple[int, int, datetime | None]:
+    """The run's fee and plan rows (by the size of each offer's sets) and its earliest
+    observation."""
+    row = run_sql(
+        con,
+        f"""
+        SELECT coalesce(sum(f.n), 0), coalesce(sum(p.n), 0), min(s.observed_at)
+        FROM {seen} AS s
+        LEFT JOIN (SELECT set_hash, count(*) AS n FROM addon_fee_sets GROUP BY set_hash) AS f
+            ON f.set_hash = s.fee_hash
+        LEFT JOIN (SELECT set_hash, count(*) AS n FROM price_plan_sets GROUP BY set_hash) AS p
+            ON p.set_hash = s.plan_hash
+        """,
+        params,
+    )[0]
+    observed_at = row[2] if isinstance(row[2], datetime) else None
+    return int(row[0]), int(row[1]), observed_at
+
+
+def mark_stale(
+    con: duckdb.DuckDBPyConnection,
+    provider: str,
+    position: datetime,
+    keep_unseen: bool,
+    *,
+    seen: str,
+) -> None:
+    """After an in-order run: what it listed (``seen``, a query of offer keys) is fresh;
+    what a partial run missed is stale.
 
     Runs before advance_current_run, so current_runs still names the run that saw the
     offers whose last_seen_at is NULL: its observation time is when they were last seen.
     A stale offer keeps the time it first went stale through further partial runs.
     """
+    params = {"p": provider, "at": position}
     if keep_unseen:
-        con.execute(
+        run_sql(
+            con,
             f"""
             UPDATE current_offers
             SET last_seen_at = (SELECT observed_at FROM current_runs WHERE provider = $p)
-            WHERE provider = $p AND last_seen_at IS NULL
-              AND offer_key NOT IN (SELECT offer_key FROM {_STAGE})
+            WHERE provider = $p AND last_seen_at IS NULL AND offer_key NOT IN {seen}
             """,
-            {"p": provider},
+            params,
         )
-    con.execute(
+    run_sql(
+        con,
         f"""
         UPDATE current_offers SET last_seen_at = NULL
-        WHERE provider = $p AND last_seen_at IS NOT NULL
-          AND offer_key IN (SELECT offer_key FROM {_STAGE})
+        WHERE provider = $p AND last_seen_at IS NOT NULL AND offer_key IN {seen}
         """,
-        {"p": provider},
+        params,
     )
     # Stretches end where the offer is no longer stale (seen again, or closed by an ok run)...
-    con.execute(
+    run_sql(
+        con,
         """
         UPDATE stale_spans SET stale_to = $at
         WHERE provider = $p AND stale_to IS NULL AND offer_key NOT IN (
             SELECT offer_key FROM current_offers WHERE provider = $p AND last_seen_at IS NOT NULL
         )
         """,
-        {"p": provider, "at": position},
+        params,
     )
     # ... and begin where it went stale.
-    con.execute(
+    run_sql(
+        con,
         """
         INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
         SELECT provider, offer_key, $at, NULL, last_seen_at FROM current_offers
@@ -475,175 +658,18 @@ def _mark_stale(
             SELECT offer_key FROM stale_spans WHERE provider = $p AND stale_to IS NULL
         )
         """,
-        {"p": provider, "at": position},
-    )
-
-
-def _late_observed_at(
-    con: duckdb.DuckDBPyConnection, provider: str, position: datetime
-) -> datetime | None:
-    row = fetch_one(
-        con,
-        "SELECT observed_at FROM crawl_runs WHERE provider = ? AND history_at = ?",
-        [provider, position],
-    )
-    return row[0] if row else None
-
-
-def _split_stale_spans(
-    con: duckdb.DuckDBPyConnection,
-    provider: str,
-    position: datetime,
-    next_position: datetime | None,
-) -> None:
-    """A late run that lists an offer inside one of its stale stretches: the stretch is cut
-    at the run and, where it went on past the next run, continued from there. Seen
-    unchanged, the continuation was last seen by this run; seen changed, the state that
-    continues is the old one, still last seen when it was.
-    """
-    seen = _late_observed_at(con, provider, position)
-    params = {"p": provider, "at": position, "next": next_position, "seen": seen}
-    con.execute(
-        f"""
-        INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
-        SELECT sp.provider, sp.offer_key, $next, sp.stale_to,
-            CASE WHEN c.content_hash = s.content_hash THEN $seen ELSE sp.last_seen_at END
-        FROM stale_spans AS sp
-        JOIN {_STAGE} AS s ON s.offer_key = sp.offer_key
-        JOIN {_COVER} AS c ON c.offer_key = sp.offer_key
-        WHERE sp.provider = $p AND sp.stale_from < $at
-          AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > $next
-        """,
         params,
     )
-    con.execute(
-        f"""
-        UPDATE stale_spans SET stale_to = $at
-        WHERE provider = $p AND stale_from < $at
-          AND coalesce(stale_to, 'infinity'::TIMESTAMPTZ) > $at
-          AND offer_key IN (SELECT offer_key FROM {_STAGE})
-        """,
-        {"p": provider, "at": position},
-    )
-    # A stale offer of the current state seen, unchanged, by the late run: seen later.
-    con.execute(
-        f"""
-        UPDATE current_offers AS co SET last_seen_at = greatest(co.last_seen_at, $seen)
-        FROM {_STAGE} AS s
-        WHERE co.provider = $p AND co.last_seen_at IS NOT NULL
-          AND s.offer_key = co.offer_key AND s.content_hash = co.content_hash
-        """,
-        {"p": provider, "seen": seen},
-    )
 
 
-def _record_late_stale(
-    con: duckdb.DuckDBPyConnection,
-    provider: str,
-    position: datetime,
-    next_position: datetime | None,
-) -> None:
-    """A late partial run: the versions holding at its place that it did not list are stale
-    there, up to the next run, unless a stretch already covers the place (the offer was
-    stale at the run before too). Otherwise the run before saw it: last seen then."""
-    con.execute(
-        f"""
-        WITH prev AS (
-            SELECT observed_at FROM crawl_runs
-            WHERE provider = $p AND history_at < $at
-            ORDER BY history_at DESC LIMIT 1
-        )
-        INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
-        SELECT $p, c.offer_key, $at, $next, prev.observed_at
-        FROM {_COVER} AS c, prev
-        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_STAGE})
-          AND NOT EXISTS (
-            SELECT 1 FROM stale_spans AS sp
-            WHERE sp.provider = $p AND sp.offer_key = c.offer_key AND sp.stale_from < $at
-              AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > $at
-          )
-        """,
-        {"p": provider, "at": position, "next": next_position},
-    )
+def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free the temporary tables of the last weave (outside a transaction)."""
+    from warehouse.history_late import LATE_TABLES
+
+    for name in (*TEMP_TABLES, *LATE_TABLES):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
-def _store_new_identities(con: duckdb.DuckDBPyConnection, top: int, insert: InsertFrame) -> None:
-    """Store the identities (key, GPU, name, region, URL) of this run that are new.
-
-    Straight into offer_identities, without a temporary table (for a million new offers
-    that table was 1.1 s of the load). The statement reads the table it writes only in its
-    NOT IN, whose hash table DuckDB builds in full before the first row is inserted.
-    """
-    insert(
-        con,
-        "offer_identities",
-        Rows(
-            IDENTITY_COLUMNS,
-            f"""
-            SELECT o.identity_id, r.provider, o.offer_key, o.identity_hash,
-                   {", ".join(f"r.{c}" for c in IDENTITY_FIELDS)}
-            FROM (
-                SELECT CAST($top + row_number() OVER (ORDER BY _line) AS INTEGER)
-                    AS identity_id, _line, offer_key, identity_hash
-                FROM {_OPENED}
-                WHERE identity_hash NOT IN (SELECT identity_hash FROM offer_identities)
-            ) AS o
-            JOIN {OFFERS_TABLE} AS r ON r._line = o._line
-            """,
-            {"top": top},
-        ),
-    )
-
-
-def _store_new_sets(
-    con: duckdb.DuckDBPyConnection,
-    kind: str,
-    table: str,
-    id_column: str,
-    top: int,
-    insert: InsertFrame,
-) -> None:
-    """Store the fee (or plan) lists of this run that no earlier run had, under new ids:
-    the rows of one offer that carries each new list, and the list whole
-    (``fee_set_lists`` / ``plan_set_lists``)."""
-    fields = FEE_FIELDS if kind == "fee" else PLAN_FIELDS
-    column = "fees" if kind == "fee" else "plans"
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE {_FRESH} AS
-        WITH fresh AS (
-            SELECT {kind}_hash AS set_hash, min(offer_key) AS offer_key
-            FROM {_OPENED}
-            WHERE {kind}_hash IS NOT NULL
-              AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
-            GROUP BY {kind}_hash
-        )
-        SELECT CAST(? + dense_rank() OVER (ORDER BY fresh.set_hash) AS INTEGER) AS {id_column},
-               fresh.set_hash, {", ".join(f"r.item.{c} AS {c}" for c in fields)}
-        FROM fresh JOIN (
-            SELECT offer_key, unnest({column}) AS item FROM {OFFERS_TABLE}
-            WHERE offer_key IN (SELECT offer_key FROM fresh)
-        ) AS r ON r.offer_key = fresh.offer_key
-        """,
-        [top],
-    )
-    if _count(con, _FRESH):
-        names = (id_column, "set_hash", *fields)
-        columns = ", ".join(names)
-        insert(con, table, Rows(names, f"SELECT {columns} FROM {_FRESH} ORDER BY {id_column}, seq"))
-        # The list whole, once per set, for the read side (latest_offers joins it).
-        lists = FEE_LIST if kind == "fee" else PLAN_LIST
-        insert(
-            con,
-            f"{kind}_set_lists",
-            Rows(
-                (id_column, column),
-                f"SELECT {id_column}, {lists} FROM {_FRESH} GROUP BY {id_column}"
-                f" ORDER BY {id_column}",
-            ),
-        )
-
-
-def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+def count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     row = fetch_one(con, f"SELECT count(*) FROM {table}")
     return int(row[0]) if row else 0

@@ -10,11 +10,14 @@ closes nothing it did not list: those offers stay in the latest state, marked st
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 import duckdb
 import polars as pl
@@ -23,19 +26,27 @@ from gpurent_core.model import ProviderRun, RunStatus
 from warehouse.db import fetch_one
 from warehouse.feed import (
     FeedBatch,
+    FeedOutcome,
     StagedFeed,
+    TableRows,
+    Target,
     drop_staged,
     read_feed,
+    read_into,
+    run_sql,
     stage_batch,
     stage_feed,
 )
+from warehouse.feed_file import FeedFile
 from warehouse.history import (
+    Placement,
     Rows,
     advance_current_run,
     drop_weave_tables,
     place_run,
-    weave_run,
+    weave_in_order,
 )
+from warehouse.history_late import weave_late
 
 __all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_batch", "load_run", "read_feed"]
 
@@ -66,22 +77,72 @@ class LoadResult:
     skipped_duplicate_run: bool = False
 
 
+class _Feed(Protocol):
+    """A run's feed, as a load reads it: straight into a target, or staged whole."""
+
+    def read_into(self, con: duckdb.DuckDBPyConnection, target: Target) -> FeedOutcome: ...
+
+    def stage(self, con: duckdb.DuckDBPyConnection) -> StagedFeed: ...
+
+    def sha256(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class _FileFeed:
+    path: Path
+    run: ProviderRun
+
+    def read_into(self, con: duckdb.DuckDBPyConnection, target: Target) -> FeedOutcome:
+        return read_into(
+            con, FeedFile(self.path), target, provider=self.run.provider, run_id=self.run.run_id
+        )
+
+    def stage(self, con: duckdb.DuckDBPyConnection) -> StagedFeed:
+        return stage_feed(con, self.path, provider=self.run.provider, run_id=self.run.run_id)
+
+    def sha256(self) -> str | None:
+        with self.path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+@dataclass(frozen=True)
+class _BatchFeed:
+    batch: FeedBatch
+
+    def read_into(self, con: duckdb.DuckDBPyConnection, target: Target) -> FeedOutcome:
+        staged = stage_batch(con, self.batch)  # read and validated already
+        rows = TableRows()
+        rows.execute(con, target.insert, target.params)
+        return FeedOutcome(
+            offers=staged.offers,
+            quarantine=staged.quarantine,
+            lines=staged.lines,
+            sha256=staged.sha256,
+            rows=rows,
+        )
+
+    def stage(self, con: duckdb.DuckDBPyConnection) -> StagedFeed:
+        return stage_batch(con, self.batch)
+
+    def sha256(self) -> str | None:
+        return self.batch.sha256
+
+
 def load_run(
     con: duckdb.DuckDBPyConnection, run: ProviderRun, feed_path: Path | None
 ) -> LoadResult:
     """Store ``run`` and, if its status allows, the offers of its feed; idempotent.
 
-    The feed is read and validated before the transaction opens, into temporary tables of
-    ``con`` (warehouse.feed.stage_feed): its rows stay in DuckDB from file to history.
-    Must be called outside an open transaction: it owns BEGIN / COMMIT and rolls back on
-    any error, re-raising it.
+    The feed is read inside the load's transaction: a run loaded in order streams from the
+    file into the history (warehouse.history.weave_in_order), other runs are staged first
+    (warehouse.feed.stage_feed). Must be called outside an open transaction: it owns BEGIN /
+    COMMIT and rolls back on any error, re-raising it.
     """
     if feed_path is None:
         return load_batch(con, run, FeedBatch.empty())
     with _load_memory(con):
         try:
-            staged = stage_feed(con, feed_path, provider=run.provider, run_id=run.run_id)
-            return _load_staged(con, run, staged)
+            return _load(con, run, _FileFeed(Path(feed_path), run))
         finally:
             _drop_temporaries(con)
 
@@ -90,93 +151,158 @@ def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatc
     """``load_run`` for a feed already read and validated (benchmarks, generated history)."""
     with _load_memory(con):
         try:
-            return _load_staged(con, run, stage_batch(con, batch))
+            return _load(con, run, _BatchFeed(batch))
         finally:
             _drop_temporaries(con)
 
 
-def _load_staged(
-    con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: StagedFeed
-) -> LoadResult:
+def _load(con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: _Feed) -> LoadResult:
     feeds_latest = run.status in LOADING_STATUSES
-    offers = staged.offers if feeds_latest else 0
-    fees = staged.fees if feeds_latest else 0
-    plans = staged.plans if feeds_latest else 0
-    # Quarantine rows belong to this run whatever the spider wrote in them.
-    quarantine = staged.quarantine.with_columns(
-        run_id=pl.lit(run.run_id, pl.String), provider=pl.lit(run.provider, pl.String)
-    )
-
     con.execute("BEGIN TRANSACTION")
     try:
         stored = _stored_counts(con, run)
         if stored is not None:
             con.execute("ROLLBACK")  # nothing written: the first load of this run wins
-            return _skipped(con, run, staged, stored)
-        # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
-        place = place_run(con, run.provider, run.started_at) if offers else None
-        position = place.position if place is not None else None
-        observed_at = staged.observed_at if offers else None
-        con.execute(
-            """
-            INSERT INTO crawl_runs (
-                run_id, provider, started_at, finished_at, duration_s, status, offers,
-                quarantined, http_errors, message, reported_offers, reported_quarantined,
-                feed_sha256, history_at, observed_at
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                run.run_id,
-                run.provider,
-                run.started_at,
-                run.finished_at,
-                run.duration_s,
-                run.status.value,
-                offers,
-                quarantine.height,
-                run.http_errors,
-                run.message,
-                run.offers,
-                run.quarantined,
-                staged.sha256,
-                position,
-                observed_at,
-            ],
-        )
-        if place is not None:
-            weave_run(
-                con,
-                provider=run.provider,
-                position=place.position,
-                next_position=place.next_position,
-                insert=_insert_frame,  # looked up now, so tests can wrap it
-                # Rule 10: what a partial run could not see stays, stale, with its age.
-                keep_unseen=run.status is RunStatus.PARTIAL,
-            )
-            if place.next_position is None:  # the newest good run: the state now
-                advance_current_run(
-                    con,
-                    provider=run.provider,
-                    run_id=run.run_id,
-                    started_at=run.started_at,
-                    finished_at=run.finished_at,
-                    observed_at=observed_at or run.started_at,
-                    position=place.position,
-                )
-        _insert_frame(con, "quarantine", quarantine)
+            return _skipped(con, run, feed.sha256(), stored)
+        place = place_run(con, run.provider, run.started_at) if feeds_latest else None
+        if place is not None and place.next_position is None:
+            result = _load_in_order(con, run, feed, place.position)
+        else:
+            result = _load_staged(con, run, feed.stage(con), place)
         con.execute("COMMIT")
     except BaseException:
         _rollback(con)
         raise
+    return result
+
+
+def _load_in_order(
+    con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: _Feed, position: datetime
+) -> LoadResult:
+    """The newest good run: its feed read straight into the history and the latest state."""
+    outcome, offers = weave_in_order(
+        con,
+        lambda target: feed.read_into(con, target),
+        provider=run.provider,
+        position=position,
+        # Rule 10: what a partial run could not see stays, stale, with its age.
+        keep_unseen=run.status is RunStatus.PARTIAL,
+    )
+    quarantine = _for_run(outcome.quarantine, run)
+    # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
+    woven = offers.observed_at is not None
+    _record_run(
+        con,
+        run,
+        offers=offers.offers,
+        quarantined=quarantine.height,
+        sha256=outcome.sha256,
+        position=position if woven else None,
+        observed_at=offers.observed_at,
+    )
+    if woven:
+        advance_current_run(
+            con,
+            provider=run.provider,
+            run_id=run.run_id,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            observed_at=offers.observed_at or run.started_at,
+            position=position,
+        )
+    _insert_frame(con, "quarantine", quarantine)
+    return LoadResult(
+        run_id=run.run_id,
+        provider=run.provider,
+        status=run.status,
+        offers=offers.offers,
+        fees=offers.fees,
+        plans=offers.plans,
+        quarantined=quarantine.height,
+    )
+
+
+def _load_staged(
+    con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: StagedFeed, place: Placement | None
+) -> LoadResult:
+    """A run loaded late, or one that does not feed the state: its feed staged whole."""
+    feeds_latest = place is not None
+    offers = staged.offers if feeds_latest else 0
+    quarantine = _for_run(staged.quarantine, run)
+    # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
+    late = place if place is not None and offers else None
+    _record_run(
+        con,
+        run,
+        offers=offers,
+        quarantined=quarantine.height,
+        sha256=staged.sha256,
+        position=late.position if late is not None else None,
+        observed_at=staged.observed_at if offers else None,
+    )
+    if late is not None and late.next_position is not None:
+        weave_late(
+            con,
+            provider=run.provider,
+            position=late.position,
+            next_position=late.next_position,
+            keep_unseen=run.status is RunStatus.PARTIAL,
+        )
+    _insert_frame(con, "quarantine", quarantine)
     return LoadResult(
         run_id=run.run_id,
         provider=run.provider,
         status=run.status,
         offers=offers,
-        fees=fees,
-        plans=plans,
+        fees=staged.fees if feeds_latest else 0,
+        plans=staged.plans if feeds_latest else 0,
         quarantined=quarantine.height,
         ignored_offers=0 if feeds_latest else staged.offers,
+    )
+
+
+def _for_run(quarantine: pl.DataFrame, run: ProviderRun) -> pl.DataFrame:
+    # Quarantine rows belong to this run whatever the spider wrote in them.
+    return quarantine.with_columns(
+        run_id=pl.lit(run.run_id, pl.String), provider=pl.lit(run.provider, pl.String)
+    )
+
+
+def _record_run(
+    con: duckdb.DuckDBPyConnection,
+    run: ProviderRun,
+    *,
+    offers: int,
+    quarantined: int,
+    sha256: str | None,
+    position: datetime | None,
+    observed_at: datetime | None,
+) -> None:
+    con.execute(
+        """
+        INSERT INTO crawl_runs (
+            run_id, provider, started_at, finished_at, duration_s, status, offers,
+            quarantined, http_errors, message, reported_offers, reported_quarantined,
+            feed_sha256, history_at, observed_at
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """,
+        [
+            run.run_id,
+            run.provider,
+            run.started_at,
+            run.finished_at,
+            run.duration_s,
+            run.status.value,
+            offers,
+            quarantined,
+            run.http_errors,
+            run.message,
+            run.offers,
+            run.quarantined,
+            sha256,
+            position,
+            observed_at,
+        ],
     )
 
 
@@ -249,10 +375,9 @@ def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFram
     """Append ``frame`` to ``table``: a query over the load's temporary tables (``Rows``),
     or a frame through Arrow; column names match the table's."""
     if isinstance(frame, Rows):
-        row = con.execute(
-            f"INSERT INTO {table} ({', '.join(frame.columns)}) {frame.sql}",
-            dict(frame.params) if frame.params else None,
-        ).fetchall()
+        row = run_sql(
+            con, f"INSERT INTO {table} ({', '.join(frame.columns)}) {frame.sql}", frame.params
+        )
         return int(row[0][0]) if row else 0
     if frame.is_empty():
         return 0
@@ -289,10 +414,10 @@ def _stored_counts(con: duckdb.DuckDBPyConnection, run: ProviderRun) -> _Stored 
 def _skipped(
     con: duckdb.DuckDBPyConnection,
     run: ProviderRun,
-    batch: StagedFeed,
+    sha256: str | None,
     stored: _Stored,
 ) -> LoadResult:
-    if batch.sha256 is not None and stored.feed_sha256 != batch.sha256:
+    if sha256 is not None and stored.feed_sha256 != sha256:
         log.warning(
             "run %s of %s is already loaded from a different feed; keeping the first load",
             run.run_id,

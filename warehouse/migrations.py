@@ -48,6 +48,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "alerts_outbox", "sql/0011_alerts_outbox.sql"),
     Migration(12, "stale rows", "sql/0012_stale_rows.sql"),
     Migration(13, "set lists", "sql/0013_set_lists.sql"),
+    Migration(14, "open versions", "sql/0014_open_versions.sql"),
 )
 
 

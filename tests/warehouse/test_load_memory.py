@@ -38,13 +38,13 @@ def test_the_load_runs_under_the_lower_limit_and_gives_the_default_back(
 ) -> None:
     before = memory_limit(con)
     seen: list[str] = []
-    original = feed_module.stage_feed
+    original = feed_module.read_into
 
     def spy(c: duckdb.DuckDBPyConnection, *args: Any, **kwargs: Any) -> Any:
         seen.append(memory_limit(c))
         return original(c, *args, **kwargs)
 
-    monkeypatch.setattr(load, "stage_feed", spy)
+    monkeypatch.setattr(load, "read_into", spy)
     run, path = write_feed(kit, "feed")
     result = load_run(con, run, path)
     assert result.offers == 3 and result.quarantined == 1
@@ -62,7 +62,7 @@ def test_a_failed_load_gives_the_limit_back(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise duckdb.IOException("disk gone")
 
-    monkeypatch.setattr(load, "weave_run", broken)
+    monkeypatch.setattr(load, "weave_in_order", broken)
     run, path = write_feed(kit, "feed")
     with pytest.raises(duckdb.IOException):
         load_run(con, run, path)
@@ -111,40 +111,12 @@ def test_the_digest_of_an_empty_feed(kit: FeedKit) -> None:
     assert read_feed(path).sha256 == hashlib.sha256(b"").hexdigest()
 
 
-def test_current_offers_built_in_parts_are_the_same(
+def test_changed_offers_read_again_by_line_or_by_stream_give_the_same_state(
     tmp_path: Path, kit: FeedKit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """current_offers is written in parts (its join may spill): any part size gives the same
-    rows, lists included."""
-    from warehouse import history
-    from warehouse.db import connect
-
-    run, path = write_feed(kit, "parts", keys=7)
-
-    def current(con: duckdb.DuckDBPyConnection) -> list[Any]:
-        return con.execute(
-            "SELECT * EXCLUDE (age_s, fees, plans, stale), fees, plans FROM latest_offers"
-            " ORDER BY offer_key"
-        ).fetchall()
-
-    whole = connect(tmp_path / "whole.duckdb")
-    load_run(whole, run, path)
-    monkeypatch.setattr(history, "_CURRENT_PART_OFFERS", 2)  # 4 parts
-    parts = connect(tmp_path / "parts.duckdb")
-    load_run(parts, run, path)
-    rows = current(parts)
-    assert len(rows) == 7 and all(row[-2] and row[-1] for row in rows)  # fees, plans
-    assert rows == current(whole)
-    whole.close()
-    parts.close()
-
-
-def test_parts_by_feed_line_give_the_same_state_after_a_run_that_changes_some_offers(
-    tmp_path: Path, kit: FeedKit, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The parts are ranges of feed lines; a later run opens only the offers that changed,
-    spread over those ranges, with a bad line and a blank one between them: the state is the
-    same whatever the part size."""
+    """A later run types again only its new and changed offers: from their lines read one by
+    one (few of them) or from the file streamed again (many). With a bad line and a blank
+    one between them, both ways give the same state."""
     from warehouse import history
     from warehouse.db import connect
 
@@ -163,34 +135,16 @@ def test_parts_by_feed_line_give_the_same_state_after_a_run_that_changes_some_of
             "SELECT offer_key, price, gpu_model, fees, plans FROM latest_offers ORDER BY offer_key"
         ).fetchall()
 
-    whole = connect(tmp_path / "whole.duckdb")
-    for run, feed in ((first, feed_1), (second, feed_2)):
-        load_run(whole, run, feed)
-    monkeypatch.setattr(history, "_CURRENT_PART_OFFERS", 1)  # one opened offer a part
-    parts = connect(tmp_path / "parts.duckdb")
-    for run, feed in ((first, feed_1), (second, feed_2)):
-        load_run(parts, run, feed)
-    rows = state(parts)
+    states = []
+    for name, few in (("by-line", 1), ("streamed", 10**6)):
+        monkeypatch.setattr(history, "REREAD_FEW", few)
+        con = connect(tmp_path / f"{name}.duckdb")
+        for run, feed in ((first, feed_1), (second, feed_2)):
+            load_run(con, run, feed)
+        states.append(state(con))
+        con.close()
+    rows = states[0]
     assert [r[0] for r in rows] == [*keys, "k9"]
     assert {r[0]: r[1] for r in rows if r[0] in changed} == changed
-    assert rows == state(whole)
-    whole.close()
-    parts.close()
-
-
-def test_line_ranges_cover_every_line_once() -> None:
-    """The parts' ranges, for any span of lines and any count: contiguous, no gap, no overlap."""
-    import duckdb as db
-
-    from warehouse import history
-    from warehouse.feed import OFFERS_TABLE
-
-    con = db.connect()
-    for lines, opened in ((1, 1), (10, 3), (10, 10), (10, 25), (7, 1)):
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {OFFERS_TABLE} AS SELECT range + 5 AS _line FROM range({lines})"
-        )
-        ranges = history._line_ranges(con, opened * history._CURRENT_PART_OFFERS)
-        covered = [n for low, high in ranges for n in range(low, high + 1)]
-        assert covered == list(range(5, 5 + lines)), (lines, opened, ranges)
-        assert len(ranges) == min(opened, lines)
+    assert all(r[3] and r[4] for r in rows)  # fees and plans
+    assert states[1] == rows

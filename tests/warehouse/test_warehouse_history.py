@@ -29,7 +29,7 @@ from gpurent_core.model import (
     RunStatus,
     StockStatus,
 )
-from warehouse import load
+from warehouse import history, load
 from warehouse.feed import read_feed
 from warehouse.history import CONTENT_FIELDS
 from warehouse.load import load_run
@@ -162,7 +162,7 @@ def test_unchanged_polls_add_no_versions(con: duckdb.DuckDBPyConnection, kit: Fe
     for n in range(1, 21):
         run = kit.run(n)
         load_run(con, run, kit.write(f"r{n}", [kit.offer(run, k) for k in ("a", "b", "c")]))
-    assert con.execute("SELECT count(*) FROM offer_versions").fetchall() == [(3,)]
+    assert con.execute("SELECT count(*) FROM version_rows").fetchall() == [(3,)]
     assert con.execute("SELECT count(*) FROM observations").fetchall() == [(60,)]
     assert snapshot(offers_of_run(con, "acme", "run-7"))["b"]["run_id"] == "run-7"
     fee_sets = con.execute("SELECT count(DISTINCT fee_set_id) FROM addon_fee_sets").fetchall()
@@ -257,14 +257,14 @@ def test_a_failed_load_leaves_history_and_current_state_as_they_were(
         ]
 
     before = everything()
-    real_insert = load._insert_frame
+    real_store = history.store
 
-    def fail_on_current(c: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> int:
+    def fail_on_current(c: duckdb.DuckDBPyConnection, table: str, *args: Any, **kw: Any) -> None:
         if table == "current_offers":
             raise RuntimeError("power cut")
-        return real_insert(c, table, frame)
+        real_store(c, table, *args, **kw)
 
-    monkeypatch.setattr(load, "_insert_frame", fail_on_current)
+    monkeypatch.setattr(history, "store", fail_on_current)
     two = kit.run(2)
     fee = AddonFee(fee_type=FeeType.PUBLIC_IP, amount=Decimal("0.01"), currency="USD",
                    unit=BillingUnit.HOUR, basis=FeeBasis.INSTANCE, mandatory=True)  # fmt: skip

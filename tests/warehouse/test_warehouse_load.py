@@ -7,6 +7,7 @@ import sys
 import textwrap
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -14,7 +15,7 @@ import pytest
 from wh_kit import REPO_ROOT, FeedKit, table_counts
 
 from gpurent_core.model import RunStatus, StockStatus
-from warehouse import load
+from warehouse import history
 from warehouse.db import connect
 from warehouse.load import load_run
 from warehouse.queries import latest_offers, provider_status
@@ -66,26 +67,26 @@ def test_a_failure_mid_load_leaves_the_database_as_it_was(
     load_run(con, good, kit.write("r1", [kit.offer(good)]))
     before = table_counts(con)
 
-    real_insert = load._insert_frame
+    real_store = history.store
     calls: list[str] = []
 
-    def insert_then_fail(c: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> int:
+    def store_then_fail(c: duckdb.DuckDBPyConnection, table: str, *args: Any, **kw: Any) -> None:
         calls.append(table)
         if len(calls) > 1:
             raise RuntimeError("disk on fire")
-        return real_insert(c, table, frame)
+        real_store(c, table, *args, **kw)
 
-    monkeypatch.setattr(load, "_insert_frame", insert_then_fail)
+    monkeypatch.setattr(history, "store", store_then_fail)
     run = kit.run(2)
     feed = kit.write("r2", [kit.offer(run, "a"), kit.offer(run, "b"), "{oops"])
     with pytest.raises(RuntimeError, match="disk on fire"):
         load_run(con, run, feed)
-    # The new offers' identities were written, then undone (history: warehouse/history.py).
+    # The closed offer's identity was written, then undone (warehouse/history.py).
     assert calls == ["offer_identities", "offer_versions"]
     assert table_counts(con) == before
     assert latest_offers(con)["run_id"].to_list() == ["run-1"]
 
-    monkeypatch.setattr(load, "_insert_frame", real_insert)
+    monkeypatch.setattr(history, "store", real_store)
     assert load_run(con, run, feed).offers == 2  # the connection is usable; the retry loads
     assert sorted(latest_offers(con)["offer_key"]) == ["a", "b"]
 
@@ -94,14 +95,14 @@ CRASH_MID_LOAD = """
 import os, sys
 from pathlib import Path
 from gpurent_core.model import ProviderRun
-from warehouse import load
+from warehouse import history, load
 from warehouse.db import connect
 
-real = load._insert_frame
-def insert_then_die(con, table, frame):
-    real(con, table, frame)
+real = history.store
+def store_then_die(con, table, *args, **kwargs):
+    real(con, table, *args, **kwargs)
     os._exit(17)  # the process dies with the transaction open
-load._insert_frame = insert_then_die
+history.store = store_then_die
 con = connect(sys.argv[1])
 load.load_run(con, ProviderRun.model_validate_json(sys.argv[2]), Path(sys.argv[3]))
 """

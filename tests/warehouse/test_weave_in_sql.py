@@ -16,7 +16,7 @@ import pytest
 from wh_kit import FeedKit
 
 from gpurent_core.model import StockStatus
-from warehouse import history, load
+from warehouse import history
 from warehouse.db import connect
 from warehouse.feed import read_feed
 from warehouse.load import load_batch, load_run
@@ -91,21 +91,21 @@ def test_a_failed_weave_drops_its_tables_and_the_retry_loads(
 ) -> None:
     (r1, p1), (r3, p3), _ = feeds(kit)
     load_run(con, r1, p1)
-    real = load._insert_frame
+    real = history.store
 
-    def fail_on_versions(c: duckdb.DuckDBPyConnection, table: str, rows: Any) -> int:
+    def fail_on_versions(c: duckdb.DuckDBPyConnection, table: str, *args: Any, **kw: Any) -> None:
         if table == "offer_versions":
             raise RuntimeError("disk full")
-        return real(c, table, rows)
+        real(c, table, *args, **kw)
 
-    monkeypatch.setattr(load, "_insert_frame", fail_on_versions)
+    monkeypatch.setattr(history, "store", fail_on_versions)
     with pytest.raises(RuntimeError, match="disk full"):
         load_run(con, r3, p3)
     left = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE '_gpurent%'"
     ).fetchall()
     assert left == [(0,)]
-    monkeypatch.setattr(load, "_insert_frame", real)
+    monkeypatch.setattr(history, "store", real)
     assert load_run(con, r3, p3).offers == 2
     keys = con.execute("SELECT offer_key FROM current_offers ORDER BY 1").fetchall()
     assert keys == [("a",), ("c",)]
