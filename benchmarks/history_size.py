@@ -332,7 +332,7 @@ def main() -> None:
 
     poll(0)
     first = measure(con, path)
-    versions_first = con.execute("SELECT count(*) FROM offer_versions").fetchall()[0][0]
+    versions_first = con.execute("SELECT count(*) FROM version_rows").fetchall()[0][0]
     first_copy = path.with_name(path.stem + "-first-poll.duckdb")
     con.close()
     shutil.copyfile(path, first_copy)  # the one-poll database, to time queries against later
@@ -361,7 +361,7 @@ def main() -> None:
                 f"{time.perf_counter() - wall:,.0f} s",
                 flush=True,
             )
-    versions_end = con.execute("SELECT count(*) FROM offer_versions").fetchall()[0][0]
+    versions_end = con.execute("SELECT count(*) FROM version_rows").fetchall()[0][0]
     runs = con.execute("SELECT count(*) FROM crawl_runs").fetchall()[0][0]
     con.close()
 

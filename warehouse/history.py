@@ -43,22 +43,10 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import duckdb
-import polars as pl
 
 from warehouse.db import fetch_one
 from warehouse.feed import FeedOutcome, Target, run_sql
 from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
-
-
-@dataclass(frozen=True)
-class Rows:
-    """Rows to insert, as a query over the load's temporary tables (column names and order
-    as the target table's columns given with it)."""
-
-    columns: tuple[str, ...]
-    sql: str
-    params: dict[str, Any] | None = None
-    """Values of the query's ``$name`` placeholders."""
 
 
 class OfferRows(Protocol):
@@ -75,7 +63,6 @@ class OfferRows(Protocol):
     ) -> list[tuple[Any, ...]]: ...
 
 
-InsertFrame = Callable[[duckdb.DuckDBPyConnection, str, "Rows | pl.DataFrame"], int]
 ReadInto = Callable[[Target], FeedOutcome]
 """Reads the run's feed into a target (warehouse.feed.read_into, bound to its feed)."""
 
@@ -387,9 +374,7 @@ def weave_in_order(
             )
         )
         seen = _SEEN
-        weave = (
-            _weave_changes(con, outcome, params) if outcome.offers else WeaveResult(0, 0, 0)
-        )
+        weave = _weave_changes(con, outcome, params) if outcome.offers else WeaveResult(0, 0, 0)
     if not outcome.offers:
         return outcome, RunOffers(0, 0, 0, None, weave)
     store_new_sets(con, outcome.rows, params)
@@ -504,9 +489,7 @@ def close_versions(
     store(con, "current_offers", f"DELETE FROM current_offers WHERE {where}", params)
 
 
-def store_new_sets(
-    con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict[str, Any]
-) -> None:
+def store_new_sets(con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict[str, Any]) -> None:
     """The fee and plan lists of the run's new open versions that no earlier run had, under
     new ids (rows per fee, and the list whole for the read side), then every new version's
     set ids. The lists are read again from one offer line per new list."""

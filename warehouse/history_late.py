@@ -407,4 +407,3 @@ def _record_late_stale(
         """,
         {"p": provider, "at": position, "next": next_position},
     )
-

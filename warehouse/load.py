@@ -33,14 +33,12 @@ from warehouse.feed import (
     drop_staged,
     read_feed,
     read_into,
-    run_sql,
     stage_batch,
     stage_feed,
 )
 from warehouse.feed_file import FeedFile
 from warehouse.history import (
     Placement,
-    Rows,
     advance_current_run,
     drop_weave_tables,
     place_run,
@@ -371,14 +369,8 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         log.debug("rollback after a failed load: %s", exc)
 
 
-def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame | Rows) -> int:
-    """Append ``frame`` to ``table``: a query over the load's temporary tables (``Rows``),
-    or a frame through Arrow; column names match the table's."""
-    if isinstance(frame, Rows):
-        row = run_sql(
-            con, f"INSERT INTO {table} ({', '.join(frame.columns)}) {frame.sql}", frame.params
-        )
-        return int(row[0][0]) if row else 0
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> int:
+    """Append ``frame`` to ``table`` through Arrow; column names match the table's."""
     if frame.is_empty():
         return 0
     view = f"_gpurent_load_{table}"
