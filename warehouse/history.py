@@ -518,12 +518,12 @@ def store_new_sets(con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict
             f" FROM {hashed('{rows}')} AS o",
             only=lines,
         )
-    for kind, table, id_column, fields, lists in (
-        ("fee", "addon_fee_sets", "fee_set_id", FEE_FIELDS, "fees"),
-        ("plan", "price_plan_sets", "plan_set_id", PLAN_FIELDS, "plans"),
+    for kind, table, id_column, lists in (
+        ("fee", "addon_fee_sets", "fee_set_id", "fees"),
+        ("plan", "price_plan_sets", "plan_set_id", "plans"),
     ):
         if fresh[kind]:
-            _store_sets(con, kind, table, id_column, fields, lists, fresh[kind])
+            _store_sets(con, kind, table, id_column, lists, fresh[kind])
         # The run's new versions point at their sets (known or just stored).
         store(
             con,
@@ -543,7 +543,6 @@ def _store_sets(
     kind: str,
     table: str,
     id_column: str,
-    fields: tuple[str, ...],
     lists: str,
     lines: list[int],
 ) -> None:
@@ -562,6 +561,18 @@ def _store_sets(
         """,
         {"top": int(top[0]) if top else 0, "lines": lines},
     )
+    write_sets(con, kind, _FRESH)
+
+
+def write_sets(con: duckdb.DuckDBPyConnection, kind: str, fresh: str) -> None:
+    """Store the new fee (``kind`` "fee") or plan lists of table ``fresh`` (id, set_hash,
+    items): a row per fee or plan, and the list whole, once per set, for the read side
+    (latest_offers joins it)."""
+    table, id_column, fields, lists = (
+        ("addon_fee_sets", "fee_set_id", FEE_FIELDS, "fees")
+        if kind == "fee"
+        else ("price_plan_sets", "plan_set_id", PLAN_FIELDS, "plans")
+    )
     item = ", ".join(f"item.{c}" for c in fields)
     store(
         con,
@@ -569,16 +580,15 @@ def _store_sets(
         f"""
         INSERT INTO {table} ({id_column}, set_hash, {", ".join(fields)})
         SELECT {id_column}, set_hash, {item}
-        FROM (SELECT {id_column}, set_hash, unnest(items) AS item FROM {_FRESH})
+        FROM (SELECT {id_column}, set_hash, unnest(items) AS item FROM {fresh})
         ORDER BY {id_column}, item.seq
         """,
     )
-    # The list whole, once per set, for the read side (latest_offers joins it).
     store(
         con,
         f"{kind}_set_lists",
         f"INSERT INTO {kind}_set_lists ({id_column}, {lists})"
-        f" SELECT {id_column}, items FROM {_FRESH} ORDER BY {id_column}",
+        f" SELECT {id_column}, items FROM {fresh} ORDER BY {id_column}",
     )
 
 

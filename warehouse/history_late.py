@@ -26,10 +26,8 @@ from warehouse.db import fetch_one
 from warehouse.feed import OFFERS_TABLE, run_sql
 from warehouse.history import (
     CONTENT_FIELDS,
-    FEE_FIELDS,
     IDENTITY_COLUMNS,
     IDENTITY_FIELDS,
-    PLAN_FIELDS,
     STATE_FIELDS,
     STORED_IDENTITIES,
     VERSION_COLUMNS,
@@ -39,6 +37,7 @@ from warehouse.history import (
     identity_hash,
     next_ids,
     store,
+    write_sets,
 )
 
 __all__ = ["LATE_TABLES", "weave_late"]
@@ -278,7 +277,6 @@ def _store_identities(con: duckdb.DuckDBPyConnection, params: dict[str, object])
 
 def _store_new_sets(con: duckdb.DuckDBPyConnection, kind: str, table: str, id_column: str) -> None:
     """The fee (or plan) lists of this run's opened versions that no earlier run had."""
-    fields = FEE_FIELDS if kind == "fee" else PLAN_FIELDS
     column = "fees" if kind == "fee" else "plans"
     top = fetch_one(con, f"SELECT coalesce(max({id_column}), 0) FROM {table}")
     con.execute(
@@ -298,23 +296,7 @@ def _store_new_sets(con: duckdb.DuckDBPyConnection, kind: str, table: str, id_co
     )
     if not count(con, _FRESH):
         return
-    item = ", ".join(f"item.{c}" for c in fields)
-    store(
-        con,
-        table,
-        f"""
-        INSERT INTO {table} ({id_column}, set_hash, {", ".join(fields)})
-        SELECT {id_column}, set_hash, {item}
-        FROM (SELECT {id_column}, set_hash, unnest(items) AS item FROM {_FRESH})
-        ORDER BY {id_column}, item.seq
-        """,
-    )
-    store(
-        con,
-        f"{kind}_set_lists",
-        f"INSERT INTO {kind}_set_lists ({id_column}, {column})"
-        f" SELECT {id_column}, items FROM {_FRESH} ORDER BY {id_column}",
-    )
+    write_sets(con, kind, _FRESH)
 
 
 def _late_observed_at(
