@@ -10,42 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from feed_ways import assert_same, both_ways
 from polars.testing import assert_frame_equal
 from wh_kit import FeedKit
 
 from warehouse import feed as feed_module
 from warehouse import feed_file as feed_file_module
-from warehouse.feed import FeedBatch, read_feed
+from warehouse.feed import read_feed
 from warehouse.feed_exact import ExactReader
-
-
-def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The set-wise path switched off: it vouches for no line, so all go the exact way."""
-    original = feed_module.offer_rows_sql
-
-    def none(lines: str, *, where: str | None = None) -> str:
-        return original(lines, where="false")
-
-    monkeypatch.setattr(feed_module, "offer_rows_sql", none)
-
-
-def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FeedBatch, FeedBatch]:
-    bulk = read_feed(path, provider="acme", run_id="run-1")
-    with monkeypatch.context() as patch:
-        exact_only(patch)
-        exact = read_feed(path, provider="acme", run_id="run-1")
-    return bulk, exact
-
-
-def assert_same(bulk: FeedBatch, exact: FeedBatch) -> None:
-    for name in ("offers", "fees", "plans", "quarantine"):
-        assert_frame_equal(getattr(bulk, name), getattr(exact, name))
-    assert (bulk.lines, bulk.sha256) == (exact.lines, exact.sha256)
 
 
 def patched(kit: FeedKit, key: str, **changes: Any) -> str:

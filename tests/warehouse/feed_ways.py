@@ -1,0 +1,39 @@
+"""Reading one feed both ways: the set-wise path as it is, and with it switched off.
+
+Shared by the bulk-path tests and the property test, which compare the two readings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import wh_kit  # noqa: F401  (puts the real warehouse package first on sys.path)
+from polars.testing import assert_frame_equal
+
+from warehouse import feed as feed_module
+from warehouse.feed import FeedBatch, read_feed
+
+
+def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The set-wise path switched off: it vouches for no line, so all go the exact way."""
+    original = feed_module.offer_rows_sql
+
+    def none(lines: str, *, where: str | None = None) -> str:
+        return original(lines, where="false")
+
+    monkeypatch.setattr(feed_module, "offer_rows_sql", none)
+
+
+def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FeedBatch, FeedBatch]:
+    bulk = read_feed(path, provider="acme", run_id="run-1")
+    with monkeypatch.context() as patch:
+        exact_only(patch)
+        exact = read_feed(path, provider="acme", run_id="run-1")
+    return bulk, exact
+
+
+def assert_same(bulk: FeedBatch, exact: FeedBatch) -> None:
+    for name in ("offers", "fees", "plans", "quarantine"):
+        assert_frame_equal(getattr(bulk, name), getattr(exact, name))
+    assert (bulk.lines, bulk.sha256) == (exact.lines, exact.sha256)
