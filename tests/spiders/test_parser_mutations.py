@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_doc import Path, key_paths, parent_of
 from parser_registry import parse
 from spider_fixture_cases import FIXTURES, RUN_ID, Case, cases
 
@@ -83,49 +84,26 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-Path = tuple[str | int, ...]
-
-
-def key_paths(doc: Any, prefix: Path = ()) -> list[Path]:
-    """The path of every dict key in the document."""
-    found: list[Path] = []
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            found.append((*prefix, key))
-            found.extend(key_paths(value, (*prefix, key)))
-    elif isinstance(doc, list):
-        for index, value in enumerate(doc):
-            found.extend(key_paths(value, (*prefix, index)))
-    return found
-
-
 def is_map_entry(doc: Any, name: str) -> bool:
     """True when `name` is one entry of a map keyed by id (one place, holding an object or a
     list): renaming it is a changed listing, not a renamed field."""
     places = [path for path in key_paths(doc) if str(path[-1]) == name]
-    return len(places) == 1 and isinstance(_parent(doc, places[0])[places[0][-1]], dict | list)
+    return len(places) == 1 and isinstance(parent_of(doc, places[0])[places[0][-1]], dict | list)
 
 
 def key_names(doc: Any) -> list[str]:
     return sorted({str(path[-1]) for path in key_paths(doc)})
 
 
-def _parent(doc: Any, path: Path) -> Any:
-    node = doc
-    for part in path[:-1]:
-        node = node[part]
-    return node
-
-
 def removed(doc: Any, path: Path) -> Any:
     out = copy.deepcopy(doc)
-    del _parent(out, path)[path[-1]]
+    del parent_of(out, path)[path[-1]]
     return out
 
 
 def renamed(doc: Any, path: Path) -> Any:
     out = copy.deepcopy(doc)
-    parent = _parent(out, path)
+    parent = parent_of(out, path)
     parent[f"{path[-1]}_renamed"] = parent.pop(path[-1])
     return out
 
@@ -143,7 +121,7 @@ def renamed_everywhere(doc: Any, name: str) -> Any:
 
 def replaced(doc: Any, path: Path, value: Any) -> Any:
     out = copy.deepcopy(doc)
-    _parent(out, path)[path[-1]] = value
+    parent_of(out, path)[path[-1]] = value
     return out
 
 
@@ -276,7 +254,7 @@ def json_mutation(draw: st.DrawFn, provider: str) -> tuple[Case, str, Any, str]:
         return case, drift, renamed_everywhere(doc, name), f"{case.name}: '{name}' renamed"
     path = draw(st.sampled_from(paths))
     where = ".".join(str(p) for p in path)
-    held = _parent(doc, path)[path[-1]]
+    held = parent_of(doc, path)[path[-1]]
     drift = "entry" if isinstance(held, dict | list) else "drift"
     if kind == "remove":
         return case, drift, removed(doc, path), f"{case.name}: {where} removed"

@@ -16,6 +16,7 @@ import pytest
 from feed_ways import assert_same, both_ways
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_doc import parent_of, value_paths
 from wh_kit import FeedKit
 
 JSON_VALUES = st.recursive(
@@ -32,30 +33,13 @@ JSON_VALUES = st.recursive(
 )
 
 
-def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            out += _paths(value, (*prefix, index))
-    return out
-
-
-def _parent(data: Any, path: tuple[Any, ...]) -> Any:
-    for step in path[:-1]:
-        data = data[step]
-    return data
-
-
 @st.composite
 def mutated_line(draw: st.DrawFn, base: dict[str, Any]) -> str:
     data = json.loads(json.dumps(base))
     for _ in range(draw(st.integers(1, 3))):
-        paths = _paths(data)
+        paths = value_paths(data)
         path = draw(st.sampled_from(paths))
-        parent = _parent(data, path)
+        parent = parent_of(data, path)
         key = path[-1]
         action = draw(st.sampled_from(["value", "rename", "drop", "add"]))
         if action == "value":
