@@ -18,10 +18,7 @@ feed already read into frames (``FeedBatch``).
 
 from __future__ import annotations
 
-import logging
-import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -30,9 +27,11 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from warehouse.duck_sql import checks_above_parse, run_sql
 from warehouse.feed_exact import ExactReader, hints_of
-from warehouse.feed_fast import offer_rows_sql
+from warehouse.feed_fast import offer_rows_sql, offer_texts_sql
 from warehouse.feed_file import FeedFile
+from warehouse.feed_lists import drop_list_tables, settle
 from warehouse.feed_schema import (
     FEE_AMOUNT,
     FEE_ITEM_FIELDS,
@@ -49,6 +48,7 @@ from warehouse.feed_schema import (
     UTC_TIME,
     sql_type,
 )
+from warehouse.offer_hashes import hashed, pending
 
 __all__ = [
     "DUPLICATE_REASON",
@@ -81,8 +81,6 @@ __all__ = [
     "stage_batch",
     "stage_feed",
 ]
-
-log = logging.getLogger(__name__)
 
 DUPLICATE_REASON = "duplicate offer_key in feed"
 # Columns that are NOT NULL in the tables: a null there means a value did not convert.
@@ -154,19 +152,6 @@ class StagedFeed:
 # -- where typed offer rows come from -------------------------------------------------
 
 
-def run_sql(
-    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
-) -> list[tuple[Any, ...]]:
-    """``con.execute(sql, params).fetchall()`` with only the parameters ``sql`` names
-    (DuckDB refuses unused ones), so statements can share one parameter set."""
-    named = set(_PARAM.findall(sql))
-    used = {k: v for k, v in (params or {}).items() if k in named}
-    return con.execute(sql, used or None).fetchall()
-
-
-_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
 def _picked(table: str, where: str | None) -> str:
     """The rows of ``table`` (with a _line column) whose ``line`` meets ``where``."""
     if not where:
@@ -175,7 +160,10 @@ def _picked(table: str, where: str | None) -> str:
 
 
 class TableRows:
-    """Offer rows already in a table shaped ``OFFER_ROW_COLUMNS`` (a staged feed)."""
+    """Offer rows already in a table shaped ``OFFER_ROW_COLUMNS`` (a staged feed).
+
+    In a statement, ``{rows}`` stands for the rows, ``{offers}`` for them hashed
+    (warehouse.offer_hashes.hashed)."""
 
     def __init__(self, table: str = OFFERS_TABLE) -> None:
         self.table = table
@@ -195,13 +183,18 @@ class TableRows:
         if only is not None:
             where = "line IN (SELECT unnest($only))" + (f" AND ({where})" if where else "")
             values["only"] = list(only)
-        return run_sql(con, sql.replace("{rows}", f"({_picked(self.table, where)})"), values)
+        rows = f"({_picked(self.table, where)})"
+        return run_sql(con, sql.replace("{rows}", rows).replace("{offers}", hashed(rows)), values)
 
 
 class FeedRows:
     """The offer rows of a feed file: its canonical lines typed set-wise as the file streams
     by (each statement reads the file again), and the rows the exact path read, held in
-    EXACT_TABLE. ``read_into`` fills the latter."""
+    EXACT_TABLE. ``read_into`` fills the latter.
+
+    In a statement, ``{rows}`` stands for the rows, ``{offers}`` for them hashed
+    (warehouse.offer_hashes.hashed; ``pending``: the set-wise rows with their lists still
+    text, offer_hashes.pending, for warehouse.feed_lists to settle)."""
 
     def __init__(self, feed: FeedFile, *, provider: str | None, run_id: str | None) -> None:
         self.feed = feed
@@ -217,46 +210,65 @@ class FeedRows:
         only: Sequence[int] | None = None,
         exact: bool = True,
         fast: bool = True,
+        lists_pending: bool = False,
     ) -> list[tuple[Any, ...]]:
-        """Run ``sql`` with ``{rows}`` standing for the rows. ``where``: a condition on
-        ``line`` picking lines before any is parsed (the file is read whole); ``only``: the
-        few lines wanted (read from where the first scan found them). ``exact`` / ``fast``:
-        include the exact path's rows / the set-wise ones."""
-        parts = []
+        """Run ``sql`` with ``{rows}`` / ``{offers}`` standing for the rows. ``where``: a
+        condition on ``line`` picking lines before any is parsed (the file is read whole);
+        ``only``: the few lines wanted (read from where the first scan found them).
+        ``exact`` / ``fast``: include the exact path's rows / the set-wise ones;
+        ``lists_pending``: ``{offers}`` are the set-wise rows with their lists as text."""
+        if lists_pending and exact:
+            raise ValueError("rows with lists still text cannot be read with settled ones")
         picked = where
         if only is not None:
             picked = "line IN (SELECT unnest($only))" + (f" AND ({where})" if where else "")
+        rows, offers = [], []
         if fast:
-            parts.append(offer_rows_sql(_STREAM, where=picked))
+            rows.append(offer_rows_sql(_STREAM, where=picked))
+            offers.append(
+                pending(f"({offer_texts_sql(_STREAM, where=picked)})")
+                if lists_pending
+                else hashed(f"({rows[-1]})")
+            )
         if exact:
-            parts.append(_picked(EXACT_TABLE, picked))
-        rows = "(" + " UNION ALL ".join(parts) + ")"
+            rows.append(_picked(EXACT_TABLE, picked))
+            offers.append(hashed(f"({rows[-1]})"))
+        sql = sql.replace("{rows}", "(" + " UNION ALL ".join(rows) + ")").replace(
+            "{offers}", "(" + " UNION ALL ".join(f"SELECT * FROM {o}" for o in offers) + ")"
+        )
         values = self.run | (params or {}) | ({"only": list(only)} if only is not None else {})
         if not fast:
-            return run_sql(con, sql.replace("{rows}", rows), values)
+            return run_sql(con, sql, values)
         lines = self.feed.scan() if only is None else self.feed.table(only)
         con.register(_STREAM, lines)
         try:
             with checks_above_parse(con):
-                return run_sql(con, sql.replace("{rows}", rows), values)
+                return run_sql(con, sql, values)
         finally:
             con.unregister(_STREAM)
 
 
 @dataclass(frozen=True)
 class Target:
-    """Where ``read_into`` puts a feed's offer rows, as three statements.
+    """Where ``read_into`` puts a feed's offer rows, as statements.
 
-    ``insert``: an INSERT ... SELECT over ``{rows}`` (columns ``OFFER_ROW_COLUMNS``);
+    ``insert``: an INSERT ... SELECT over ``{rows}`` (columns ``OFFER_ROW_COLUMNS``) or
+    over ``{offers}`` (the rows hashed, warehouse.offer_hashes);
     ``stored``: a query of ``(line, offer_key)`` of the rows it stored from this feed;
     ``remove``: a statement removing the stored rows whose lines are in ``$lines``.
     ``params``: their parameters (besides ``$lines``).
+
+    A target that stores only hashes gives ``hashes`` and ``rehash`` (see
+    warehouse.feed_lists.settle): its insert then gets the set-wise rows with their lists
+    still text, and the lists are vouched for once per distinct list.
     """
 
     insert: str
     stored: str
     remove: str
     params: dict[str, Any] = field(default_factory=dict)
+    hashes: str | None = None
+    rehash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -285,8 +297,18 @@ def read_into(
     _create_exact_table(con)
     rows = FeedRows(feed, provider=provider, run_id=run_id)
     params = target.params
-    rows.execute(con, target.insert, params, exact=False)
+    lists_pending = target.hashes is not None and target.rehash is not None
+    rows.execute(con, target.insert, params, exact=False, lists_pending=lists_pending)
     feed.ensure_scanned()
+    if target.hashes is not None and target.rehash is not None:
+        settle(
+            con,
+            feed,
+            hashes=target.hashes,
+            rehash=target.rehash,
+            remove=target.remove,
+            params=params,
+        )
     stored = f"SELECT line FROM ({target.stored}) AS s(line, offer_key)"
     read_set_wise = int(run_sql(con, f"SELECT count(*) FROM ({stored})", params)[0][0])
     # The lines the set-wise path left, read again from where the scan found them.
@@ -470,31 +492,7 @@ def drop_staged(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"DROP VIEW IF EXISTS {PLANS_TABLE}")
     con.execute(f"DROP TABLE IF EXISTS {OFFERS_TABLE}")
     con.execute(f"DROP TABLE IF EXISTS {EXACT_TABLE}")
-
-
-@contextmanager
-def checks_above_parse(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB's filter pushdown off while a statement reads lines set-wise, then as it was.
-
-    Pushed below the parse, each check would carry its own copy of from_json and parse the
-    line again (ten times slower). The setting is the database's (GLOBAL): another
-    connection to it in this process plans without the pushdown for that time, slower
-    perhaps, never wrong.
-    """
-    row = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()
-    before = str(row[0][0]) if row and row[0][0] is not None else ""
-    names = [n.strip() for n in before.split(",") if n.strip()]
-    if "filter_pushdown" in names:
-        yield
-        return
-    con.execute("SET disabled_optimizers = ?", [",".join([*names, "filter_pushdown"])])
-    try:
-        yield
-    finally:
-        try:
-            con.execute("SET disabled_optimizers = ?", [before])
-        except duckdb.Error as exc:  # a broken connection: the statement's own error matters
-            log.debug("restoring disabled_optimizers: %s", exc)
+    drop_list_tables(con)
 
 
 def _ddl() -> str:

@@ -45,16 +45,19 @@ from gpurent_core.model import (
 )
 from warehouse.feed_schema import (
     FEE_AMOUNT,
+    FEE_ITEM_FIELDS,
     FEE_LIST_TYPE,
     INT32_MAX,
     LINE,
+    PLAN_ITEM_FIELDS,
     PLAN_LIST_TYPE,
     PRICE,
     QUANTITY,
     sql_type,
 )
+from warehouse.offer_hashes import list_hash
 
-__all__ = ["OFFER_PREFIX", "offer_rows_sql"]
+__all__ = ["OFFER_PREFIX", "list_sets_sql", "offer_rows_sql", "offer_texts_sql"]
 
 # The keys of an offer line, of a fee and of a plan, as the contract (gpurent_core.model)
 # has them, with how each leaf is read: "text" (a JSON string: names, keys, URLs), "word"
@@ -82,10 +85,14 @@ def _leaf_types(leaves: dict[str, str]) -> dict[str, str]:
     return {k: "VARCHAR" if kind == "enum" else "JSON" for k, kind in leaves.items()}
 
 
+_FEE_LIST_SCHEMA = [_leaf_types(_FEE_LEAVES)]
+_PLAN_LIST_SCHEMA = [_leaf_types(_PLAN_LEAVES)]
 _LEAVES_SCHEMA = json.dumps(
-    _leaf_types(_OFFER_LEAVES)
-    | {"fees": [_leaf_types(_FEE_LEAVES)], "plans": [_leaf_types(_PLAN_LEAVES)]}
+    _leaf_types(_OFFER_LEAVES) | {"fees": _FEE_LIST_SCHEMA, "plans": _PLAN_LIST_SCHEMA}
 )
+# The lists left as JSON: DuckDB hands each back written out again, minified (see
+# ``offer_texts_sql``).
+_TEXTS_SCHEMA = json.dumps(_leaf_types(_OFFER_LEAVES) | {"fees": "JSON", "plans": "JSON"})
 
 OFFER_PREFIX = '{"kind":"offer",'
 """How a canonical offer line starts. Only such lines are parsed set-wise: a quarantine
@@ -200,16 +207,17 @@ _TOP_OK = " AND ".join(
 )
 # (3), with the lists' element checks of (2): the line (its newline left out) against the
 # structure and the leaves.
-_EXACT_LENGTH = (
-    "strlen(text) - CASE WHEN ends_with(text, chr(10)) THEN 1 ELSE 0 END = "
-    + " + ".join(
-        [
-            str(_TOP),
-            *(_chars(f"r.{k}", kind) for k, kind in _OFFER_LEAVES.items()),
-            _list_chars("r.fees", "f", _FEE_LEAVES, _FEE, _FEE_OK),
-            _list_chars("r.plans", "p", _PLAN_LEAVES, _PLAN, _PLAN_OK),
-        ]
-    )
+_LINE_CHARS = "strlen(text) - CASE WHEN ends_with(text, chr(10)) THEN 1 ELSE 0 END"
+_FEES_CHARS = _list_chars("r.fees", "f", _FEE_LEAVES, _FEE, _FEE_OK)
+_PLANS_CHARS = _list_chars("r.plans", "p", _PLAN_LEAVES, _PLAN, _PLAN_OK)
+_TOP_LEAVES = [_chars(f"r.{k}", kind) for k, kind in _OFFER_LEAVES.items()]
+_EXACT_LENGTH = f"{_LINE_CHARS} = " + " + ".join(
+    [str(_TOP), *_TOP_LEAVES, _FEES_CHARS, _PLANS_CHARS]
+)
+# The same when the lists are read as JSON text (offer_texts_sql): each list counts as its
+# text written back, brackets included.
+_TEXTS_LENGTH = f"{_LINE_CHARS} = " + " + ".join(
+    [str(_TOP - 4), *_TOP_LEAVES, "strlen(r.fees)", "strlen(r.plans)"]
 )
 
 
@@ -218,7 +226,9 @@ def _typed(leaf: str, target: str) -> str:
     return f"try_cast({leaf}[2:-2] AS {target})"
 
 
-_FEES = f"""list_transform(r.fees, lambda f, i: {{
+def _fees(column: str) -> str:
+    """A parsed fee list (``_FEE_LIST_SCHEMA``) typed as FEE_LIST_TYPE."""
+    return f"""list_transform({column}, lambda f, i: {{
     'seq': (i - 1)::INTEGER, 'fee_type': f.fee_type,
     'amount': {_typed("f.amount", sql_type(FEE_AMOUNT))}, 'currency': f.currency,
     'unit': f.unit, 'basis': f.basis,
@@ -226,11 +236,18 @@ _FEES = f"""list_transform(r.fees, lambda f, i: {{
     'included_quantity': {_typed("f.included_quantity", sql_type(QUANTITY))},
     'mandatory': f.mandatory = 'true', 'charged_while_stopped': f.charged_while_stopped = 'true',
     'note': {_text("f.note")}}})::{FEE_LIST_TYPE}"""
-_PLANS = f"""list_transform(r.plans, lambda p, i: {{
+
+
+def _plans(column: str) -> str:
+    """A parsed plan list (``_PLAN_LIST_SCHEMA``) typed as PLAN_LIST_TYPE."""
+    return f"""list_transform({column}, lambda p, i: {{
     'seq': (i - 1)::INTEGER, 'price': {_typed("p.price", sql_type(PRICE))},
     'currency': p.currency, 'billing_unit': p.billing_unit,
     'price_basis': p.price_basis, 'price_kind': p.price_kind}})::{PLAN_LIST_TYPE}"""
-_COLUMNS = f"""line AS {LINE}, {_text("r.run_id")} AS run_id, {_text("r.provider")} AS provider,
+
+
+_OFFER_COLUMNS = f"""line AS {LINE}, {_text("r.run_id")} AS run_id,
+    {_text("r.provider")} AS provider,
     {_text("r.offer_key")} AS offer_key, {_typed("r.observed_at", "TIMESTAMPTZ")} AS observed_at,
     {_text("r.gpu_vendor")} AS gpu_vendor, {_text("r.gpu_model")} AS gpu_model,
     try_cast(r.gpu_vram_gb AS INTEGER) AS gpu_vram_gb,
@@ -239,8 +256,15 @@ _COLUMNS = f"""line AS {LINE}, {_text("r.run_id")} AS run_id, {_text("r.provider
     r.status AS status, try_cast(r.available_count AS INTEGER) AS available_count,
     {_typed("r.price", sql_type(PRICE))} AS price, r.currency AS currency,
     r.billing_unit AS billing_unit, r.price_basis AS price_basis, r.price_kind AS price_kind,
-    {_text("r.region")} AS region, {_text("r.url")} AS url,
-    {_FEES} AS fees, {_PLANS} AS plans"""
+    {_text("r.region")} AS region, {_text("r.url")} AS url"""
+
+
+def _parsed(lines: str, schema: str, where: str | None) -> str:
+    picked = f"starts_with(text, '{OFFER_PREFIX}')" + (f" AND ({where})" if where else "")
+    return f"""(
+        SELECT line, text, TRY(from_json_strict(text, '{schema}')) AS r
+        FROM {lines} WHERE {picked}
+    ) AS parsed"""
 
 
 def offer_rows_sql(lines: str, *, where: str | None = None) -> str:
@@ -252,12 +276,61 @@ def offer_rows_sql(lines: str, *, where: str | None = None) -> str:
     The caller turns DuckDB's filter pushdown off (warehouse.feed.checks_above_parse):
     pushed below the parse, each check would parse the line again.
     """
-    picked = f"starts_with(text, '{OFFER_PREFIX}')" + (f" AND ({where})" if where else "")
     return f"""
-        SELECT {_COLUMNS}
-        FROM (
-            SELECT line, text, TRY(from_json_strict(text, '{_LEAVES_SCHEMA}')) AS r
-            FROM {lines} WHERE {picked}
-        ) AS parsed
+        SELECT {_OFFER_COLUMNS}, {_fees("r.fees")} AS fees, {_plans("r.plans")} AS plans
+        FROM {_parsed(lines, _LEAVES_SCHEMA, where)}
         WHERE r IS NOT NULL AND {_TOP_OK} AND {_EXACT_LENGTH}
+    """
+
+
+def offer_texts_sql(lines: str, *, where: str | None = None) -> str:
+    """``offer_rows_sql`` with each offer's fee and plan lists left as text, for the lists
+    to be checked and typed once per distinct list rather than once per offer (they repeat
+    across a provider's offers): ``fee_text`` / ``plan_text`` (UBIGINT) are the hashes of
+    the lists' JSON as ``list_sets_sql`` finds them again.
+
+    Such a row is vouched for only once both of its lists are (``list_sets_sql``): the top
+    level is checked as in ``offer_rows_sql``, and the line must be as long as its structure,
+    its leaves and its two lists written back. A list passes only if it is canonical (the
+    expected keys once each, no number, minified); such a list is never written back longer
+    than it was written, and is as long only when written as it reads back. A list that
+    would read back longer (a number: ``1e2`` reads back ``100.0``) never passes.
+    """
+    return f"""
+        SELECT {_OFFER_COLUMNS}, hash(r.fees) AS fee_text, hash(r.plans) AS plan_text
+        FROM {_parsed(lines, _TEXTS_SCHEMA, where)}
+        WHERE r IS NOT NULL AND {_TOP_OK} AND {_TEXTS_LENGTH}
+    """
+
+
+def _list_check(text: str, parsed: str, chars: str) -> str:
+    """A list's text is canonical: it parses strictly (a list of objects with the expected
+    keys, once each), every element passes its checks, and it is as long as its structure
+    and leaves written back (no extra key, whitespace or escape)."""
+    return f"coalesce({parsed} IS NOT NULL AND strlen({text}) = 2 + {chars}, false)"
+
+
+def list_sets_sql(lines: str, *, where: str | None = None) -> str:
+    """A query, per line of ``lines`` (as ``offer_texts_sql``), of its two lists as that
+    query hashed their text (``fee_text`` / ``plan_text``), whether each is canonical
+    (``fee_ok`` / ``plan_ok``) and its set hash, typed (``fee_set`` / ``plan_set``,
+    warehouse.offer_hashes.list_hash). A list's verdict depends on its text alone, so one
+    line per distinct text answers for every offer carrying it."""
+    fees_chars = _list_chars("fl", "f", _FEE_LEAVES, _FEE, _FEE_OK)
+    plans_chars = _list_chars("pl", "p", _PLAN_LEAVES, _PLAN, _PLAN_OK)
+    fee_list = json.dumps(_FEE_LIST_SCHEMA)
+    plan_list = json.dumps(_PLAN_LIST_SCHEMA)
+    return f"""
+        SELECT line, fee_text, {_list_check("fees", "fl", fees_chars)} AS fee_ok,
+            {list_hash(_fees("fl"), FEE_ITEM_FIELDS)} AS fee_set,
+            plan_text, {_list_check("plans", "pl", plans_chars)} AS plan_ok,
+            {list_hash(_plans("pl"), PLAN_ITEM_FIELDS)} AS plan_set
+        FROM (
+            SELECT line, r.fees AS fees, r.plans AS plans,
+                hash(r.fees) AS fee_text, hash(r.plans) AS plan_text,
+                TRY(from_json_strict(r.fees, '{fee_list}')) AS fl,
+                TRY(from_json_strict(r.plans, '{plan_list}')) AS pl
+            FROM {_parsed(lines, _TEXTS_SCHEMA, where)}
+            WHERE r IS NOT NULL AND r.fees IS NOT NULL AND r.plans IS NOT NULL
+        )
     """

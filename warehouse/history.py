@@ -47,6 +47,12 @@ import duckdb
 from warehouse.db import fetch_one
 from warehouse.feed import FeedOutcome, Target, run_sql
 from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
+from warehouse.offer_hashes import (
+    CONTENT_FIELDS,
+    IDENTITY_FIELDS,
+    hashed,
+    identity_hash,
+)
 
 
 class OfferRows(Protocol):
@@ -66,16 +72,6 @@ class OfferRows(Protocol):
 ReadInto = Callable[[Target], FeedOutcome]
 """Reads the run's feed into a target (warehouse.feed.read_into, bound to its feed)."""
 
-# The offer's fields, as in the feed, in table order (ids and observed_at excluded).
-CONTENT_FIELDS = (
-    "gpu_vendor", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name",
-    "status", "available_count", "price", "currency", "billing_unit", "price_basis",
-    "price_kind", "region", "url",
-)  # fmt: skip
-IDENTITY_FIELDS = (
-    "gpu_vendor", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name",
-    "region", "url",
-)  # fmt: skip
 STATE_FIELDS = tuple(c for c in CONTENT_FIELDS if c not in IDENTITY_FIELDS)
 IDENTITY_COLUMNS = ("identity_id", "provider", "offer_key", "identity_hash", *IDENTITY_FIELDS)
 VERSION_COLUMNS = (
@@ -90,46 +86,10 @@ CURRENT_COLUMNS = (
 FEE_FIELDS = FEE_ITEM_FIELDS
 PLAN_FIELDS = PLAN_ITEM_FIELDS
 
-# Hashes: DuckDB's 64-bit hash() of the typed values, the same expressions as
-# sql/0003_history.sql (a test keeps them in step). A fee or plan list hashes as the XOR of
-# its rows' hashes, seq included, so order counts. hash() is four times cheaper per poll
-# than md5 over canonical JSON; it is not promised stable across DuckDB releases, and the
-# price of a change there is one extra version per offer after the upgrade, nothing lost.
-FEE_SET_HASH = f"bit_xor(hash({', '.join(FEE_FIELDS)}))"
-PLAN_SET_HASH = f"bit_xor(hash({', '.join(PLAN_FIELDS)}))"
-
-
-def list_hash(column: str, fields: tuple[str, ...]) -> str:
-    """The set hash of a list column of structs (the staged offers' fees / plans): the same
-    value as FEE_SET_HASH / PLAN_SET_HASH over its rows, NULL for an empty list."""
-    row = ", ".join(f"x.{c}" for c in fields)
-    return f"list_aggregate(list_transform({column}, lambda x: hash({row})), 'bit_xor')"
-
-
-def identity_hash(alias: str) -> str:
-    """The identity hash of a row with the offer's fields (provider, key, identity)."""
-    fields = ", ".join(f"{alias}.{c}" for c in ("provider", "offer_key", *IDENTITY_FIELDS))
-    return f"hash({fields})"
-
-
-IDENTITY_HASH = identity_hash("o")
-CONTENT_HASH = f"hash({', '.join(f'o.{c}' for c in CONTENT_FIELDS)}, o.fee_hash, o.plan_hash)"
 # The lists as fee_set_lists / plan_set_lists and the read side give them: structs ordered
 # by seq (seq is the first field, so list_sort orders by it).
 FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
 PLAN_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in PLAN_FIELDS) + "}))"
-
-
-def hashed(rows: str) -> str:
-    """Offer rows (``OFFER_ROW_COLUMNS``) with their list, identity and content hashes."""
-    return f"""(
-        SELECT o.*, {IDENTITY_HASH} AS identity_hash, {CONTENT_HASH} AS content_hash
-        FROM (
-            SELECT *, {list_hash("fees", FEE_FIELDS)} AS fee_hash,
-                {list_hash("plans", PLAN_FIELDS)} AS plan_hash
-            FROM {rows} AS r
-        ) AS o
-    )"""
 
 
 # Identities already stored, by hash (one id per hash; the smallest, should two exist).
@@ -297,9 +257,7 @@ def _current_insert(version: str, identity: str, source: str) -> str:
 # its feed line. No join in this statement: DuckDB cannot size a stream, and may build its
 # hash table on the feed instead of on the stored identities (four times slower, spilling).
 _INSERT_FIRST = _current_insert(
-    "CAST($vtop + o._line AS BIGINT)",
-    "CAST($itop + o._line AS INTEGER)",
-    f"FROM {hashed('{rows}')} AS o",
+    "CAST($vtop + o._line AS BIGINT)", "CAST($itop + o._line AS INTEGER)", "FROM {offers} AS o"
 )
 # ... then, should the provider have had offers stored before (whose versions all closed),
 # their identities are found again rather than stored twice.
@@ -316,6 +274,18 @@ _FIRST_REMOVE = (
     "DELETE FROM current_offers WHERE provider = $p AND valid_from = $at"
     " AND list_contains($lines, feed_line)"
 )
+# Its rows' hashes, and how their lists' hashes are settled (warehouse.feed_lists).
+_FIRST_HASHES = (
+    "SELECT feed_line, content_hash, fee_hash, plan_hash FROM current_offers"
+    " WHERE provider = $p AND valid_from = $at"
+)
+_FIRST_REHASH = """
+UPDATE current_offers SET fee_hash = m.fee_hash, plan_hash = m.plan_hash,
+    content_hash = m.content_hash
+FROM {relisted} AS m
+WHERE current_offers.provider = $p AND current_offers.valid_from = $at
+  AND current_offers.feed_line = m.line
+"""
 # Later runs: the offers first as hashes (what the comparison needs)...
 _SEEN_COLUMNS = (
     "_line INTEGER, offer_key VARCHAR, observed_at TIMESTAMPTZ, content_hash UBIGINT,"
@@ -324,7 +294,13 @@ _SEEN_COLUMNS = (
 _INSERT_SEEN = f"""
 INSERT INTO {_SEEN} SELECT _line, offer_key, observed_at, content_hash, identity_hash,
     fee_hash, plan_hash
-FROM {hashed("{rows}")} AS o
+FROM {{offers}} AS o
+"""
+_SEEN_HASHES = f"SELECT _line, content_hash, fee_hash, plan_hash FROM {_SEEN}"
+_SEEN_REHASH = f"""
+UPDATE {_SEEN} SET fee_hash = m.fee_hash, plan_hash = m.plan_hash,
+    content_hash = m.content_hash
+FROM {{relisted}} AS m WHERE {_SEEN}._line = m.line
 """
 # ... then the new and changed ones whole (only their lines are parsed), numbered by their
 # line, and their identities as _OPENED found them (set after: no join with the stream).
@@ -355,7 +331,16 @@ def weave_in_order(
     params = {"p": provider, "at": position, "vtop": vtop, "itop": itop, "keep": keep_unseen}
     first = fetch_one(con, "SELECT count(*) FROM current_offers WHERE provider = ?", [provider])
     if not first or not first[0]:
-        outcome = read_into(Target(_INSERT_FIRST, _FIRST_STORED, _FIRST_REMOVE, params))
+        outcome = read_into(
+            Target(
+                _INSERT_FIRST,
+                _FIRST_STORED,
+                _FIRST_REMOVE,
+                params,
+                hashes=_FIRST_HASHES,
+                rehash=_FIRST_REHASH,
+            )
+        )
         known = fetch_one(
             con, "SELECT count(*) FROM offer_identities WHERE provider = ?", [provider]
         )
@@ -371,6 +356,8 @@ def weave_in_order(
                 f"SELECT _line, offer_key FROM {_SEEN}",
                 f"DELETE FROM {_SEEN} WHERE list_contains($lines, _line)",
                 params,
+                hashes=_SEEN_HASHES,
+                rehash=_SEEN_REHASH,
             )
         )
         seen = _SEEN

@@ -39,6 +39,7 @@ from warehouse.history import (
     store,
     write_sets,
 )
+from warehouse.offer_hashes import content_hash
 
 __all__ = ["LATE_TABLES", "weave_late"]
 
@@ -52,15 +53,17 @@ _FRESH = f"{_TEMP}fresh"
 _IDS = f"{_TEMP}ids"
 LATE_TABLES = (_STAGE, _COVER, _OPENED, _CLOSED, _NEW, _FRESH, _IDS)
 
+# A closed version's fields, from its identity and its state.
+_FIELDS_HASH = (
+    "hash(" + ", ".join(f"{'i' if c in IDENTITY_FIELDS else 'v'}.{c}" for c in CONTENT_FIELDS) + ")"
+)
 # The versions holding a place in a provider's history, with their key and content hash:
 # closed ones, and the open ones (current_offers) that began at or before the place.
 _COVER_SQL = f"""
 SELECT v.version_id, v.identity_id, v.valid_from, v.valid_to,
     {", ".join(f"v.{c}" for c in STATE_FIELDS)}, v.fee_set_id, v.plan_set_id,
-    i.offer_key, hash(
-        {", ".join(f"{'i' if c in IDENTITY_FIELDS else 'v'}.{c}" for c in CONTENT_FIELDS)},
-        fs.set_hash, ps.set_hash
-    ) AS content_hash, false AS open
+    i.offer_key, {content_hash(_FIELDS_HASH, "fs.set_hash", "ps.set_hash")} AS content_hash,
+    false AS open
 FROM offer_versions AS v
 JOIN offer_identities AS i ON i.identity_id = v.identity_id
 LEFT JOIN (SELECT DISTINCT fee_set_id, set_hash FROM addon_fee_sets) AS fs

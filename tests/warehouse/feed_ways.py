@@ -6,6 +6,7 @@ Shared by the bulk-path tests and the property test, which compare the two readi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import wh_kit  # noqa: F401  (puts the real warehouse package first on sys.path)
@@ -16,13 +17,15 @@ from warehouse.feed import FeedBatch, read_feed
 
 
 def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The set-wise path switched off: it vouches for no line, so all go the exact way."""
-    original = feed_module.offer_rows_sql
+    """The set-wise path switched off (with its lists typed, or left as text for
+    warehouse.feed_lists): it vouches for no line, so all go the exact way."""
+    for name in ("offer_rows_sql", "offer_texts_sql"):
+        original = getattr(feed_module, name)
 
-    def none(lines: str, *, where: str | None = None) -> str:
-        return original(lines, where="false")
+        def none(lines: str, *, where: str | None = None, original: Any = original) -> str:
+            return str(original(lines, where="false"))
 
-    monkeypatch.setattr(feed_module, "offer_rows_sql", none)
+        monkeypatch.setattr(feed_module, name, none)
 
 
 def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FeedBatch, FeedBatch]:

@@ -16,7 +16,7 @@ import pytest
 from wh_kit import FeedKit
 
 from gpurent_core.model import StockStatus
-from warehouse import history
+from warehouse import history, offer_hashes
 from warehouse.db import connect
 from warehouse.feed import read_feed
 from warehouse.load import load_batch, load_run
@@ -114,7 +114,7 @@ def test_a_failed_weave_drops_its_tables_and_the_retry_loads(
 def test_set_hashes_from_the_staged_lists_equal_the_row_form(
     con: duckdb.DuckDBPyConnection, kit: FeedKit
 ) -> None:
-    """The load hashes each staged fee / plan list as a list (history.list_hash); the stored
+    """The load hashes each staged fee / plan list as a list (offer_hashes.list_hash); the stored
     sets must carry the hash the row form gives (FEE_SET_HASH / PLAN_SET_HASH, the
     expression of sql/0003_history.sql), or a database migrated from per-poll rows would
     see every offer as changed. Nulls, order and an offer without lists included."""
@@ -124,8 +124,8 @@ def test_set_hashes_from_the_staged_lists_equal_the_row_form(
     path = kit.write("hashes", [base, reordered, kit.offer(r1, "c", fees=(), plans=())])
     load_run(con, r1, path)
     for table, id_column, expression in (
-        ("addon_fee_sets", "fee_set_id", history.FEE_SET_HASH),
-        ("price_plan_sets", "plan_set_id", history.PLAN_SET_HASH),
+        ("addon_fee_sets", "fee_set_id", offer_hashes.FEE_SET_HASH),
+        ("price_plan_sets", "plan_set_id", offer_hashes.PLAN_SET_HASH),
     ):
         rows = con.execute(
             f"SELECT set_hash, {expression} FROM {table} GROUP BY {id_column}, set_hash"
