@@ -25,13 +25,21 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import polars as pl
 
-from warehouse.duck_sql import checks_above_parse, run_sql
+from warehouse.duck_sql import checks_above_parse, run_numpy, run_sql
 from warehouse.feed_exact import ExactReader, hints_of
-from warehouse.feed_fast import offer_rows_sql, offer_texts_sql
+from warehouse.feed_fast import OFFER_PREFIX, offer_rows_sql, offer_texts_sql
 from warehouse.feed_file import FeedFile
-from warehouse.feed_lists import drop_list_tables, settle
+from warehouse.feed_lists import (
+    SAMPLE_BYTES,
+    SAMPLE_WINDOWS,
+    create_primed,
+    drop_list_tables,
+    prime,
+    settled,
+)
 from warehouse.feed_schema import (
     FEE_AMOUNT,
     FEE_ITEM_FIELDS,
@@ -48,7 +56,7 @@ from warehouse.feed_schema import (
     UTC_TIME,
     sql_type,
 )
-from warehouse.offer_hashes import hashed, pending
+from warehouse.offer_hashes import hashed
 
 __all__ = [
     "DUPLICATE_REASON",
@@ -106,6 +114,11 @@ PLANS_TABLE = "_gpurent_feed_plans"
 # The offers the exact path read, while the set-wise path's go straight to a target.
 EXACT_TABLE = "_gpurent_feed_exact"
 _STREAM = "_gpurent_feed_lines"
+_LEFT = "_gpurent_feed_left"
+_OFFER_PREFIX = OFFER_PREFIX.encode()
+REREAD_FEW = 8
+"""Lines left by the first reading are read one by one when they are at most one in
+REREAD_FEW of the feed's lines, else from the file streamed again."""
 
 
 @dataclass(frozen=True)
@@ -193,8 +206,8 @@ class FeedRows:
     EXACT_TABLE. ``read_into`` fills the latter.
 
     In a statement, ``{rows}`` stands for the rows, ``{offers}`` for them hashed
-    (warehouse.offer_hashes.hashed; ``pending``: the set-wise rows with their lists still
-    text, offer_hashes.pending, for warehouse.feed_lists to settle)."""
+    (warehouse.offer_hashes.hashed; with ``lists_primed``, the set-wise rows whose lists
+    are primed, warehouse.feed_lists.settled)."""
 
     def __init__(self, feed: FeedFile, *, provider: str | None, run_id: str | None) -> None:
         self.feed = feed
@@ -210,15 +223,16 @@ class FeedRows:
         only: Sequence[int] | None = None,
         exact: bool = True,
         fast: bool = True,
-        lists_pending: bool = False,
+        lists_primed: bool = False,
     ) -> list[tuple[Any, ...]]:
         """Run ``sql`` with ``{rows}`` / ``{offers}`` standing for the rows. ``where``: a
         condition on ``line`` picking lines before any is parsed (the file is read whole);
         ``only``: the few lines wanted (read from where the first scan found them).
         ``exact`` / ``fast``: include the exact path's rows / the set-wise ones;
-        ``lists_pending``: ``{offers}`` are the set-wise rows with their lists as text."""
-        if lists_pending and exact:
-            raise ValueError("rows with lists still text cannot be read with settled ones")
+        ``lists_primed``: ``{offers}`` are the set-wise rows whose lists were primed
+        (warehouse.feed_lists), without their lists typed."""
+        if lists_primed and exact:
+            raise ValueError("rows with primed lists cannot be read with typed ones")
         picked = where
         if only is not None:
             picked = "line IN (SELECT unnest($only))" + (f" AND ({where})" if where else "")
@@ -226,8 +240,8 @@ class FeedRows:
         if fast:
             rows.append(offer_rows_sql(_STREAM, where=picked))
             offers.append(
-                pending(f"({offer_texts_sql(_STREAM, where=picked)})")
-                if lists_pending
+                settled(f"({offer_texts_sql(_STREAM, where=picked)})")
+                if lists_primed
                 else hashed(f"({rows[-1]})")
             )
         if exact:
@@ -242,7 +256,7 @@ class FeedRows:
         lines = self.feed.scan() if only is None else self.feed.table(only)
         con.register(_STREAM, lines)
         try:
-            with checks_above_parse(con):
+            with checks_above_parse(con, joins_as_written=lists_primed):
                 return run_sql(con, sql, values)
         finally:
             con.unregister(_STREAM)
@@ -258,17 +272,17 @@ class Target:
     ``remove``: a statement removing the stored rows whose lines are in ``$lines``.
     ``params``: their parameters (besides ``$lines``).
 
-    A target that stores only hashes gives ``hashes`` and ``rehash`` (see
-    warehouse.feed_lists.settle): its insert then gets the set-wise rows with their lists
-    still text, and the lists are vouched for once per distinct list.
+    A target that stores only hashes sets ``lists_once``: its insert then gets the
+    set-wise rows with their lists vouched for once per distinct list
+    (warehouse.feed_lists), its rows come with their set ids (``fee_set_id`` /
+    ``plan_set_id``), and are never updated.
     """
 
     insert: str
     stored: str
     remove: str
     params: dict[str, Any] = field(default_factory=dict)
-    hashes: str | None = None
-    rehash: str | None = None
+    lists_once: bool = False
 
 
 @dataclass(frozen=True)
@@ -297,31 +311,23 @@ def read_into(
     _create_exact_table(con)
     rows = FeedRows(feed, provider=provider, run_id=run_id)
     params = target.params
-    lists_pending = target.hashes is not None and target.rehash is not None
-    rows.execute(con, target.insert, params, exact=False, lists_pending=lists_pending)
-    feed.ensure_scanned()
-    if target.hashes is not None and target.rehash is not None:
-        settle(
-            con,
-            feed,
-            hashes=target.hashes,
-            rehash=target.rehash,
-            remove=target.remove,
-            params=params,
-        )
     stored = f"SELECT line FROM ({target.stored}) AS s(line, offer_key)"
-    read_set_wise = int(run_sql(con, f"SELECT count(*) FROM ({stored})", params)[0][0])
+    if target.lists_once:
+        create_primed(con)
+        prime(con, feed.sample(SAMPLE_WINDOWS, SAMPLE_BYTES))
+    rows.execute(con, target.insert, params, exact=False, lists_primed=target.lists_once)
+    feed.ensure_scanned()
     # The lines the set-wise path left, read again from where the scan found them.
-    rest = [
-        int(row[0])
-        for row in run_sql(
-            con,
-            f"SELECT n FROM range(1, $count + 1) AS r(n) WHERE n NOT IN ({stored}) ORDER BY n",
-            params | {"count": feed.lines},
-        )
-    ]
-    reader = ExactReader(provider=provider, run_id=run_id)
+    rest = _left(con, stored, params, feed.lines)
     texts = feed.texts(rest)
+    if target.lists_once:
+        # Offer lines whose lists the sample missed may still read set-wise (a quarantine
+        # line never does).
+        offers = [n for n in rest if texts[n].startswith(_OFFER_PREFIX)]
+        if _read_again(con, rows, target, offers):
+            rest = _left(con, stored, params, feed.lines)
+    read_set_wise = int(run_sql(con, f"SELECT count(*) FROM ({stored})", params)[0][0])
+    reader = ExactReader(provider=provider, run_id=run_id)
     for number in rest:
         reader.read(number, texts[number])
     if reader.offers:
@@ -347,6 +353,47 @@ def read_into(
         sha256=feed.sha256,
         rows=rows,
     )
+
+
+def _left(
+    con: duckdb.DuckDBPyConnection, stored: str, params: dict[str, Any], lines: int
+) -> list[int]:
+    """The numbers of the feed's lines (1 to ``lines``) no stored row came from (the stored
+    line numbers fetched as one array and crossed out: several times cheaper than an
+    anti-join in DuckDB for a large feed)."""
+    numbers = run_numpy(con, f"SELECT line FROM ({stored})", params)["line"]
+    left = np.ones(lines + 1, dtype=bool)
+    left[0] = False
+    left[np.asarray(numbers, dtype=np.int64)] = False
+    return np.flatnonzero(left).tolist()
+
+
+def _read_again(
+    con: duckdb.DuckDBPyConnection, rows: FeedRows, target: Target, left: list[int]
+) -> int:
+    """The lines the first reading left whose lists the sample did not prime: their lists
+    primed from these lines themselves, then the lines read set-wise again (what is still
+    left is the exact path's). Few lines are read one by one, many from the file streamed
+    again (twice: once to prime, once to read). Returns how many rows it stored."""
+    if not left:
+        return 0
+    if len(left) * REREAD_FEW <= rows.feed.lines:
+        prime(con, rows.feed.table(left))
+        answer = rows.execute(
+            con, target.insert, target.params, only=left, exact=False, lists_primed=True
+        )
+    else:
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_LEFT} AS SELECT unnest($left) AS line",
+            {"left": left},
+        )
+        where = f"line IN (SELECT line FROM {_LEFT})"
+        prime(con, rows.feed.scan(), where=where)
+        answer = rows.execute(
+            con, target.insert, target.params, where=where, exact=False, lists_primed=True
+        )
+        con.execute(f"DROP TABLE {_LEFT}")
+    return int(answer[0][0]) if answer else 0
 
 
 def _validate(
@@ -492,6 +539,7 @@ def drop_staged(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"DROP VIEW IF EXISTS {PLANS_TABLE}")
     con.execute(f"DROP TABLE IF EXISTS {OFFERS_TABLE}")
     con.execute(f"DROP TABLE IF EXISTS {EXACT_TABLE}")
+    con.execute(f"DROP TABLE IF EXISTS {_LEFT}")
     drop_list_tables(con)
 
 

@@ -313,7 +313,8 @@ def _list_check(text: str, parsed: str, chars: str) -> str:
 def list_sets_sql(lines: str, *, where: str | None = None) -> str:
     """A query, per line of ``lines`` (as ``offer_texts_sql``), of its two lists as that
     query hashed their text (``fee_text`` / ``plan_text``), whether each is canonical
-    (``fee_ok`` / ``plan_ok``) and its set hash, typed (``fee_set`` / ``plan_set``,
+    (``fee_ok`` / ``plan_ok``), the list typed (``fee_items`` / ``plan_items``, as
+    FEE_LIST_TYPE / PLAN_LIST_TYPE) and its set hash (``fee_set`` / ``plan_set``,
     warehouse.offer_hashes.list_hash). A list's verdict depends on its text alone, so one
     line per distinct text answers for every offer carrying it."""
     fees_chars = _list_chars("fl", "f", _FEE_LEAVES, _FEE, _FEE_OK)
@@ -322,15 +323,17 @@ def list_sets_sql(lines: str, *, where: str | None = None) -> str:
     plan_list = json.dumps(_PLAN_LIST_SCHEMA)
     return f"""
         SELECT line, fee_text, {_list_check("fees", "fl", fees_chars)} AS fee_ok,
-            {list_hash(_fees("fl"), FEE_ITEM_FIELDS)} AS fee_set,
+            {list_hash("fee_items", FEE_ITEM_FIELDS)} AS fee_set, fee_items,
             plan_text, {_list_check("plans", "pl", plans_chars)} AS plan_ok,
-            {list_hash(_plans("pl"), PLAN_ITEM_FIELDS)} AS plan_set
+            {list_hash("plan_items", PLAN_ITEM_FIELDS)} AS plan_set, plan_items
         FROM (
+          SELECT *, {_fees("fl")} AS fee_items, {_plans("pl")} AS plan_items FROM (
             SELECT line, r.fees AS fees, r.plans AS plans,
                 hash(r.fees) AS fee_text, hash(r.plans) AS plan_text,
                 TRY(from_json_strict(r.fees, '{fee_list}')) AS fl,
                 TRY(from_json_strict(r.plans, '{plan_list}')) AS pl
             FROM {_parsed(lines, _TEXTS_SCHEMA, where)}
             WHERE r IS NOT NULL AND r.fees IS NOT NULL AND r.plans IS NOT NULL
+          )
         )
     """

@@ -46,6 +46,7 @@ import duckdb
 
 from warehouse.db import fetch_one
 from warehouse.feed import FeedOutcome, Target, run_sql
+from warehouse.feed_lists import PRIMED_FEES, PRIMED_PLANS
 from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
 from warehouse.offer_hashes import (
     CONTENT_FIELDS,
@@ -80,7 +81,8 @@ VERSION_COLUMNS = (
 )  # fmt: skip
 CURRENT_COLUMNS = (
     "provider", "offer_key", "version_id", "identity_id", "valid_from", "content_hash",
-    *CONTENT_FIELDS, "fee_hash", "plan_hash", "feed_line", "observed_at",
+    *CONTENT_FIELDS, "fee_hash", "plan_hash", "fee_set_id", "plan_set_id", "feed_line",
+    "observed_at",
 )  # fmt: skip
 # The fields of one fee / plan of a list, seq first (as the staged offers' lists hold them).
 FEE_FIELDS = FEE_ITEM_FIELDS
@@ -242,7 +244,7 @@ def next_ids(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
 # numbered past (next_ids), ``version`` and ``identity`` their expressions.
 _CURRENT_SELECT = """
 SELECT o.provider, o.offer_key, {version}, {identity}, $at::TIMESTAMPTZ, o.content_hash,
-    {content}, o.fee_hash, o.plan_hash, o._line, o.observed_at
+    {content}, o.fee_hash, o.plan_hash, o.fee_set_id, o.plan_set_id, o._line, o.observed_at
 """
 
 
@@ -254,8 +256,10 @@ def _current_insert(version: str, identity: str, source: str) -> str:
 
 
 # The first run of a provider: every offer opens a version and an identity, numbered by
-# its feed line. No join in this statement: DuckDB cannot size a stream, and may build its
-# hash table on the feed instead of on the stored identities (four times slower, spilling).
+# its feed line. No join with the stored identities in this statement: DuckDB cannot size a
+# stream, and may build its hash table on the feed instead of on the identities (four times
+# slower, spilling). (The small joins with the primed lists, warehouse.feed_lists, are
+# held as written.)
 _INSERT_FIRST = _current_insert(
     "CAST($vtop + o._line AS BIGINT)", "CAST($itop + o._line AS INTEGER)", "FROM {offers} AS o"
 )
@@ -274,18 +278,6 @@ _FIRST_REMOVE = (
     "DELETE FROM current_offers WHERE provider = $p AND valid_from = $at"
     " AND list_contains($lines, feed_line)"
 )
-# Its rows' hashes, and how their lists' hashes are settled (warehouse.feed_lists).
-_FIRST_HASHES = (
-    "SELECT feed_line, content_hash, fee_hash, plan_hash FROM current_offers"
-    " WHERE provider = $p AND valid_from = $at"
-)
-_FIRST_REHASH = """
-UPDATE current_offers SET fee_hash = m.fee_hash, plan_hash = m.plan_hash,
-    content_hash = m.content_hash
-FROM {relisted} AS m
-WHERE current_offers.provider = $p AND current_offers.valid_from = $at
-  AND current_offers.feed_line = m.line
-"""
 # Later runs: the offers first as hashes (what the comparison needs)...
 _SEEN_COLUMNS = (
     "_line INTEGER, offer_key VARCHAR, observed_at TIMESTAMPTZ, content_hash UBIGINT,"
@@ -295,12 +287,6 @@ _INSERT_SEEN = f"""
 INSERT INTO {_SEEN} SELECT _line, offer_key, observed_at, content_hash, identity_hash,
     fee_hash, plan_hash
 FROM {{offers}} AS o
-"""
-_SEEN_HASHES = f"SELECT _line, content_hash, fee_hash, plan_hash FROM {_SEEN}"
-_SEEN_REHASH = f"""
-UPDATE {_SEEN} SET fee_hash = m.fee_hash, plan_hash = m.plan_hash,
-    content_hash = m.content_hash
-FROM {{relisted}} AS m WHERE {_SEEN}._line = m.line
 """
 # ... then the new and changed ones whole (only their lines are parsed), numbered by their
 # line, and their identities as _OPENED found them (set after: no join with the stream).
@@ -337,8 +323,7 @@ def weave_in_order(
                 _FIRST_STORED,
                 _FIRST_REMOVE,
                 params,
-                hashes=_FIRST_HASHES,
-                rehash=_FIRST_REHASH,
+                lists_once=True,
             )
         )
         known = fetch_one(
@@ -356,8 +341,7 @@ def weave_in_order(
                 f"SELECT _line, offer_key FROM {_SEEN}",
                 f"DELETE FROM {_SEEN} WHERE list_contains($lines, _line)",
                 params,
-                hashes=_SEEN_HASHES,
-                rehash=_SEEN_REHASH,
+                lists_once=True,
             )
         )
         seen = _SEEN
@@ -478,18 +462,48 @@ def close_versions(
 
 def store_new_sets(con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict[str, Any]) -> None:
     """The fee and plan lists of the run's new open versions that no earlier run had, under
-    new ids (rows per fee, and the list whole for the read side), then every new version's
-    set ids. The lists are read again from one offer line per new list."""
+    new ids (rows per fee, and the list whole for the read side), then the set ids of the
+    new versions that came without them.
+
+    Rows read with their lists primed (warehouse.feed_lists) came with their set ids: the
+    primed sets they point at are stored from the primed lists. Others (read the exact way,
+    or typed again) get theirs here; their lists are read again from one offer line per
+    new list. No row that came with its ids is updated (a large insert updated even in part
+    is written again at COMMIT)."""
     run = "provider = $p AND valid_from = $at"
+    found = fetch_one(
+        con,
+        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+        [PRIMED_FEES],
+    )
+    primed = bool(found and found[0])
     fresh = {}
-    for kind, table in (("fee", "addon_fee_sets"), ("plan", "price_plan_sets")):
+    for kind, table, id_column, primed_table in (
+        ("fee", "addon_fee_sets", "fee_set_id", PRIMED_FEES),
+        ("plan", "price_plan_sets", "plan_set_id", PRIMED_PLANS),
+    ):
+        if primed:
+            run_sql(
+                con,
+                f"""
+                CREATE OR REPLACE TEMP TABLE {_FRESH} AS
+                SELECT set_id AS {id_column}, set_hash, items FROM {primed_table}
+                WHERE set_id IN (
+                    SELECT DISTINCT {id_column} FROM current_offers
+                    WHERE {run} AND {id_column} IS NOT NULL
+                ) AND set_id NOT IN (SELECT {id_column} FROM {table})
+                QUALIFY row_number() OVER (PARTITION BY set_id ORDER BY text_hash) = 1
+                """,
+                params,
+            )
+            write_sets(con, kind, _FRESH)
         fresh[kind] = [
             int(r[0])
             for r in run_sql(
                 con,
                 f"""
                 SELECT min(feed_line) FROM current_offers
-                WHERE {run} AND {kind}_hash IS NOT NULL
+                WHERE {run} AND {id_column} IS NULL AND {kind}_hash IS NOT NULL
                   AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
                 GROUP BY {kind}_hash ORDER BY 1
                 """,
@@ -511,14 +525,16 @@ def store_new_sets(con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict
     ):
         if fresh[kind]:
             _store_sets(con, kind, table, id_column, lists, fresh[kind])
-        # The run's new versions point at their sets (known or just stored).
+        # The run's new versions without set ids point at their sets (known or just stored).
         store(
             con,
             "current_offers",
             f"""
             UPDATE current_offers SET {id_column} = s.{id_column}
-            FROM (SELECT DISTINCT set_hash, {id_column} FROM {table}) AS s
+            FROM (SELECT set_hash, min({id_column}) AS {id_column} FROM {table}
+                  GROUP BY set_hash) AS s
             WHERE current_offers.provider = $p AND current_offers.valid_from = $at
+              AND current_offers.{id_column} IS NULL
               AND current_offers.{kind}_hash = s.set_hash
             """,
             params,
@@ -626,14 +642,22 @@ def mark_stale(
             """,
             params,
         )
-    run_sql(
+    # Offers seen again are fresh. (Asked first: the UPDATE would hash every key the run
+    # saw, a third of a second at a million, to change nothing when nothing was stale.)
+    stale = fetch_one(
         con,
-        f"""
-        UPDATE current_offers SET last_seen_at = NULL
-        WHERE provider = $p AND last_seen_at IS NOT NULL AND offer_key IN {seen}
-        """,
-        params,
+        "SELECT count(*) FROM current_offers WHERE provider = ? AND last_seen_at IS NOT NULL",
+        [provider],
     )
+    if stale and stale[0]:
+        run_sql(
+            con,
+            f"""
+            UPDATE current_offers SET last_seen_at = NULL
+            WHERE provider = $p AND last_seen_at IS NOT NULL AND offer_key IN {seen}
+            """,
+            params,
+        )
     # Stretches end where the offer is no longer stale (seen again, or closed by an ok run)...
     run_sql(
         con,

@@ -8,9 +8,9 @@ releases, and the price of a change there is one extra version per offer after t
 nothing lost.
 
 The content hash is built in two steps, the offer's own fields first, then that hash with
-the two list hashes (migration 15): a feed read set-wise hashes each offer's fields as the
-file streams by, but finds its list hashes afterwards, once per distinct list
-(warehouse.feed_lists), and completes the content hash then.
+the two list hashes (migration 15): a feed read set-wise hashes each offer's fields, and
+takes its list hashes from the lists vouched for once per distinct list
+(warehouse.feed_lists).
 
 Shared by warehouse.feed (which hashes what it reads) and warehouse.history (which compares
 and stores the hashes).
@@ -32,7 +32,6 @@ __all__ = [
     "hashed",
     "identity_hash",
     "list_hash",
-    "pending",
 ]
 
 # The offer's fields, as in the feed, in table order (ids and observed_at excluded).
@@ -79,24 +78,13 @@ CONTENT_HASH = content_hash(fields_hash("o"), "o.fee_hash", "o.plan_hash")
 
 def hashed(rows: str) -> str:
     """Offer rows with typed lists (``OFFER_ROW_COLUMNS``) with their list, identity and
-    content hashes."""
+    content hashes, and their set ids (NULL: found once the sets are stored)."""
     return f"""(
-        SELECT o.*, {IDENTITY_HASH} AS identity_hash, {CONTENT_HASH} AS content_hash
+        SELECT o.*, NULL::INTEGER AS fee_set_id, NULL::INTEGER AS plan_set_id,
+            {IDENTITY_HASH} AS identity_hash, {CONTENT_HASH} AS content_hash
         FROM (
             SELECT *, {list_hash("fees", FEE_ITEM_FIELDS)} AS fee_hash,
                 {list_hash("plans", PLAN_ITEM_FIELDS)} AS plan_hash
             FROM {rows} AS r
         ) AS o
-    )"""
-
-
-def pending(rows: str) -> str:
-    """Offer rows whose lists are still text (``fee_text`` / ``plan_text``: the hashes of
-    the lists' JSON, warehouse.feed_fast), hashed as far as they can be: ``fee_hash`` /
-    ``plan_hash`` hold the text hashes and ``content_hash`` its first step, until
-    warehouse.feed_lists puts the set hashes and the whole content hash in their place."""
-    return f"""(
-        SELECT o.*, o.fee_text AS fee_hash, o.plan_text AS plan_hash,
-            {IDENTITY_HASH} AS identity_hash, {fields_hash("o")} AS content_hash
-        FROM {rows} AS o
     )"""

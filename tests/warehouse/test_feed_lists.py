@@ -14,7 +14,8 @@ from feed_ways import exact_only
 from wh_kit import FeedKit
 
 from warehouse import feed as feed_module
-from warehouse import migrations
+from warehouse import feed_lists, history, migrations
+from warehouse.feed_exact import ExactReader
 from warehouse.feed_file import FeedFile
 from warehouse.load import load_run
 from warehouse.migrations import migrate
@@ -24,6 +25,17 @@ STATE = (
     "SELECT offer_key, version_id, content_hash, fee_hash, plan_hash, fee_set_id, plan_set_id,"
     " price, status FROM current_offers ORDER BY offer_key"
 )
+# The same with each set id as its set's hash: ids only identify, and a reading that
+# primes a list for an offer later quarantined leaves that id unused.
+SAME_STATE = """
+    SELECT offer_key, version_id, content_hash, fee_hash, plan_hash,
+        (SELECT any_value(set_hash) FROM addon_fee_sets AS s
+         WHERE s.fee_set_id = o.fee_set_id) AS fee_set,
+        (SELECT any_value(set_hash) FROM price_plan_sets AS s
+         WHERE s.plan_set_id = o.plan_set_id) AS plan_set,
+        price, status
+    FROM current_offers AS o ORDER BY offer_key
+"""
 
 
 @pytest.fixture
@@ -31,21 +43,21 @@ def kit(tmp_path: Path) -> FeedKit:
     return FeedKit(tmp_path)
 
 
-def _settled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record how many rows each settle took out (to go the exact way)."""
-    removed: list[int] = []
-    real = feed_module.settle
+def _exact_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the lines the exact path reads."""
+    read: list[int] = []
+    real = ExactReader.read
 
-    def spy(*args: Any, **kwargs: Any) -> int:
-        removed.append(real(*args, **kwargs))
-        return removed[-1]
+    def spy(self: ExactReader, line: int, raw_line: bytes) -> None:
+        read.append(line)
+        real(self, line, raw_line)
 
-    monkeypatch.setattr(feed_module, "settle", spy)
-    return removed
+    monkeypatch.setattr(ExactReader, "read", spy)
+    return read
 
 
 def _both_ways(
-    path: Path, kit: FeedKit, monkeypatch: pytest.MonkeyPatch, sql: str = STATE
+    path: Path, kit: FeedKit, monkeypatch: pytest.MonkeyPatch, sql: str = SAME_STATE
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     results = []
     for exact in (False, True):
@@ -68,15 +80,8 @@ def _line(kit: FeedKit, key: str, **changes: Any) -> str:
     return kit.offer(kit.run(1), key, **changes).model_dump_json()
 
 
-def test_lists_are_read_once_per_distinct_text(
-    kit: FeedKit, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    no_plans: dict[str, Any] = {"plans": ()}
-    offers = [
-        _line(kit, f"o{i}", price=Decimal(f"2.{i:02d}"), **(no_plans if i % 2 else {}))
-        for i in range(40)
-    ]
-    path = kit.write("shared", offers)
+def _spy_tables(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """Record the lines read again one by one (FeedFile.table)."""
     asked: list[list[int]] = []
     real = FeedFile.table
 
@@ -85,18 +90,80 @@ def test_lists_are_read_once_per_distinct_text(
         return real(self, numbers)
 
     monkeypatch.setattr(FeedFile, "table", spy)
-    removed = _settled(monkeypatch)
+    return asked
+
+
+def _spy_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    scans: list[int] = []
+    real = FeedFile.scan
+
+    def spy(self: FeedFile) -> Any:
+        scans.append(1)
+        return real(self)
+
+    monkeypatch.setattr(FeedFile, "scan", spy)
+    return scans
+
+
+def test_lists_primed_from_the_sample_are_never_read_again(
+    kit: FeedKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_plans: dict[str, Any] = {"plans": ()}
+    offers = [
+        _line(kit, f"o{i}", price=Decimal(f"2.{i:02d}"), **(no_plans if i % 2 else {}))
+        for i in range(40)
+    ]
+    path = kit.write("shared", offers)
+    asked = _spy_tables(monkeypatch)
+    scans = _spy_scans(monkeypatch)
+    exact = _exact_lines(monkeypatch)
     con = duckdb.connect()
     migrate(con)
     assert load_run(con, kit.run(1), path).offers == 40
-    # One fee list for all, two plan lists (with and without): lines 1 and 2 carry them.
-    # (The sets new to the warehouse are then read for storing, from one line each.)
-    assert asked[0] == [1, 2] and removed == [0]
+    # The sample (the whole of a small file) primed one fee list and two plan lists (with
+    # and without): the file is read once, no line again, none the exact way, and the
+    # sets are stored from the primed lists.
+    assert (asked, len(scans), exact) == ([], 1, [])
     sets = con.execute(
         "SELECT count(DISTINCT fee_set_id), count(DISTINCT plan_set_id), count(*)"
         " FROM current_offers"
     ).fetchall()
     assert sets == [(1, 1, 40)]  # no plans is no set
+    assert con.execute(
+        "SELECT count(*) FROM addon_fee_sets AS s JOIN current_offers AS o"
+        " ON o.fee_set_id = s.fee_set_id AND o.fee_hash = s.set_hash"
+    ).fetchall() == [(2 * 40,)]  # two fees per set, every offer's id matching its hash
+
+
+def test_a_large_first_run_is_stored_without_updating_a_row(
+    kit: FeedKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An UPDATE or DELETE of a row a large INSERT wrote, before COMMIT, makes DuckDB write
+    the whole insert again: a canonical feed's rows are stored final."""
+    offers = [
+        _line(kit, f"o{i}", price=Decimal(f"2.{i % 100:02d}"), gpu_count=1 + i % 3)
+        for i in range(300)
+    ]
+    path = kit.write("final", offers)
+    changed: list[tuple[str, int]] = []
+    real = history.run_sql
+
+    def spy(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:
+        answer = real(con, sql, params)
+        words = " ".join(sql.split())
+        if words.startswith(("UPDATE current_offers", "DELETE FROM current_offers")):
+            changed.append((words[:40], int(answer[0][0]) if answer else 0))
+        return answer
+
+    for module in (history, feed_module, feed_lists):
+        monkeypatch.setattr(module, "run_sql", spy)
+    con = duckdb.connect()
+    migrate(con)
+    assert load_run(con, kit.run(1), path).offers == 300
+    assert changed and all(count == 0 for _, count in changed), changed
+    assert con.execute(
+        "SELECT count(*) FROM current_offers WHERE fee_set_id IS NULL OR plan_set_id IS NULL"
+    ).fetchall() == [(0,)]
 
 
 def test_a_list_read_back_longer_is_never_vouched_for(
@@ -112,10 +179,10 @@ def test_a_list_read_back_longer_is_never_vouched_for(
     assert text.count(amount) == 1
     text = text.replace(amount, "1e2").replace(',"offer_key"', ' , "offer_key"')
     path = kit.write("longer", [json.dumps(good, separators=(",", ":")), text])
-    removed = _settled(monkeypatch)
-    fast, exact = _both_ways(path, kit, monkeypatch)
-    assert fast == exact
-    assert removed[0] == 1  # read set-wise, then taken out by its list check
+    exact = _exact_lines(monkeypatch)
+    fast, slow = _both_ways(path, kit, monkeypatch)
+    assert fast == slow and len(fast) == 2
+    assert exact[0] == 2  # the set-wise reading left it, twice (sample, then itself)
 
 
 def test_offers_sharing_a_bad_list_all_go_the_exact_way(
@@ -129,13 +196,34 @@ def test_offers_sharing_a_bad_list_all_go_the_exact_way(
         for key in ("a", "b", "c")
     ]  # fmt: skip
     path = kit.write("bad-list", lines)
-    removed = _settled(monkeypatch)
-    fast, exact = _both_ways(path, kit, monkeypatch)
-    assert fast == exact
-    assert removed[0] == 2
+    exact = _exact_lines(monkeypatch)
+    fast, slow = _both_ways(path, kit, monkeypatch)
+    assert fast == slow
+    assert exact[:2] == [2, 3]
 
 
-def test_many_distinct_lists_are_read_from_the_file_streamed_again(
+def test_a_list_the_sample_missed_is_primed_from_its_own_line(
+    kit: FeedKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = kit.offer(kit.run(1)).plans[0]
+    own = (plan.model_copy(update={"price": Decimal(4321)}),)
+    lines = [_line(kit, f"o{i:02d}", **({"plans": own} if i == 29 else {})) for i in range(30)]
+    path = kit.write("missed", lines)
+    fast, slow = _both_ways(path, kit, monkeypatch)
+    assert fast == slow and len(fast) == 30
+    # A sample of the first line only: line 30's plan list is not among what it primed.
+    monkeypatch.setattr(feed_module, "SAMPLE_WINDOWS", 1)
+    monkeypatch.setattr(feed_module, "SAMPLE_BYTES", len(lines[0]) + 1)
+    asked = _spy_tables(monkeypatch)
+    exact = _exact_lines(monkeypatch)
+    con = duckdb.connect()
+    migrate(con)
+    assert load_run(con, kit.run(1), path).offers == 30
+    assert (asked, exact) == ([[30], [30]], [])  # primed from it, then read set-wise
+    assert con.execute(SAME_STATE).fetchall() == fast
+
+
+def test_many_lines_the_sample_missed_are_read_from_the_file_streamed_again(
     kit: FeedKit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lines = [
@@ -144,21 +232,18 @@ def test_many_distinct_lists_are_read_from_the_file_streamed_again(
         for i in range(12)
     ]  # fmt: skip
     path = kit.write("distinct", lines)
-    scans: list[int] = []
-    real = FeedFile.scan
-
-    def spy(self: FeedFile) -> Any:
-        scans.append(1)
-        return real(self)
-
-    fast, exact = _both_ways(path, kit, monkeypatch)
-    assert fast == exact and len(fast) == 12
-    monkeypatch.setattr(FeedFile, "scan", spy)
+    fast, slow = _both_ways(path, kit, monkeypatch)
+    assert fast == slow and len(fast) == 12
+    monkeypatch.setattr(feed_module, "SAMPLE_WINDOWS", 0)  # no sample: nothing primed
+    scans = _spy_scans(monkeypatch)
+    exact = _exact_lines(monkeypatch)
     con = duckdb.connect()
     migrate(con)
     load_run(con, kit.run(1), path)
-    # Read set-wise, then its lists from the file streamed again (12 of 12 lines).
-    assert len(scans) == 2
+    # Read set-wise (nothing stored), then from the file streamed again to prime the
+    # lists of the 12 lines left, and once more to read them.
+    assert (len(scans), exact) == (3, [])
+    assert con.execute(SAME_STATE).fetchall() == fast
 
 
 def test_migration_15_moves_stored_content_hashes_to_two_steps(kit: FeedKit) -> None:
@@ -185,15 +270,13 @@ def test_migration_15_moves_stored_content_hashes_to_two_steps(kit: FeedKit) -> 
     assert migrations.MIGRATIONS[-1].version == 15
 
 
-def test_a_failure_while_settling_rolls_the_load_back_with_its_own_error(
+def test_a_failure_while_priming_rolls_the_load_back_with_its_own_error(
     kit: FeedKit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from warehouse import feed_lists
-
     real = feed_lists.run_sql
 
     def failing(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:
-        if sql.lstrip().startswith("UPDATE"):
+        if sql.lstrip().startswith(f"INSERT INTO {feed_lists.PRIMED_PLANS}"):
             # A DuckDB error, which aborts the transaction (any later statement fails too).
             con.execute("SELECT error('disk full')")
         return real(con, sql, params)
