@@ -1,6 +1,6 @@
 """``python -m benchmarks``: every gpurent figure beside its baseline, in one run.
 
-    .venv/bin/python -m benchmarks            # 10k / 100k / 1M offers: about ten minutes
+    .venv/bin/python -m benchmarks            # 10k / 100k / 1M offers: about twenty minutes
     .venv/bin/python -m benchmarks --quick    # small sizes, no 1M, under a minute
 
 Each figure is the median of ``--repeats`` tries (default 3), gpurent and its baseline
