@@ -74,6 +74,7 @@ __all__ = [
     "PRICE",
     "QUANTITY",
     "QUARANTINE_SCHEMA",
+    "REREAD_FEW",
     "UTC_TIME",
     "FeedBatch",
     "FeedOutcome",
@@ -117,8 +118,9 @@ _STREAM = "_gpurent_feed_lines"
 _LEFT = "_gpurent_feed_left"
 _OFFER_PREFIX = OFFER_PREFIX.encode()
 REREAD_FEW = 8
-"""Lines left by the first reading are read one by one when they are at most one in
-REREAD_FEW of the feed's lines, else from the file streamed again."""
+"""Lines read again are read one by one when they are at most one in REREAD_FEW of the
+feed's lines, else from the file streamed again (reading a line by its offset costs a
+seek; streaming costs the whole file)."""
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from typing import Any, Protocol
 import duckdb
 
 from warehouse.db import fetch_one
-from warehouse.feed import FeedOutcome, Target, run_sql
+from warehouse.feed import REREAD_FEW, FeedOutcome, Target, run_sql
 from warehouse.feed_lists import PRIMED_FEES, PRIMED_PLANS
 from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
 from warehouse.offer_hashes import (
@@ -128,10 +128,6 @@ _FRESH = f"{_TEMP}fresh"
 _LISTS = f"{_TEMP}lists"
 TEMP_TABLES = (_SEEN, _COVER, _OPENED, _CLOSED, _FRESH, _LISTS)
 _ONE_MICROSECOND = timedelta(microseconds=1)
-REREAD_FEW = 8
-"""New or changed offers of a later run are typed again from their lines read one by one
-when they are at most one in REREAD_FEW of the feed's lines, else from the file streamed
-again (reading a line by its offset costs a seek; streaming costs the whole file)."""
 
 
 @dataclass(frozen=True)
@@ -411,7 +407,8 @@ def _weave_changes(
         close_versions(con, f"SELECT version_id FROM {_CLOSED}", params)
     if opened:
         lines = [int(r[0]) for r in con.execute(f"SELECT _line FROM {_OPENED}").fetchall()]
-        # Few lines: read them where the first scan found them; many: stream the file again.
+        # Few lines (warehouse.feed.REREAD_FEW): read them where the first scan found them;
+        # many: stream the file again.
         few = len(lines) * REREAD_FEW <= outcome.lines
         store(
             con,
