@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 
 from warehouse import feed as feed_module
 from warehouse.feed import FeedBatch, read_feed
+from warehouse.feed_exact import ExactReader
 
 
 def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,6 +27,20 @@ def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
             return str(original(lines, where="false"))
 
         monkeypatch.setattr(feed_module, name, none)
+
+
+def exact_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the numbers of the lines that go through the exact path (the pydantic
+    contract), in the order it reads them."""
+    seen: list[int] = []
+    original = ExactReader.read
+
+    def spy(self: ExactReader, line: int, raw: bytes) -> None:
+        seen.append(line)
+        original(self, line, raw)
+
+    monkeypatch.setattr(ExactReader, "read", spy)
+    return seen
 
 
 def both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FeedBatch, FeedBatch]:

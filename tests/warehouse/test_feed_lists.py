@@ -10,12 +10,11 @@ from typing import Any
 
 import duckdb
 import pytest
-from feed_ways import exact_only
+from feed_ways import exact_lines, exact_only
 from wh_kit import FeedKit
 
 from warehouse import feed as feed_module
 from warehouse import feed_lists, history, migrations
-from warehouse.feed_exact import ExactReader
 from warehouse.feed_file import FeedFile
 from warehouse.load import load_run
 from warehouse.migrations import migrate
@@ -41,19 +40,6 @@ SAME_STATE = """
 @pytest.fixture
 def kit(tmp_path: Path) -> FeedKit:
     return FeedKit(tmp_path)
-
-
-def _exact_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the lines the exact path reads."""
-    read: list[int] = []
-    real = ExactReader.read
-
-    def spy(self: ExactReader, line: int, raw_line: bytes) -> None:
-        read.append(line)
-        real(self, line, raw_line)
-
-    monkeypatch.setattr(ExactReader, "read", spy)
-    return read
 
 
 def _both_ways(
@@ -116,7 +102,7 @@ def test_lists_primed_from_the_sample_are_never_read_again(
     path = kit.write("shared", offers)
     asked = _spy_tables(monkeypatch)
     scans = _spy_scans(monkeypatch)
-    exact = _exact_lines(monkeypatch)
+    exact = exact_lines(monkeypatch)
     con = duckdb.connect()
     migrate(con)
     assert load_run(con, kit.run(1), path).offers == 40
@@ -179,7 +165,7 @@ def test_a_list_read_back_longer_is_never_vouched_for(
     assert text.count(amount) == 1
     text = text.replace(amount, "1e2").replace(',"offer_key"', ' , "offer_key"')
     path = kit.write("longer", [json.dumps(good, separators=(",", ":")), text])
-    exact = _exact_lines(monkeypatch)
+    exact = exact_lines(monkeypatch)
     fast, slow = _both_ways(path, kit, monkeypatch)
     assert fast == slow and len(fast) == 2
     assert exact[0] == 2  # the set-wise reading left it, twice (sample, then itself)
@@ -196,7 +182,7 @@ def test_offers_sharing_a_bad_list_all_go_the_exact_way(
         for key in ("a", "b", "c")
     ]  # fmt: skip
     path = kit.write("bad-list", lines)
-    exact = _exact_lines(monkeypatch)
+    exact = exact_lines(monkeypatch)
     fast, slow = _both_ways(path, kit, monkeypatch)
     assert fast == slow
     assert exact[:2] == [2, 3]
@@ -215,7 +201,7 @@ def test_a_list_the_sample_missed_is_primed_from_its_own_line(
     monkeypatch.setattr(feed_module, "SAMPLE_WINDOWS", 1)
     monkeypatch.setattr(feed_module, "SAMPLE_BYTES", len(lines[0]) + 1)
     asked = _spy_tables(monkeypatch)
-    exact = _exact_lines(monkeypatch)
+    exact = exact_lines(monkeypatch)
     con = duckdb.connect()
     migrate(con)
     assert load_run(con, kit.run(1), path).offers == 30
@@ -236,7 +222,7 @@ def test_many_lines_the_sample_missed_are_read_from_the_file_streamed_again(
     assert fast == slow and len(fast) == 12
     monkeypatch.setattr(feed_module, "SAMPLE_WINDOWS", 0)  # no sample: nothing primed
     scans = _spy_scans(monkeypatch)
-    exact = _exact_lines(monkeypatch)
+    exact = exact_lines(monkeypatch)
     con = duckdb.connect()
     migrate(con)
     load_run(con, kit.run(1), path)

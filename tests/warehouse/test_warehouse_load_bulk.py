@@ -14,14 +14,13 @@ from typing import Any
 
 import polars as pl
 import pytest
-from feed_ways import assert_same, both_ways
+from feed_ways import assert_same, both_ways, exact_lines
 from polars.testing import assert_frame_equal
 from wh_kit import FeedKit
 
 from warehouse import feed as feed_module
 from warehouse import feed_file as feed_file_module
 from warehouse.feed import read_feed
-from warehouse.feed_exact import ExactReader
 
 
 def patched(kit: FeedKit, key: str, **changes: Any) -> str:
@@ -172,19 +171,6 @@ def test_bulk_and_exact_paths_agree_on_broken_lines(
     assert any("not UTF-8" in r for r in reasons)
 
 
-def _spied_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The lines that go through the exact path (the pydantic contract)."""
-    seen: list[int] = []
-    original = ExactReader.read
-
-    def spy(self: Any, line: int, raw: bytes) -> None:
-        seen.append(line)
-        original(self, line, raw)
-
-    monkeypatch.setattr(ExactReader, "read", spy)
-    return seen
-
-
 def _canonical_lines(kit: FeedKit, **dumps: Any) -> list[str]:
     run = kit.run(1)
     data = kit.offer(run, "x", raw_gpu_name="英伟达 H100 80GB", region="北京A区").model_dump(
@@ -199,7 +185,7 @@ def test_canonical_lines_take_the_bulk_path(kit: FeedKit, monkeypatch: pytest.Mo
     through pydantic."""
     lines = _canonical_lines(kit, separators=(",", ":"), ensure_ascii=False)
     path = kit.write("canonical", lines)
-    seen = _spied_reads(monkeypatch)
+    seen = exact_lines(monkeypatch)
     batch = read_feed(path, provider="acme", run_id="run-1")
     assert batch.offers.height == 50 and batch.fees.height == 100
     assert seen == []
@@ -217,7 +203,7 @@ def test_other_spellings_of_a_line_read_the_same_the_exact_way(
         provider="acme",
         run_id="run-1",
     )
-    seen = _spied_reads(monkeypatch)
+    seen = exact_lines(monkeypatch)
     for name, dumps in (
         ("spaced", {"ensure_ascii": False}),
         ("escaped", {"separators": (",", ":")}),
