@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,21 @@ def paired(
             theirs.append(base(k))
             mine.append(ours(k))
     return _medians(mine), _medians(theirs)
+
+
+def rotated(
+    sides: Mapping[str, Callable[[int], dict[str, float]]], repeats: int
+) -> dict[str, dict[str, float]]:
+    """``paired`` for more than two sides: each try runs every side once, the order turned
+    by one place from the previous try's, so each side goes first, middle and last alike;
+    returns the median of every key of each side's answers."""
+    names = list(sides)
+    answers: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for k in range(repeats):
+        shift = k % len(names)
+        for name in names[shift:] + names[:shift]:
+            answers[name].append(sides[name](k))
+    return {name: _medians(got) for name, got in answers.items()}
 
 
 def _medians(answers: list[dict[str, float]]) -> dict[str, float]:
