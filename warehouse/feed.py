@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from warehouse.duck_sql import checks_above_parse, run_numpy, run_sql
 from warehouse.feed_exact import ExactReader, hints_of
@@ -223,13 +224,15 @@ class FeedRows:
         *,
         where: str | None = None,
         only: Sequence[int] | None = None,
+        lines: pa.Table | None = None,
         exact: bool = True,
         fast: bool = True,
         lists_primed: bool = False,
     ) -> list[tuple[Any, ...]]:
         """Run ``sql`` with ``{rows}`` / ``{offers}`` standing for the rows. ``where``: a
         condition on ``line`` picking lines before any is parsed (the file is read whole);
-        ``only``: the few lines wanted (read from where the first scan found them).
+        ``only``: the few lines wanted (read from where the first scan found them, unless
+        ``lines`` holds them already, as ``FeedFile.table`` gives them).
         ``exact`` / ``fast``: include the exact path's rows / the set-wise ones;
         ``lists_primed``: ``{offers}`` are the set-wise rows whose lists were primed
         (warehouse.feed_lists), without their lists typed."""
@@ -255,7 +258,8 @@ class FeedRows:
         values = self.run | (params or {}) | ({"only": list(only)} if only is not None else {})
         if not fast:
             return run_sql(con, sql, values)
-        lines = self.feed.scan() if only is None else self.feed.table(only)
+        if lines is None:
+            lines = self.feed.scan() if only is None else self.feed.table(only)
         con.register(_STREAM, lines)
         try:
             with checks_above_parse(con, joins_as_written=lists_primed):
@@ -375,14 +379,22 @@ def _read_again(
 ) -> int:
     """The lines the first reading left whose lists the sample did not prime: their lists
     primed from these lines themselves, then the lines read set-wise again (what is still
-    left is the exact path's). Few lines are read one by one, many from the file streamed
-    again (twice: once to prime, once to read). Returns how many rows it stored."""
+    left is the exact path's). Few lines are read one by one, once for both steps; many
+    from the file streamed again (twice: once to prime, once to read). Returns how many
+    rows it stored."""
     if not left:
         return 0
     if len(left) * REREAD_FEW <= rows.feed.lines:
-        prime(con, rows.feed.table(left))
+        picked = rows.feed.table(left)
+        prime(con, picked)
         answer = rows.execute(
-            con, target.insert, target.params, only=left, exact=False, lists_primed=True
+            con,
+            target.insert,
+            target.params,
+            only=left,
+            lines=picked,
+            exact=False,
+            lists_primed=True,
         )
     else:
         con.execute(
