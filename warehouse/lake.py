@@ -242,8 +242,13 @@ def is_read_conflict(exc: BaseException) -> bool:
     ("ducklake_inlined_data_... does not exist"; duckdb/ducklake#1413, healed only by a new
     ATTACH). PostgreSQL may also end a catalog read that met the writer's locks as a
     deadlock, and the catalog's connection handoff can report "Resource deadlock avoided";
-    both are transient by nature. Nothing committed is lost: the same read on a fresh
-    connection sees the committed state (``gpurent.api.warehouse``)."""
+    both are transient by nature. A scan of inlined rows that a flush changed under it can
+    also fail DuckDB's own bounds check (an internal error, "Attempted to access index ...
+    within vector of size ...", raised in ``DuckLakeInlinedDataReader``, which the message's
+    stack trace names; seen once in the two-worker test). An internal error invalidates only
+    the connection's own in-memory database, and every lake read opens a new one. Nothing
+    committed is lost: the same read on a fresh connection sees the committed state
+    (``gpurent.api.warehouse``)."""
     if not isinstance(exc, duckdb.Error):
         return False
     message = str(exc)
@@ -253,7 +258,13 @@ def is_read_conflict(exc: BaseException) -> bool:
         or ("ducklake_inlined_data_" in message and "does not exist" in message)
         or "deadlock detected" in lowered
         or "resource deadlock avoided" in lowered
+        # Only when the trace names the inlined-data reader: any other internal error is a
+        # fault to report, not a race to retry.
+        or (isinstance(exc, duckdb.InternalException) and INLINED_READER in message)
     )
+
+
+INLINED_READER = "DuckLakeInlinedDataReader"
 
 
 def flush_inlined_data(con: duckdb.DuckDBPyConnection) -> None:

@@ -14,6 +14,13 @@ from gpurent.api.errors import WarehouseBusy
 from gpurent.cli.errors import USER_ERROR, explain
 
 ABORTED = "TransactionContext Error: Current transaction is aborted (please ROLLBACK)"
+# As the two-worker lake test met it once (the stack trace shortened).
+OUT_OF_BOUNDS = "INTERNAL Error: Attempted to access index 7 within vector of size 7"
+INLINED_TRACE = (
+    "\n\nStack Trace:\n\n/x/ducklake.duckdb_extension(_ZN6duckdb25DuckLakeInlinedDataReader17"
+    "TryInitializeScanERNS_13ClientContextE+0x116c) [0x7fa127a944ac]\n"
+    "/x/_duckdb.so(_ZN6duckdb17MultiFileFunctionINS_20ParquetMultiFileInfoEE13MultiFileScan+0x2dd)"
+)
 
 
 class Flaky:
@@ -47,6 +54,7 @@ def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
         ),
         duckdb.Error("Invalid Error: Failed to execute query: ERROR:  deadlock detected"),
         duckdb.Error("Resource deadlock avoided"),
+        duckdb.InternalException(OUT_OF_BOUNDS + INLINED_TRACE),
     ],
 )
 def test_an_aborted_lake_read_is_read_again(error: BaseException) -> None:
@@ -72,6 +80,9 @@ def test_a_read_aborted_every_time_says_busy_in_one_line() -> None:
         duckdb.TransactionException("Transaction conflict: another transaction inserted"),
         duckdb.IOException('IO Error: Could not set lock on file "/x/w.duckdb": Conflicting lock'),
         ValueError("not a database error"),
+        # An internal error anywhere else is a fault, not the inlined-data race.
+        duckdb.InternalException(OUT_OF_BOUNDS),
+        duckdb.InternalException(OUT_OF_BOUNDS + "\n/x/_duckdb.so(_ZN6duckdb9Planner4Plan+0x1)"),
     ],
 )
 def test_any_other_failure_is_raised_at_once(error: BaseException) -> None:
