@@ -20,9 +20,6 @@ written before any timing starts:
   size of one demo poll; ``--demo-db`` to use a real ``gpurent demo`` file instead), against
   ``--help`` and against the floor: a Python program that imports DuckDB, connects and runs
   one query over the current offers (``startup_floor_s``), the least any Python tool pays.
-
-Three-way figures run their sides in rotation (benchmarks.measure.rotated). The project's
-bytecode is brought up to date before anything is timed (``compile_project``).
 * crawl: 100k offers (``--quick``: 5k) over the replay server, the GPUShare spider against
   a minimal Scrapy spider of the same pages (benchmarks.crawl). The synthetic market has
   more pages than the default ``GPURENT_MAX_PAGES=200``, so the benchmark raises the cap.
@@ -33,6 +30,9 @@ bytecode is brought up to date before anything is timed (``compile_project``).
   interval); ``alert_latency_s`` is the worst trial, the goal holding "every time". Full
   runs only (a minute and a half a trial).
 
+Three-way figures run their sides in rotation (benchmarks.measure.rotated). The project's
+bytecode is brought up to date before anything is timed (``compile_project``).
+
 The run ends with one JSON line of the headline figures (null: not measured in that mode).
 """
 
@@ -42,6 +42,7 @@ import argparse
 import json
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -168,24 +169,11 @@ FLOOR_PROGRAM = (
     "print(len(rows))\n"
 )
 
-# The project's own packages, compiled before anything is timed (``compile_project``).
-PROJECT_PACKAGES = (
-    "gpurent", "gpurent_core", "warehouse", "sizing", "spiders", "flows", "dashboards", "replay",
-)  # fmt: skip
-
 
 def compile_project() -> None:
-    """Bring the project's bytecode up to date, as ``scripts/setup.sh`` and any installer do.
-
-    An editable install leaves the sources in the checkout, and where PYTHONDONTWRITEBYTECODE
-    is set (as on the 2-core machine) Python never writes their bytecode itself: every command
-    would compile gpurent again (about 60 ms of a 0.4 s start there), which no installed copy
-    does. Sources edited since setup would do the same; this times the program as installed.
-    """
-    import compileall
-
-    for package in PROJECT_PACKAGES:
-        compileall.compile_dir(str(ROOT / package), quiet=1)
+    """Bring the project's bytecode up to date, as ``scripts/setup.sh`` does, so that a
+    checkout edited since setup is timed as installed (scripts/compile_bytecode.py)."""
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "compile_bytecode.py")], check=True)
 
 
 def startup_warehouse(root: Path, demo_db: Path | None) -> tuple[Path, str]:
@@ -270,7 +258,6 @@ def bench_startup(db: Path, what: str, repeats: int, res: Results) -> None:
 def bench_storage(root: Path, days: float, res: Results) -> None:
     """history_size.py's year extrapolation, parsed from its report."""
     started = time.perf_counter()
-    import subprocess
 
     from benchmarks.measure import child_env
 
@@ -325,7 +312,6 @@ def bench_crawl(root: Path, offers: int, repeats: int, res: Results) -> None:
 
 def bench_alert(interval: float, trials: int, res: Results) -> None:
     """restock_latency.py in its own process; its last line holds the latencies."""
-    import subprocess
 
     from benchmarks.measure import child_env
 

@@ -22,13 +22,9 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements.lock -
   touch "$stamp"
 fi
 
-# Bytecode for gpurent's own modules. pip compiles what it installs into site-packages, but an
-# editable install leaves the sources here, and where PYTHONDONTWRITEBYTECODE is set Python
-# never writes their bytecode: every command would compile them again (about 60 ms of a 0.4 s
-# `gpurent cheapest` on a 2-core machine). Python checks each file against its source, so an
-# edited module is simply compiled in memory until the next setup.
-"$VENV/bin/python" -m compileall -q gpurent gpurent_core warehouse sizing spiders flows \
-  dashboards replay >/dev/null
+# Bytecode for gpurent's own modules: an editable install under PYTHONDONTWRITEBYTECODE would
+# compile them on every command (scripts/compile_bytecode.py says why).
+"$VENV/bin/python" scripts/compile_bytecode.py
 
 # Chromium: Playwright cannot download browsers here, so the system package is used; a CJK
 # font so the dashboard's Chinese labels render in it (and in its screenshots).
