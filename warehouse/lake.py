@@ -232,6 +232,10 @@ READ_CONFLICT_BUSY = (
 """What a reader is told when its read kept meeting the writer's maintenance."""
 
 
+INLINED_READER = "DuckLakeInlinedDataReader"
+"""The lake's reader of inlined rows, as an internal error's stack trace names it."""
+
+
 def is_read_conflict(exc: BaseException) -> bool:
     """Whether ``exc`` is a lake read that met the writer's maintenance, not a broken lake.
 
@@ -262,9 +266,6 @@ def is_read_conflict(exc: BaseException) -> bool:
         # fault to report, not a race to retry.
         or (isinstance(exc, duckdb.InternalException) and INLINED_READER in message)
     )
-
-
-INLINED_READER = "DuckLakeInlinedDataReader"
 
 
 def flush_inlined_data(con: duckdb.DuckDBPyConnection) -> None:
