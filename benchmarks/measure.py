@@ -75,6 +75,9 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env["NO_COLOR"] = "1"
+    # A resident server (`gpurent serve`) the developer runs must not answer timed commands;
+    # the start-up figure measures the served path on purpose, with a server of its own.
+    env["GPURENT_RESIDENT"] = "0"
     env.setdefault("GPURENT_CURRENCY", "CNY")
     return env
 
@@ -96,13 +99,16 @@ def run_json(args: Sequence[str], *, timeout: float = 3600) -> dict[str, float]:
     return answer
 
 
-def wall(args: Sequence[str], *, timeout: float = 3600) -> dict[str, float]:
-    """Wall seconds of a command (start-up included), which must succeed."""
+def wall(
+    args: Sequence[str], *, timeout: float = 3600, env: Mapping[str, str] | None = None
+) -> dict[str, float]:
+    """Wall seconds of a command (start-up included), which must succeed; ``env`` is added
+    to the child's environment."""
     started = time.perf_counter()
     done = subprocess.run(
         list(args),
         cwd=ROOT,
-        env=child_env(),
+        env={**child_env(), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,

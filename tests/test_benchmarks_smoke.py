@@ -23,6 +23,7 @@ KEYS = {
     "query_beyond_startup_ms_10k",
     "query_beyond_startup_ms_1m",
     "startup_s",
+    "startup_served_s",
     "startup_help_s",
     "startup_floor_s",
     "storage_gib_year",
@@ -52,7 +53,14 @@ def test_a_tiny_run_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixtu
     out, err = capsys.readouterr()
     assert json.loads(out.strip().splitlines()[-1]) == summary
     assert set(summary) >= KEYS
-    for key in ("load_ratio", "startup_s", "startup_help_s", "startup_floor_s", "crawl_ratio"):
+    for key in (
+        "load_ratio",
+        "startup_s",
+        "startup_served_s",
+        "startup_help_s",
+        "startup_floor_s",
+        "crawl_ratio",
+    ):
         assert isinstance(summary[key], float) and summary[key] > 0, key
     # Not measured at these sizes or in this selection: null, not a made-up number.
     for key in (

@@ -17,6 +17,7 @@ import typer
 from typer import _click as click
 
 from gpurent.cli.children import stop_descendants
+from gpurent.cli.command_words import READ_ONLY_COMMANDS
 from gpurent.cli.errors import (
     Interrupted,
     debug_requested,
@@ -38,6 +39,7 @@ COMMAND_MODULES = (
     "gpus",
     "normalize",
     "replay_cmd",
+    "serve",
 )
 
 # Where each top-level command or group lives, so `gpurent cheapest` imports and builds the
@@ -64,19 +66,14 @@ COMMAND_HOMES = {
     "gpus": "gpus",
     "normalize": "normalize",
     "replay": "replay_cmd",
+    "serve": "serve",
 }
 
 
 # DuckDB 1.5 imports pandas (about 0.5 s) the first time a query binds a parameter, only to
-# ask whether the value is a DataFrame. These commands read and print and never hand DuckDB
-# a DataFrame, so in their process pandas is marked absent and DuckDB takes its plain path
-# at once. (The dashboard runs Streamlit, with pandas, in a process of its own.)
-READ_ONLY_COMMANDS = frozenset(
-    {"offers", "cheapest", "explain", "providers", "quarantine", "size", "models", "gpus",
-     "index", "history", "rank"}
-)  # fmt: skip
-
-
+# ask whether the value is a DataFrame. The read-only commands (READ_ONLY_COMMANDS) read and
+# print and never hand DuckDB a DataFrame, so in their process pandas is marked absent and
+# DuckDB takes its plain path at once. (The dashboard runs Streamlit, with pandas, in a process of its own.)
 def keep_pandas_out(argv: Sequence[str]) -> None:
     if argv and argv[0] in READ_ONLY_COMMANDS:
         sys.modules.setdefault("pandas", None)  # type: ignore[arg-type]
@@ -106,6 +103,23 @@ def app_for(argv: Sequence[str]) -> typer.Typer:
     """The app that runs ``argv``: only its command's module when the first word names one."""
     home = COMMAND_HOMES.get(argv[0]) if argv else None
     return build_app((home,)) if home else build_app()
+
+
+# Click commands built ahead, by command module: the resident server (gpurent.cli.resident)
+# builds those of the read-only commands once, and each command it forks runs one as is.
+PREBUILT: dict[str, click.Command] = {}
+
+
+def command_for(argv: Sequence[str]) -> click.Command:
+    """The Click command that runs ``argv`` (what calling ``app_for(argv)`` would build)."""
+    home = COMMAND_HOMES.get(argv[0]) if argv else None
+    prebuilt = PREBUILT.get(home) if home else None
+    return prebuilt if prebuilt is not None else typer.main.get_command(app_for(argv))
+
+
+def prebuild(homes: Sequence[str]) -> None:
+    for home in homes:
+        PREBUILT[home] = typer.main.get_command(build_app((home,)))
 
 
 def expand_optional_values(argv: Sequence[str]) -> list[str]:
@@ -143,7 +157,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, raise_interrupted)
     try:
         # Not standalone: usage errors come back here, to be said in one line.
-        result = app_for(argv)(
+        result = command_for(argv).main(
             args=expand_optional_values(argv), prog_name="gpurent", standalone_mode=False
         )
     except SystemExit as done:

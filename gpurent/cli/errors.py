@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from gpurent.cli.command_words import DEBUG_FLAG
+
 USER_ERROR = 2
 UNEXPECTED = 1
 INTERRUPTED = 130
-
-DEBUG_FLAG = "--debug"
 
 
 class Interrupted(BaseException):
