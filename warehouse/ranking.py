@@ -365,15 +365,18 @@ def cheapest_first(
     """The ``limit`` first of ``sorted(costed offers, key=rank_key)`` (module docstring).
 
     Offers are fetched (``rows``) and costed (``cost``; None drops one) in bound order, in
-    chunks that grow fourfold up to ``_MAX_CHUNK`` keys, until the ``limit``-th ``monthly`` figure (the first element
-    of ``rank_key``) is below the bound of every offer not yet costed. ``cost`` must drop no
+    chunks that start at twice ``limit`` (bounds are close to the exact cost, so the first
+    chunk usually settles it, and exact costs are the slow part of a small warehouse's
+    answer) and grow fourfold up to ``_MAX_CHUNK`` keys, until the ``limit``-th ``monthly``
+    figure (the first element of ``rank_key``) is below the bound of every offer not yet
+    costed. ``cost`` must drop no
     offer the bound query lists (it lists only those that supply the cards, and, in stock
     only, are rentable for them), or the skipped members of a cost group could be missed."""
     found: list[T] = []
     done: set[Key] = set()
     taken: dict[tuple[Any, ...], int] = {}
     window = max(64 * limit, 2_000)
-    chunk = min(max(4 * limit, 50), _MAX_CHUNK)
+    chunk = min(2 * limit, _MAX_CHUNK)
     while True:
         ranked = query.first(window)
         # Each query's order is exact on its own: take its offers not handled yet.
