@@ -183,6 +183,14 @@ def test_a_served_command_uses_the_callers_directory_and_environment(
     assert by_path.returncode == by_env.returncode == alone.returncode == 0, by_path.stderr
     assert by_path.stdout == by_env.stdout == alone.stdout
     assert len(server.served()) == 2
+    # The caller's output encoding (Rich draws the table's lines in ASCII for it).
+    ascii_env = {"PYTHONIOENCODING": "ascii:backslashreplace"}
+    line = ("cheapest", "--min-vram", "32", "--db", str(market))
+    served_ascii = gpurent(*line, env=server.env(**ascii_env))
+    alone_ascii = gpurent(*line, env=alone_env(server.env(**ascii_env)))
+    assert served_ascii.stdout == alone_ascii.stdout != alone.stdout
+    assert served_ascii.stdout.isascii()
+    assert len(server.served()) == 3
 
 
 def test_writing_commands_and_opted_out_ones_run_alone(

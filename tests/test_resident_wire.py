@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpurent.cli import errors
 from gpurent.cli.command_words import READ_ONLY_COMMANDS, command_word, is_read_only
-from gpurent.cli.resident import wire
+from gpurent.cli.resident import client, wire
 from gpurent.cli.resident.client import hand_over
 from gpurent.cli.resident.freshness import CodeSnapshot, package_data_files
 from gpurent.cli.resident.server import _valid_request
@@ -106,6 +107,10 @@ def test_the_command_word_skips_debug_and_only_readers_are_served() -> None:
     assert is_read_only(["--debug", "offers"])
     assert not is_read_only(["crawl", "--replay"])
     assert not is_read_only(["--help"])
+
+
+def test_the_client_says_an_interrupt_as_the_front_door_does() -> None:
+    assert client.INTERRUPTED == errors.INTERRUPTED
 
 
 def test_a_writing_command_never_reaches_for_a_socket(

@@ -27,12 +27,23 @@ from gpurent.cli.resident import wire
 # What the client says when the server went away before the command's end.
 LOST = "gpurent: the resident server went away before the command ended (its output may be cut)"
 LOST_CODE = 1
+INTERRUPTED = 130  # as gpurent.cli.errors.INTERRUPTED (not imported: it is not stdlib-only)
 
 
 def hand_over(argv: list[str]) -> int | None:
     """Run ``argv`` in the resident server; its exit code, or None if it did not run there."""
     if not is_read_only(argv) or not wire.resident_wanted():
         return None
+    try:
+        return _hand_over(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C before the command started (its signals are forwarded once it runs): the
+        # same line and status as a command interrupted while running alone.
+        print("gpurent: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _hand_over(argv: list[str]) -> int | None:
     path = wire.socket_path()
     if wire.private_folder_problem(path.parent) is not None:
         return None

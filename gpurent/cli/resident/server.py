@@ -26,6 +26,7 @@ import contextlib
 import gc
 import importlib
 import io
+import locale
 import os
 import selectors
 import signal
@@ -350,19 +351,22 @@ class ResidentServer:
                 os.close(job.pidfd)
             os.close(self._wake_r)
             os.close(self._wake_w)
+            self.selector.close()
             for target, fd in enumerate(fds):
                 os.dup2(fd, target)
                 os.close(fd)
             _take_client_streams(request)
             os.environ.clear()
             os.environ.update(request["env"])
+            _take_client_locale()
             os.umask(request["umask"])
             os.chdir(request["cwd"])
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.write(2, f"gpurent: {exc.strerror or exc}\n".encode(errors="replace"))
             os._exit(2)
-        gc.unfreeze()
+        # The collector stays frozen: a full collection would walk (and copy) every page of
+        # the server's objects for a process that lives a fraction of a second.
         sys.argv = ["gpurent", *request["argv"]]
         try:
             from gpurent.cli.app import main
@@ -390,6 +394,14 @@ def _take_client_streams(request: dict[str, Any]) -> None:
         line_buffering=True,
         write_through=True,
     )
+
+
+def _take_client_locale() -> None:
+    """The client's character type and time zone (Python and the C library read them from
+    the environment once, at start, so the server's would stay otherwise)."""
+    with contextlib.suppress(locale.Error):
+        locale.setlocale(locale.LC_CTYPE, "")
+    time.tzset()
 
 
 def _valid_request(request: dict[str, Any] | None, fds: list[int]) -> dict[str, Any]:
