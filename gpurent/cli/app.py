@@ -73,7 +73,8 @@ COMMAND_HOMES = {
 # DuckDB 1.5 imports pandas (about 0.5 s) the first time a query binds a parameter, only to
 # ask whether the value is a DataFrame. The read-only commands (READ_ONLY_COMMANDS) read and
 # print and never hand DuckDB a DataFrame, so in their process pandas is marked absent and
-# DuckDB takes its plain path at once. (The dashboard runs Streamlit, with pandas, in a process of its own.)
+# DuckDB takes its plain path at once. (The dashboard runs Streamlit, with pandas, in a
+# process of its own.)
 def keep_pandas_out(argv: Sequence[str]) -> None:
     if argv and argv[0] in READ_ONLY_COMMANDS:
         sys.modules.setdefault("pandas", None)  # type: ignore[arg-type]

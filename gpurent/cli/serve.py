@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -48,12 +49,6 @@ def serve(
         server.start()
     except ServeError as exc:
         refuse(str(exc))
-    server.log(f"serving read-only commands at {server.path} (pid {_pid()}); Ctrl-C stops")
+    server.log(f"serving read-only commands at {server.path} (pid {os.getpid()}); Ctrl-C stops")
     why = server.serve_forever()
     server.log(f"stopped: {why}")
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()

@@ -47,11 +47,13 @@ def _hand_over(argv: list[str]) -> int | None:
     path = wire.socket_path()
     if wire.private_folder_problem(path.parent) is not None:
         return None
+    if sys.stdout is None or sys.stderr is None:
+        return None  # started without them: nothing to hand over
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
         if wire.peer_uid(sock) != os.getuid():
-            return None
+            raise OSError("the socket's server is another user's")
         socket.send_fds(sock, [wire.encode(_request(argv))], [0, 1, 2])
         reader = wire.LineReader(sock)
         reply = reader.next()

@@ -34,11 +34,10 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 from gpurent.cli.command_words import READ_ONLY_COMMANDS, command_word
 from gpurent.cli.resident import wire
@@ -121,24 +120,16 @@ def threads_running() -> int:
 
 
 class ResidentServer:
-    def __init__(
-        self,
-        path: Path,
-        *,
-        idle_exit_s: float = 0.0,
-        log: TextIO | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, path: Path, *, idle_exit_s: float = 0.0) -> None:
         self.path = path
         self.idle_exit_s = idle_exit_s
-        self.log_stream = log if log is not None else sys.stderr
-        self.clock = clock
         self.jobs: dict[int, Job] = {}
         self.selector = selectors.DefaultSelector()
         self.listener: socket.socket | None = None
         self.stopping: str | None = None
         self.code: CodeSnapshot | None = None
         self._wake_r, self._wake_w = -1, -1
+        self._signals: list[int] = []  # received, not acted on yet
 
     # -- start -------------------------------------------------------------------------
 
@@ -193,38 +184,47 @@ class ResidentServer:
 
     def serve_forever(self) -> str:
         """Serve until stopped, idle too long, or the code changed; why it stopped."""
-        last_busy = self.clock()
+        last_busy = time.monotonic()
         while True:
             if self.stopping and not self.jobs:
                 break
             timeout = None
             if self.idle_exit_s and not self.jobs and not self.stopping:
-                timeout = max(0.0, last_busy + self.idle_exit_s - self.clock())
+                timeout = max(0.0, last_busy + self.idle_exit_s - time.monotonic())
             events = self.selector.select(timeout)
             if not events and not self.jobs and self.idle_exit_s:
-                if self.clock() - last_busy >= self.idle_exit_s:
+                if time.monotonic() - last_busy >= self.idle_exit_s:
                     self._stop(f"idle for {self.idle_exit_s:g} s")
                 continue
             for key, _ in events:
                 kind, job = key.data
-                if kind == "listen":
+                if kind == "listen" and self.listener is not None:
                     self._accept()
                 elif kind == "wake":
                     self._drain_wake()
+                elif job is not None and job.pid not in self.jobs:
+                    continue  # finished earlier in this batch
                 elif kind == "done":
                     self._finish(job)
-                elif kind == "client":
+                elif kind == "client" and not job.client_gone:
                     self._client_said(job)
-            last_busy = self.clock()
+            self._act_on_signals()
+            last_busy = time.monotonic()
         self.close()
         return self.stopping or "stopped"
 
     def _on_stop_signal(self, signum: int, _frame: object) -> None:
-        if self.stopping:  # asked twice: do not wait for the commands
-            for job in self.jobs.values():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(job.pid, signal.SIGTERM)
-        self._stop(f"{signal.Signals(signum).name} received")
+        # Only noted here (the loop may be anywhere); the wake-up pipe ends the wait at once.
+        self._signals.append(signum)
+
+    def _act_on_signals(self) -> None:
+        while self._signals:
+            signum = self._signals.pop(0)
+            if self.stopping:  # asked twice: do not wait for the commands
+                for job in self.jobs.values():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(job.pid, signal.SIGTERM)
+            self._stop(f"{signal.Signals(signum).name} received")
 
     def _drain_wake(self) -> None:
         with contextlib.suppress(BlockingIOError, OSError):
@@ -331,7 +331,7 @@ class ResidentServer:
         del self.jobs[job.pid]
         gone = ", client gone" if job.client_gone else ""
         self.log(
-            f"{job.command} (pid {job.pid}): exit {code}{gone}, {self.clock() - job.started:.2f} s"
+            f"{job.command} (pid {job.pid}): exit {code}{gone}, {time.monotonic() - job.started:.2f} s"
         )
 
     def _become_command(
@@ -377,7 +377,7 @@ class ResidentServer:
 
     def log(self, message: str) -> None:
         stamp = datetime.now(UTC).strftime("%H:%M:%SZ")
-        print(f"{stamp} {message}", file=self.log_stream, flush=True)
+        print(f"{stamp} {message}", file=sys.stderr, flush=True)
 
 
 def _take_client_streams(request: dict[str, Any]) -> None:
