@@ -32,8 +32,8 @@ written before any timing starts:
   interval); ``alert_latency_s`` is the worst trial, the goal holding "every time". Full
   runs only (a minute and a half a trial).
 
-Three-way figures run their sides in rotation (benchmarks.measure.rotated). The project's
-bytecode is brought up to date before anything is timed (``compile_project``).
+Figures with more than two sides run them in rotation (benchmarks.measure.rotated). The
+project's bytecode is brought up to date before anything is timed (``compile_project``).
 
 The run ends with one JSON line of the headline figures (null: not measured in that mode).
 """

@@ -369,9 +369,9 @@ def cheapest_first(
     chunk usually settles it, and exact costs are the slow part of a small warehouse's
     answer) and grow fourfold up to ``_MAX_CHUNK`` keys, until the ``limit``-th ``monthly``
     figure (the first element of ``rank_key``) is below the bound of every offer not yet
-    costed. ``cost`` must drop no
-    offer the bound query lists (it lists only those that supply the cards, and, in stock
-    only, are rentable for them), or the skipped members of a cost group could be missed."""
+    costed. ``cost`` must drop no offer the bound query lists (it lists only those that
+    supply the cards, and, in stock only, are rentable for them), or the skipped members of
+    a cost group could be missed."""
     found: list[T] = []
     done: set[Key] = set()
     taken: dict[tuple[Any, ...], int] = {}

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gpurent.cli.command_words import READ_ONLY_COMMANDS, command_word
+from gpurent.cli.command_words import READ_ONLY_COMMANDS, command_word, is_read_only
 from gpurent.cli.resident import wire
 from gpurent.cli.resident.freshness import CodeSnapshot, module_files, package_data_files
 
@@ -415,7 +415,7 @@ def _valid_request(request: dict[str, Any] | None, fds: list[int]) -> dict[str, 
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise ValueError("no command line")
-    if command_word(argv) not in READ_ONLY_COMMANDS:
+    if not is_read_only(argv):
         raise ValueError(f"not a read-only command: {command_word(argv)!r}")
     env = request.get("env")
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
