@@ -66,7 +66,18 @@ def classify_run(
             )
         return Verdict(RunStatus.AUTH_REQUIRED, f"{detail}: nothing could be read")
 
+    skipped = skipped_counts(report)
+    sold_out = len(report.get("sold_out_unlisted") or ())
     if offers == 0:
+        understood = skipped or sold_out
+        if understood and not (layout_errors or report.get("missing_fields") or gave_up):
+            # Every item was read and set aside for a named reason, or says it has no
+            # capacity: the listing holds no offer to rank now, which is what it says, not
+            # a layout change (rule 9).
+            why = [skipped_text(skipped)] if skipped else []
+            if sold_out:
+                why.append(f"{sold_out} listed without capacity anywhere")
+            return Verdict(RunStatus.OK, "0 offers; " + "; ".join(why))
         if layout_errors or report.get("missing_fields"):
             layout_errors = layout_errors or [
                 "fields gone: " + ", ".join(str(p) for p in report["missing_fields"][:4])
@@ -96,14 +107,71 @@ def classify_run(
     parse_errors = int(report.get("parse_errors") or 0)
     missing = [str(p) for p in report.get("missing_fields") or []]
     page_cap = report.get("page_cap_reached")
-    if gave_up or layout_errors or quarantined or parse_errors or missing or page_cap:
-        return Verdict(
-            RunStatus.PARTIAL,
-            _partial_message(
-                offers, quarantined, gave_up, parse_errors, missing, errors, layout_errors
-            ),
+    unread = bool(report.get("unread_keys") or report.get("unread_prefixes"))
+    if gave_up or layout_errors or quarantined or parse_errors or missing or page_cap or unread:
+        message = _partial_message(
+            offers, quarantined, gave_up, parse_errors, missing, errors, layout_errors
         )
-    return Verdict(RunStatus.OK, f"{offers} offers")
+        return Verdict(RunStatus.PARTIAL, _with_skipped(message, skipped))
+    return Verdict(RunStatus.OK, _with_skipped(f"{offers} offers", skipped))
+
+
+def skipped_counts(report: Mapping[str, Any]) -> dict[str, int]:
+    """Items skipped by kind (``SkipKind``), as the report gives them; none when absent."""
+    raw = report.get("skipped")
+    if not isinstance(raw, Mapping):
+        return {}
+    return {str(kind): int(n) for kind, n in sorted(raw.items()) if int(n) > 0}
+
+
+def skipped_text(skipped: Mapping[str, int]) -> str:
+    """'2 skipped (not_a_gpu_offer 1, no_public_price 1)'."""
+    total = sum(skipped.values())
+    kinds = ", ".join(f"{kind} {n}" for kind, n in skipped.items())
+    return f"{total} skipped ({kinds})"
+
+
+def _with_skipped(message: str, skipped: Mapping[str, int]) -> str:
+    if not skipped:
+        return message
+    head, sep, rest = message.partition("; ")
+    return f"{head}, {skipped_text(skipped)}{sep}{rest}"
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """What a run's report says it skipped, could not read, and lists only with capacity:
+    the ``ProviderRun`` fields the load closes and keeps offers by (rule of truth 10)."""
+
+    skipped: dict[str, int]
+    unread_keys: tuple[str, ...]
+    unread_prefixes: tuple[str, ...]
+    sold_out_unlisted: tuple[str, ...]
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "skipped": tuple(self.skipped.items()),
+            "unread_keys": self.unread_keys,
+            "unread_prefixes": self.unread_prefixes,
+            "sold_out_unlisted": self.sold_out_unlisted,
+        }
+
+
+def run_scope(report: Mapping[str, Any] | None, status: RunStatus) -> RunScope:
+    """The run's scope from its report. A report written before reports said what they
+    could not read (no ``unread_prefixes`` field) leaves every offer of a partial run
+    unread, as partial runs were loaded then."""
+    if report is None:
+        return RunScope({}, (), (), ())
+    if "unread_prefixes" not in report:
+        legacy = ("",) if status is RunStatus.PARTIAL else ()
+        return RunScope(skipped_counts(report), (), legacy, ())
+    return RunScope(
+        skipped=skipped_counts(report),
+        unread_keys=tuple(str(k) for k in report.get("unread_keys") or ()),
+        unread_prefixes=tuple(str(p) for p in report.get("unread_prefixes") or ()),
+        sold_out_unlisted=tuple(str(p) for p in report.get("sold_out_unlisted") or ()),
+    )
 
 
 def _partial_message(

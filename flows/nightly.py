@@ -35,7 +35,7 @@ from flows.crawl import (
     run_crawl,
     write_manifest,
 )
-from flows.health import classify_run
+from flows.health import classify_run, run_scope
 from flows.providers import check_names, provider_infos
 from gpurent_core.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
@@ -194,6 +194,7 @@ def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> Loade
         quarantined=int((report or {}).get("quarantined") or 0),
         http_errors=len((report or {}).get("errors") or []),
         message=verdict.message,
+        **run_scope(report, verdict.status).fields(),
     )
     feed = outcome.feed_path if outcome.feed_path.exists() else None
     result = load_run(con, run, feed)

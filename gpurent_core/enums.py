@@ -94,6 +94,21 @@ class FeeType(StrEnum):
     """Per-GiB RAM charge for component-priced clouds (Cudo)."""
 
 
+class SkipKind(StrEnum):
+    """Why an item of a listing was skipped: it is not a GPU rental offer gpurent ranks, so
+    it is counted by kind in the run report and makes no run partial (rule of truth 9).
+    An item that *is* an offer but cannot be read is quarantined instead."""
+
+    NOT_A_GPU_OFFER = "not_a_gpu_offer"
+    """Not a GPU rental at all: a CPU-only type, a storage product."""
+    OUTSIDE_CATALOG = "outside_catalog"
+    """A card the catalog leaves out on purpose: pre-Pascal cards, vGPU/MIG slices."""
+    NO_PUBLIC_PRICE = "no_public_price"
+    """Listed without a public price ("contact sales", "询价")."""
+    NOT_OFFERED = "not_offered"
+    """A rate the provider does not offer to the public (reserved-only, retired)."""
+
+
 class FeeBasis(StrEnum):
     """What one unit of an add-on fee is counted per."""
 

@@ -20,6 +20,7 @@ from gpurent_core.enums import (
     PriceBasis,
     PriceKind,
     RunStatus,
+    SkipKind,
     StockStatus,
 )
 
@@ -110,8 +111,29 @@ class QuarantineRecord(_Record):
     raw: dict[str, Any] | str | None = None
 
 
+class SkipRecord(_Record):
+    """An item of a listing that is no GPU rental offer gpurent ranks (``SkipKind``): counted
+    in the run report by kind, never written to the feed, never making a run partial."""
+
+    kind: Literal["skip"] = "skip"
+    provider: str
+    run_id: str
+    observed_at: datetime
+    offer_key: str | None = None
+    skip_kind: SkipKind
+    detail: str
+
+
 class ProviderRun(_Record):
-    """How one provider's crawl went: written by the flow, stored in ``crawl_runs``."""
+    """How one provider's crawl went: written by the flow, stored in ``crawl_runs``.
+
+    What the run could not read (rule of truth 10) says which of the provider's offers the
+    run's absence does not close: ``unread_keys`` (exact offer keys) and ``unread_prefixes``
+    (every offer whose key starts with one; ``""`` is every offer), besides the keys of the
+    feed's own quarantine lines. ``sold_out_unlisted``: key prefixes under which the
+    provider lists only what has capacity, so an offer it stopped listing there is sold out
+    in its own words, not gone.
+    """
 
     run_id: str
     provider: str
@@ -122,6 +144,11 @@ class ProviderRun(_Record):
     quarantined: int = 0
     http_errors: int = 0
     message: str | None = None
+    skipped: tuple[tuple[str, int], ...] = ()
+    """Items skipped, as (``SkipKind`` value, count) pairs (a tuple: runs are hashable)."""
+    unread_keys: tuple[str, ...] = ()
+    unread_prefixes: tuple[str, ...] = ()
+    sold_out_unlisted: tuple[str, ...] = ()
 
     @property
     def duration_s(self) -> float:

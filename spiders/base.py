@@ -30,12 +30,13 @@ from twisted.python.failure import Failure
 
 from gpurent_core.model import utcnow
 from spiders.feed_batch import RecordBatch, feeds_take_batches
-from spiders.ledger import AuthState, RunLedger
+from spiders.ledger import EVERY_OFFER, AuthState, RunLedger
 from spiders.options import SpiderOptions
 from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
+    SkipRecord,
     load_json,
     make_offer,
     make_quarantine,
@@ -47,6 +48,11 @@ Parsed = TypeVar("Parsed")
 
 KEY_REFUSED = (401, 403)
 """HTTP statuses that mean "your key is refused": an answer to read, not an error to retry."""
+
+UNREAD_META = "gpurent_unread"
+"""Request meta: what a failure of this request leaves unread, as ``{"keys": [...],
+"prefixes": [...]}``. Without it a failed request leaves every offer unread (kept stale):
+only a spider that knows which offers a request decides may narrow it."""
 
 
 def generate_run_id(now: datetime | None = None) -> str:
@@ -196,9 +202,11 @@ class ProviderSpider(scrapy.Spider):
         return True
 
     def note_page_cap(self) -> None:
-        """The listing has pages beyond GPURENT_MAX_PAGES: the run is partial (rule 9)."""
+        """The listing has pages beyond GPURENT_MAX_PAGES: the run is partial (rule 9), and
+        what the pages left may list is unread."""
         self.ledger.page_cap_reached = self.max_pages
         self.ledger.add_error(f"stopped at GPURENT_MAX_PAGES={self.max_pages}")
+        self.ledger.note_unread(prefixes=[EVERY_OFFER])
 
     # -- records -------------------------------------------------------------
 
@@ -226,13 +234,22 @@ class ProviderSpider(scrapy.Spider):
     def emit(self, records: Iterable[Record]) -> Iterator[dict[str, Any] | RecordBatch]:
         """The records' feed lines: one item per record, or all of them as one
         `RecordBatch` when every feed of the crawl writes batches (`spiders.feed_batch`)."""
+        listed = self.without_skips(records)
         if self.batch_feed:
-            batch = RecordBatch(record.model_dump(mode="json") for record in records)
+            batch = RecordBatch(record.model_dump(mode="json") for record in listed)
             if batch:
                 yield batch
             return
-        for record in records:
+        for record in listed:
             yield record.model_dump(mode="json")
+
+    def without_skips(self, records: Iterable[Record]) -> Iterator[Record]:
+        """The records bound for the feed; skips are counted by kind in the run report."""
+        for record in records:
+            if isinstance(record, SkipRecord):
+                self.ledger.skipped[record.skip_kind.value] += 1
+            else:
+                yield record
 
     @property
     def batch_feed(self) -> bool:
@@ -251,6 +268,8 @@ class ProviderSpider(scrapy.Spider):
             self.note(note)
         for path in page.missing_fields:
             self.ledger.add_missing_field(f"{where}: {path}")
+        self.ledger.note_unread(prefixes=page.unread_prefixes)
+        self.ledger.note_sold_out_unlisted(page.sold_out_unlisted)
         if page.layout_error is not None:
             self.note_layout_error(f"{where}: {page.layout_error}")
         else:
@@ -268,22 +287,52 @@ class ProviderSpider(scrapy.Spider):
     def note(self, text: str) -> None:
         self.ledger.add_note(text)
 
-    def note_layout_error(self, text: str) -> None:
+    def note_layout_error(
+        self, text: str, *, keys: Iterable[str] = (), prefixes: Iterable[str] | None = None
+    ) -> None:
+        """An answer that did not have its shape. What it would have listed is unread: the
+        offers named by ``keys`` / ``prefixes`` when the spider knows them, else all."""
         logger.error("%s: layout error: %s", self.name, text)
         self.ledger.add_layout_error(text)
+        self.note_unread(keys=keys, prefixes=prefixes)
+
+    def note_unread(
+        self, *, keys: Iterable[str] = (), prefixes: Iterable[str] | None = None
+    ) -> None:
+        """Offers this run could not read keep their last state, stale (rule of truth 10):
+        those named by ``keys`` and ``prefixes``; with neither given, every offer."""
+        keys = list(keys)
+        if prefixes is None and not keys:
+            prefixes = [EVERY_OFFER]
+        self.ledger.note_unread(keys=keys, prefixes=prefixes or ())
 
     def note_page_parsed(self) -> None:
         self.ledger.pages_parsed += 1
 
-    def note_api_error(self, where: str, error: str) -> None:
-        """HTTP 200, but an error instead of data: a failed request, not a layout change."""
+    def note_api_error(
+        self,
+        where: str,
+        error: str,
+        *,
+        keys: Iterable[str] = (),
+        prefixes: Iterable[str] | None = None,
+    ) -> None:
+        """HTTP 200, but an error instead of data: a failed request, not a layout change.
+        What it would have listed is unread (as in `note_layout_error`)."""
         self.ledger.requests_gave_up += 1
         self.ledger.add_error(f"api error on {where}: {error}")
+        self.note_unread(keys=keys, prefixes=prefixes)
 
     def on_request_failed(self, failure: Failure) -> None:
-        """Errback for every request: the request is given up (retries already spent)."""
+        """Errback for every request: the request is given up (retries already spent), and
+        what it would have listed is unread (its ``UNREAD_META``, else every offer)."""
         self.ledger.requests_gave_up += 1
         request = getattr(failure, "request", None)
+        unread = request.meta.get(UNREAD_META) if request is not None else None
+        if isinstance(unread, dict):
+            self.note_unread(keys=unread.get("keys", ()), prefixes=unread.get("prefixes"))
+        else:
+            self.note_unread()
         where = self.provider_path(request.url) if request is not None else "?"
         if isinstance(failure.value, HttpError):
             status = failure.value.response.status

@@ -78,6 +78,7 @@ class RunReport:
             where = spider.provider_path(getattr(response, "url", "") or "")
             spider.ledger.parse_errors += 1
             spider.ledger.add_error(f"parse error on {where}: {type(failure.value).__name__}")
+            spider.note_unread()  # what the page listed was not read
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if not isinstance(spider, ProviderSpider):

@@ -9,6 +9,7 @@ plainly what was seen and nothing is inferred here.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -37,7 +38,15 @@ REPORT_FIELDS = (
     "page_cap_reached",
     "notes",
     "retry_after_waits_s",
+    "skipped",
+    "unread_keys",
+    "unread_prefixes",
+    "sold_out_unlisted",
 )
+
+EVERY_OFFER = ""
+"""The unread prefix every offer key starts with: what a failure that cannot be narrowed
+(a page of a paginated listing, a parse error, the page cap) leaves unread."""
 
 
 @dataclass
@@ -63,6 +72,29 @@ class RunLedger:
     offers: int = 0
     quarantined: int = 0
     retry_after_waits_s: list[float] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Items that are no GPU rental offer, by `SkipKind` (they make no run partial)."""
+    unread_keys: list[str] = field(default_factory=list)
+    """Offers the run could not read although their identity is known: kept, stale."""
+    unread_prefixes: list[str] = field(default_factory=list)
+    """Key prefixes of the offers a failed page or request may have listed (EVERY_OFFER:
+    all of them): not closed by their absence, kept stale (rule of truth 10)."""
+    sold_out_unlisted: list[str] = field(default_factory=list)
+    """Key prefixes under which the provider lists only what has capacity (rule 11)."""
+
+    def note_unread(self, *, keys: Iterable[str] = (), prefixes: Iterable[str] = ()) -> None:
+        """Offers this run could not read: by exact key, or by key prefix."""
+        for key in keys:
+            if key not in self.unread_keys:
+                self.unread_keys.append(key)
+        for prefix in prefixes:
+            if prefix not in self.unread_prefixes:
+                self.unread_prefixes.append(prefix)
+
+    def note_sold_out_unlisted(self, prefixes: Iterable[str]) -> None:
+        for prefix in prefixes:
+            if prefix not in self.sold_out_unlisted:
+                self.sold_out_unlisted.append(prefix)
 
     def add_error(self, text: str) -> None:
         # Distinct, in order of first sight: counts live in responses_by_status.
@@ -123,6 +155,10 @@ def build_report(
         "page_cap_reached": ledger.page_cap_reached,
         "notes": list(ledger.notes),
         "retry_after_waits_s": list(ledger.retry_after_waits_s),
+        "skipped": dict(sorted(ledger.skipped.items())),
+        "unread_keys": list(ledger.unread_keys),
+        "unread_prefixes": list(ledger.unread_prefixes),
+        "sold_out_unlisted": list(ledger.sold_out_unlisted),
     }
     assert tuple(report) == REPORT_FIELDS
     return report

@@ -24,12 +24,15 @@ compared, the closed versions moved out, and only the new or changed offers type
 into ``current_offers``. A run loaded late, between two runs already woven (a backfill),
 goes through ``warehouse.history_late``.
 
-A partial run (rule of truth 10) saw only part of the listing: what it lists is woven as
-above, but the offers it did not see keep their open versions, unchanged, and are marked
-stale: ``current_offers.last_seen_at`` holds when the last run that saw them observed them
+What a run does not list is closed, whatever its status (rule of truth 10), except what it
+could not read (warehouse.unread: a failed page or request, a quarantined item whose key
+is known): those offers keep their open versions, unchanged, and are marked stale:
+``current_offers.last_seen_at`` holds when the last run that saw them observed them
 (NULL: the current run saw it), and ``stale_spans`` records the stretch of runs they stayed
 stale, so a past run's snapshot says what that run really saw. A later run that lists the
-offer makes it fresh again; a later ``ok`` run that no longer lists it closes it (rule 4).
+offer makes it fresh again; a later run that reads its source and no longer lists it closes
+it. Under a prefix where the provider lists only what has capacity, an offer it no longer
+lists gets a ``sold_out`` version instead of closing (rule 11: identity never follows stock).
 
 Called by warehouse.load inside its transaction; every write goes through ``store``, so a
 failure anywhere rolls the whole run back.
@@ -51,9 +54,12 @@ from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
 from warehouse.offer_hashes import (
     CONTENT_FIELDS,
     IDENTITY_FIELDS,
+    content_hash,
+    fields_hash,
     hashed,
     identity_hash,
 )
+from warehouse.unread import Unread, drop_unread, kept, sold_out
 
 
 class OfferRows(Protocol):
@@ -126,7 +132,8 @@ _OPENED = f"{_TEMP}opened"
 _CLOSED = f"{_TEMP}closed"
 _FRESH = f"{_TEMP}fresh"
 _LISTS = f"{_TEMP}lists"
-TEMP_TABLES = (_SEEN, _COVER, _OPENED, _CLOSED, _FRESH, _LISTS)
+_SOLD = f"{_TEMP}sold"
+TEMP_TABLES = (_SEEN, _COVER, _OPENED, _CLOSED, _FRESH, _LISTS, _SOLD)
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
 
@@ -139,7 +146,12 @@ class WeaveResult:
     continued: int
     """Versions cut by a late run and continued after it (0 for runs loaded in order)."""
     kept: int = 0
-    """Open versions a partial run did not see, kept unchanged and marked stale."""
+    """Open versions the run did not list but could not read either: kept, stale."""
+    gone: int = 0
+    """Open versions closed because the run, having read their source, no longer lists them."""
+    sold_out: int = 0
+    """Open versions turned ``sold_out`` because the provider stopped listing them where it
+    lists only what has capacity."""
 
 
 @dataclass(frozen=True)
@@ -302,15 +314,18 @@ def weave_in_order(
     *,
     provider: str,
     position: datetime,
-    keep_unseen: bool = False,
+    unread: Unread | None = None,
+    empty_is_whole: bool = False,
 ) -> tuple[FeedOutcome, RunOffers]:
     """Read the run's feed (``read_into``) and weave it at ``position``, after every run
-    stored for ``provider``: the newest state. ``keep_unseen`` (a partial run): offers the
-    run does not list stay as they were, stale, instead of being closed. A feed with no
-    offer changes nothing (rule of truth 3). The caller writes crawl_runs and current_runs.
+    stored for ``provider``: the newest state. Offers the run does not list are closed,
+    except what ``unread`` (and the feed's quarantine lines) say it could not read: those
+    stay as they were, stale. A feed with no offer changes nothing (rule of truth 3) unless
+    ``empty_is_whole``: the listing was read and holds no offer (every item skipped for a
+    named reason). The caller writes crawl_runs and current_runs.
     """
     vtop, itop = next_ids(con)
-    params = {"p": provider, "at": position, "vtop": vtop, "itop": itop, "keep": keep_unseen}
+    params = {"p": provider, "at": position, "vtop": vtop, "itop": itop}
     first = fetch_one(con, "SELECT count(*) FROM current_offers WHERE provider = ?", [provider])
     if not first or not first[0]:
         outcome = read_into(
@@ -329,6 +344,7 @@ def weave_in_order(
             store(con, "current_offers", _REUSE_IDENTITIES, params)
         seen = "(SELECT * FROM current_offers WHERE provider = $p AND valid_from = $at)"
         weave = WeaveResult(opened=outcome.offers, closed=0, continued=0)
+        woven = bool(outcome.offers)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_SEEN} ({_SEEN_COLUMNS})")
         outcome = read_into(
@@ -341,11 +357,20 @@ def weave_in_order(
             )
         )
         seen = _SEEN
-        weave = _weave_changes(con, outcome, params) if outcome.offers else WeaveResult(0, 0, 0)
-    if not outcome.offers:
+        woven = bool(outcome.offers) or empty_is_whole
+        weave = WeaveResult(0, 0, 0)
+        if woven:
+            (unread or Unread()).stage(con, outcome.quarantine.get_column("offer_key"))
+            weave = _weave_changes(con, outcome, params)
+    if not woven:
         return outcome, RunOffers(0, 0, 0, None, weave)
     store_new_sets(con, outcome.rows, params)
-    mark_stale(con, provider, position, keep_unseen, seen=f"(SELECT offer_key FROM {seen})")
+    # What the run listed is fresh, and so is what it turned sold out (listed, in the
+    # provider's words); what is left open unseen was not read: stale.
+    listed = f"(SELECT offer_key FROM {seen})"
+    if seen == _SEEN:
+        listed = f"(SELECT offer_key FROM {_SEEN} UNION ALL SELECT offer_key FROM {_SOLD})"
+    mark_stale(con, provider, position, seen=listed, kept=weave.kept)
     fees, plans, observed_at = _run_totals(con, seen, params)
     return outcome, RunOffers(outcome.offers, fees, plans, observed_at, weave)
 
@@ -365,13 +390,29 @@ def _weave_changes(
         """,
         params,
     )
+    # The open versions the run does not list: kept when it could not read them (stale),
+    # turned sold out under a prefix where the provider lists only what has capacity
+    # (``turn`` when not sold out already), else gone. Changed ones close too.
+    run_sql(
+        con,
+        f"""
+        CREATE OR REPLACE TEMP TABLE {_SOLD} AS
+        SELECT c.version_id, c.offer_key, o.status <> 'sold_out' AS turn
+        FROM {_COVER} AS c
+        JOIN current_offers AS o ON o.provider = $p AND o.version_id = c.version_id
+        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_SEEN})
+          AND NOT {kept("c")} AND {sold_out("c")}
+        """,
+        params,
+    )
     run_sql(
         con,
         f"""
         CREATE OR REPLACE TEMP TABLE {_CLOSED} AS
-        SELECT c.version_id FROM {_COVER} AS c
+        SELECT c.version_id, s.offer_key IS NULL AS gone FROM {_COVER} AS c
         LEFT JOIN {_SEEN} AS s ON s.offer_key = c.offer_key
-        WHERE (s.offer_key IS NULL AND NOT $keep) OR s.content_hash <> c.content_hash
+        WHERE (s.offer_key IS NULL AND NOT {kept("c")} AND NOT {sold_out("c")})
+           OR s.content_hash <> c.content_hash
         """,
         params,
     )
@@ -399,12 +440,16 @@ def _weave_changes(
     counts = fetch_one(
         con,
         f"SELECT (SELECT count(*) FROM {_OPENED}), (SELECT count(*) FROM {_CLOSED}),"
+        f" (SELECT count(*) FILTER (gone) FROM {_CLOSED}),"
+        f" (SELECT count(*) FILTER (turn) FROM {_SOLD}),"
         f" (SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN"
         f" (SELECT offer_key FROM {_SEEN}))",
-    ) or (0, 0, 0)
-    opened, closed, unseen = (int(x) for x in counts)
+    ) or (0, 0, 0, 0, 0)
+    opened, closed, gone, turned, unseen = (int(x) for x in counts)
     if closed:
         close_versions(con, f"SELECT version_id FROM {_CLOSED}", params)
+    if turned:
+        _turn_sold_out(con, params | {"lines": outcome.lines})
     if opened:
         lines = [int(r[0]) for r in con.execute(f"SELECT _line FROM {_OPENED}").fetchall()]
         # Few lines (warehouse.feed.REREAD_FEW): read them where the first scan found them;
@@ -421,8 +466,50 @@ def _weave_changes(
         )
         store(con, "current_offers", _OPENED_IDENTITIES, params)
     return WeaveResult(
-        opened=opened, closed=closed, continued=0, kept=unseen if params["keep"] else 0
+        opened=opened + turned,
+        closed=closed + turned,
+        continued=0,
+        kept=unseen - gone - count(con, _SOLD),
+        gone=gone,
+        sold_out=turned,
     )
+
+
+def _turn_sold_out(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> None:
+    """The open versions _SOLD turns: each closes, and a version like it but ``sold_out``
+    (no free card where a count was given) opens at the run, numbered past the run's
+    lines (``$lines``), with the run's observation time."""
+    copies = f"{_SOLD}_rows"
+    run_sql(
+        con,
+        f"""
+        CREATE OR REPLACE TEMP TABLE {copies} AS
+        SELECT * REPLACE (
+            'sold_out' AS status,
+            CASE WHEN available_count IS NULL THEN NULL ELSE 0 END AS available_count
+        )
+        FROM current_offers
+        WHERE provider = $p AND version_id IN (SELECT version_id FROM {_SOLD} WHERE turn)
+        """,
+        params,
+    )
+    close_versions(con, f"SELECT version_id FROM {_SOLD} WHERE turn", params)
+    columns = {
+        "version_id": "CAST($vtop + $lines + row_number() OVER (ORDER BY c.offer_key) AS BIGINT)",
+        "valid_from": "$at::TIMESTAMPTZ",
+        "content_hash": content_hash(fields_hash("c"), "c.fee_hash", "c.plan_hash"),
+        "feed_line": "NULL::INTEGER",
+        "observed_at": f"coalesce((SELECT min(observed_at) FROM {_SEEN}), $at::TIMESTAMPTZ)",
+    }
+    select = ", ".join(columns.get(name, f"c.{name}") for name in CURRENT_COLUMNS)
+    store(
+        con,
+        "current_offers",
+        f"INSERT INTO current_offers ({', '.join(CURRENT_COLUMNS)}) SELECT {select}"
+        f" FROM {copies} AS c",
+        params,
+    )
+    con.execute(f"DROP TABLE {copies}")
 
 
 def close_versions(
@@ -617,19 +704,20 @@ def mark_stale(
     con: duckdb.DuckDBPyConnection,
     provider: str,
     position: datetime,
-    keep_unseen: bool,
     *,
     seen: str,
+    kept: int,
 ) -> None:
     """After an in-order run: what it listed (``seen``, a query of offer keys) is fresh;
-    what a partial run missed is stale.
+    what is still open without being listed (``kept`` offers) was not read by the run (the
+    weave closed the rest), so it is stale.
 
     Runs before advance_current_run, so current_runs still names the run that saw the
     offers whose last_seen_at is NULL: its observation time is when they were last seen.
-    A stale offer keeps the time it first went stale through further partial runs.
+    A stale offer keeps the time it first went stale through further runs that miss it.
     """
     params = {"p": provider, "at": position}
-    if keep_unseen:
+    if kept:  # (else the UPDATE would hash every key the run saw to change nothing)
         run_sql(
             con,
             f"""
@@ -686,6 +774,7 @@ def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
 
     for name in (*TEMP_TABLES, *LATE_TABLES):
         con.execute(f"DROP TABLE IF EXISTS {name}")
+    drop_unread(con)
 
 
 def count(con: duckdb.DuckDBPyConnection, table: str) -> int:

@@ -6,10 +6,11 @@ every later run's. The versions covering its place (closed ones in ``offer_versi
 ones in ``current_offers``) are compared with its offers: those it no longer sees, or sees
 changed, are cut at its place and, where they went on past the next run, continued from
 that run under new ids (an open version stays open in current_offers, under its new id);
-what it sees new or changed gets a version from its place to the next run. A late partial
-run keeps the versions it did not see uncut and records them stale for its place only (up
-to the next run); the last-seen time it records for them is the one the run before it had
-for them. A late run that sees an offer during a stale stretch splits the stretch around
+what it sees new or changed gets a version from its place to the next run. What a late run
+could not read (warehouse.unread, staged by the caller) it keeps uncut and records stale for
+its place only (up to the next run); the last-seen time it records for them is the one the
+run before it had for them. (Where the provider lists only what has capacity, a late run
+keeps what it no longer lists stale too, rather than cut a sold-out version into the past.) A late run that sees an offer during a stale stretch splits the stretch around
 its place (docs/history.md).
 
 The run's feed is staged whole first (warehouse.feed.stage_feed): late runs are rare and
@@ -40,6 +41,7 @@ from warehouse.history import (
     write_sets,
 )
 from warehouse.offer_hashes import content_hash
+from warehouse.unread import kept, sold_out
 
 __all__ = ["LATE_TABLES", "weave_late"]
 
@@ -52,6 +54,9 @@ _NEW = f"{_TEMP}new"
 _FRESH = f"{_TEMP}fresh"
 _IDS = f"{_TEMP}ids"
 LATE_TABLES = (_STAGE, _COVER, _OPENED, _CLOSED, _NEW, _FRESH, _IDS)
+# A version holding at the run's place (alias c) that the run did not read, or that lies
+# where not listed means sold out: kept uncut, stale for the place.
+_KEPT = f"({kept('c')} OR {sold_out('c')})"
 
 # A closed version's fields, from its identity and its state.
 _FIELDS_HASH = (
@@ -85,17 +90,14 @@ def weave_late(
     provider: str,
     position: datetime,
     next_position: datetime,
-    keep_unseen: bool = False,
 ) -> WeaveResult:
     """Record the snapshot of a good run at ``position``, before the run already stored at
     ``next_position``: its offers as warehouse.feed staged them (OFFERS_TABLE, one
     provider). The run's crawl_runs row must already be written with ``history_at =
-    position``. ``keep_unseen`` (a partial run): what it does not list stays uncut, stale."""
+    position``, and its unread set staged (warehouse.unread): what it could not read stays
+    uncut, stale; the rest it does not list is cut."""
     vtop, itop = next_ids(con)
-    params = {
-        "p": provider, "at": position, "next": next_position, "keep": keep_unseen,
-        "vtop": vtop, "itop": itop,
-    }  # fmt: skip
+    params = {"p": provider, "at": position, "next": next_position, "vtop": vtop, "itop": itop}
     run_sql(
         con,
         f"""
@@ -119,16 +121,19 @@ def weave_late(
         CREATE OR REPLACE TEMP TABLE {_CLOSED} AS
         SELECT c.* FROM {_COVER} AS c
         LEFT JOIN {_STAGE} AS s ON s.offer_key = c.offer_key
-        WHERE (s.offer_key IS NULL AND NOT $keep) OR s.content_hash <> c.content_hash
+        WHERE (s.offer_key IS NULL AND NOT {_KEPT}) OR s.content_hash <> c.content_hash
         """,
         params,
     )
-    kept = _unseen(con) if keep_unseen else 0
+    unseen = _unseen(con)
     _store_identities(con, params)
     _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id")
     _store_new_sets(con, "plan", "price_plan_sets", "plan_set_id")
 
     closed = count(con, _CLOSED)
+    gone = closed - count(
+        con, f"(SELECT 1 FROM {_CLOSED} WHERE offer_key IN (SELECT offer_key FROM {_STAGE}))"
+    )
     if closed:
         # Closed versions are cut at the run; open ones move out of current_offers with it
         # (their continuation stays there, below).
@@ -213,15 +218,17 @@ def weave_late(
             params,
         )
     _split_stale_spans(con, provider, position, next_position)
-    if keep_unseen:
+    if unseen:
         _record_late_stale(con, provider, position, next_position)
-    return WeaveResult(opened=opened, closed=closed, continued=continued, kept=kept)
+    return WeaveResult(opened=opened, closed=closed, continued=continued, kept=unseen, gone=gone)
 
 
 def _unseen(con: duckdb.DuckDBPyConnection) -> int:
+    """The versions holding at the run's place that it did not list but keeps."""
     row = fetch_one(
         con,
-        f"SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN (SELECT offer_key FROM {_STAGE})",
+        f"SELECT count(*) FROM {_COVER} AS c"
+        f" WHERE offer_key NOT IN (SELECT offer_key FROM {_STAGE}) AND {_KEPT}",
     )
     return int(row[0]) if row else 0
 
@@ -383,7 +390,7 @@ def _record_late_stale(
         INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
         SELECT $p, c.offer_key, $at, $next, prev.observed_at
         FROM {_COVER} AS c, prev
-        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_STAGE})
+        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_STAGE}) AND {_KEPT}
           AND NOT EXISTS (
             SELECT 1 FROM stale_spans AS sp
             WHERE sp.provider = $p AND sp.offer_key = c.offer_key AND sp.stale_from < $at

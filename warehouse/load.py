@@ -3,14 +3,16 @@
 Rules of truth 2, 5 and 6: a run's ``crawl_runs`` row and its rows commit together (a crash
 mid-load leaves the database as it was); loading a run already stored changes nothing
 (skip: the first load wins); only ok / partial / auth_required runs with offers change the
-offer history (warehouse.history: versions, not one row per offer per poll); a partial run
-closes nothing it did not list: those offers stay in the latest state, marked stale (rule
-10); bad input lands in ``quarantine`` whatever the status.
+offer history (warehouse.history: versions, not one row per offer per poll); a run closes
+what it no longer lists except what it could not read (warehouse.unread): those offers stay
+in the latest state, marked stale (rule 10); bad input lands in ``quarantine`` whatever the
+status.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,12 +41,14 @@ from warehouse.feed import (
 from warehouse.feed_file import FeedFile
 from warehouse.history import (
     Placement,
+    WeaveResult,
     advance_current_run,
     drop_weave_tables,
     place_run,
     weave_in_order,
 )
 from warehouse.history_late import weave_late
+from warehouse.unread import Unread
 
 __all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_batch", "load_run", "read_feed"]
 
@@ -73,6 +77,12 @@ class LoadResult:
     quarantined: int
     ignored_offers: int = 0
     skipped_duplicate_run: bool = False
+    gone: int = 0
+    """Offers closed because the run read their source and no longer lists them."""
+    kept_stale: int = 0
+    """Offers the run did not list and could not read: kept in their last state, stale."""
+    sold_out: int = 0
+    """Offers turned sold out: no longer listed where the provider lists only capacity."""
 
 
 class _Feed(Protocol):
@@ -178,17 +188,22 @@ def _load_in_order(
     con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: _Feed, position: datetime
 ) -> LoadResult:
     """The newest good run: its feed read straight into the history and the latest state."""
+    # A listing read whole that holds only skipped items, or says only where nothing has
+    # capacity, is no layout problem (rule 9): it closes what it no longer lists like any
+    # other, and turns sold out what it lists only with capacity.
+    empty_whole = run.status is RunStatus.OK and bool(run.skipped or run.sold_out_unlisted)
     outcome, offers = weave_in_order(
         con,
         lambda target: feed.read_into(con, target),
         provider=run.provider,
         position=position,
-        # Rule 10: what a partial run could not see stays, stale, with its age.
-        keep_unseen=run.status is RunStatus.PARTIAL,
+        # Rule 10: what the run could not read stays, stale, with its age.
+        unread=Unread.of_run(run),
+        empty_is_whole=empty_whole,
     )
     quarantine = _for_run(outcome.quarantine, run)
     # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
-    woven = offers.observed_at is not None
+    woven = offers.observed_at is not None or empty_whole
     _record_run(
         con,
         run,
@@ -197,6 +212,7 @@ def _load_in_order(
         sha256=outcome.sha256,
         position=position if woven else None,
         observed_at=offers.observed_at,
+        message=_with_closures(run.message, offers.weave, quarantine),
     )
     if woven:
         advance_current_run(
@@ -217,7 +233,28 @@ def _load_in_order(
         fees=offers.fees,
         plans=offers.plans,
         quarantined=quarantine.height,
+        gone=offers.weave.gone,
+        kept_stale=offers.weave.kept,
+        sold_out=offers.weave.sold_out,
     )
+
+
+def _with_closures(message: str | None, weave: WeaveResult, quarantine: pl.DataFrame) -> str | None:
+    """The run's message with what its absences did: offers closed as no longer listed
+    (and how many unreadable items had no key to keep their offer by), offers turned sold
+    out, offers kept stale because the run could not read them."""
+    notes = []
+    if weave.gone:
+        nameless = quarantine.get_column("offer_key").null_count()
+        why = f" ({nameless} unreadable item(s) without a key among them)" if nameless else ""
+        notes.append(f"{weave.gone} no longer listed, closed{why}")
+    if weave.sold_out:
+        notes.append(f"{weave.sold_out} no longer listed where only capacity is, sold out")
+    if weave.kept:
+        notes.append(f"{weave.kept} not read, kept stale")
+    if not notes:
+        return message
+    return "; ".join([message, *notes] if message else notes)
 
 
 def _load_staged(
@@ -239,12 +276,12 @@ def _load_staged(
         observed_at=staged.observed_at if offers else None,
     )
     if late is not None and late.next_position is not None:
+        Unread.of_run(run).stage(con, quarantine.get_column("offer_key"))
         weave_late(
             con,
             provider=run.provider,
             position=late.position,
             next_position=late.next_position,
-            keep_unseen=run.status is RunStatus.PARTIAL,
         )
     _insert_frame(con, "quarantine", quarantine)
     return LoadResult(
@@ -275,14 +312,15 @@ def _record_run(
     sha256: str | None,
     position: datetime | None,
     observed_at: datetime | None,
+    message: str | None = None,
 ) -> None:
     con.execute(
         """
         INSERT INTO crawl_runs (
             run_id, provider, started_at, finished_at, duration_s, status, offers,
             quarantined, http_errors, message, reported_offers, reported_quarantined,
-            feed_sha256, history_at, observed_at
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            feed_sha256, history_at, observed_at, skipped
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         [
             run.run_id,
@@ -294,12 +332,13 @@ def _record_run(
             offers,
             quarantined,
             run.http_errors,
-            run.message,
+            message if message is not None else run.message,
             run.offers,
             run.quarantined,
             sha256,
             position,
             observed_at,
+            json.dumps(dict(run.skipped), sort_keys=True) if run.skipped else None,
         ],
     )
 

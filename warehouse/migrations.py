@@ -50,6 +50,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "set lists", "sql/0013_set_lists.sql"),
     Migration(14, "open versions", "sql/0014_open_versions.sql"),
     Migration(15, "content hash steps", "sql/0015_content_hash_steps.sql"),
+    Migration(16, "skipped items", "sql/0016_skipped_items.sql"),
 )
 
 

@@ -27,12 +27,16 @@ from gpurent_core.model import (
     PriceKind,
     PricePlan,
     QuarantineRecord,
+    SkipKind,
+    SkipRecord,
 )
 from gpurent_core.normalize.availability import UNKNOWN, Availability
 from gpurent_core.normalize.gpu import GpuIdentity, UnresolvedGpuName, resolve_gpu
 from gpurent_core.normalize.price import from_minor_units
 
-Record = OfferRecord | QuarantineRecord
+Record = OfferRecord | QuarantineRecord | SkipRecord
+"""What a parser makes of one item: an offer, a quarantine line (an offer that cannot be
+read), or a skip (no GPU rental offer gpurent ranks; counted, never written to the feed)."""
 
 # Quarantine reason codes: the text before ": " in QuarantineRecord.reason.
 GPU_UNRESOLVED = "gpu_unresolved"
@@ -60,10 +64,21 @@ class PageResult:
     notes: list[str] = field(default_factory=list)
     missing_fields: list[str] = field(default_factory=list)
     """Declared field paths gone from some item of the page (spiders.parsers.contract)."""
+    unread_prefixes: list[str] = field(default_factory=list)
+    """Offer-key prefixes of items the page could not read whose identity is still known
+    (an item that makes several offers, such as one per region): those offers keep their
+    last state, stale, instead of being closed (rule of truth 10)."""
+    sold_out_unlisted: list[str] = field(default_factory=list)
+    """Offer-key prefixes under which the provider lists only what has capacity: an offer
+    it stopped listing there is sold out in its own words (rule of truth 11)."""
 
     @property
     def offers(self) -> list[OfferRecord]:
         return [r for r in self.records if isinstance(r, OfferRecord)]
+
+    @property
+    def skipped(self) -> list[SkipRecord]:
+        return [r for r in self.records if isinstance(r, SkipRecord)]
 
 
 class FieldProblem(ValueError):
@@ -78,6 +93,29 @@ class FieldProblem(ValueError):
     @property
     def reason(self) -> str:
         return f"{self.code}: {self.detail}"
+
+
+class Skip(Exception):
+    """The item is no GPU rental offer gpurent ranks (``SkipKind``): `guarded` makes it a
+    skip record, counted by kind, rather than a quarantine line."""
+
+    def __init__(self, kind: SkipKind, detail: str) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+def make_skip(
+    ctx: ParseContext, kind: SkipKind, detail: str, *, offer_key: str | None = None
+) -> SkipRecord:
+    return SkipRecord(
+        provider=ctx.provider,
+        run_id=ctx.run_id,
+        observed_at=ctx.observed_at,
+        offer_key=offer_key,
+        skip_kind=kind,
+        detail=detail,
+    )
 
 
 def load_json(body: bytes | str) -> Any:
@@ -324,11 +362,13 @@ def price_plan(
 def guarded(
     ctx: ParseContext, *, offer_key: str | None, raw: Any, build: Callable[[], list[Record]]
 ) -> list[Record]:
-    """Run one offer's builder; a FieldProblem becomes that offer's quarantine line, and so
-    does any other failure while building it (item isolation: an input no reader foresaw
+    """Run one offer's builder; a `Skip` becomes its skip record, a FieldProblem that offer's
+    quarantine line, and so does any other failure while building it (item isolation: an input no reader foresaw
     costs that item, never the page)."""
     try:
         return build()
+    except Skip as skip:
+        return [make_skip(ctx, skip.kind, skip.detail, offer_key=offer_key)]
     except FieldProblem as problem:
         return [
             make_quarantine(

@@ -69,8 +69,9 @@ def with_stale(frame: pl.DataFrame) -> Snapshot:
 def rule_ten_states(
     feeds: list[tuple[ProviderRun, list[OfferRecord]]], expected: dict[str, Snapshot]
 ) -> list[tuple[ProviderRun, Snapshot]]:
-    """The latest state after each good run, by rule 10: a complete run's listing; a partial
-    run's listing plus what it did not see, kept stale with its last-seen time."""
+    """The latest state after each good run, by rule 10: the run's listing, plus what it did
+    not list but could not read either (its unread keys and prefixes), kept stale with its
+    last-seen time; the rest it does not list is gone."""
     state: Snapshot = {}
     states: list[tuple[ProviderRun, Snapshot]] = []
     for run, _ in feeds:
@@ -81,8 +82,9 @@ def rule_ten_states(
             k: {f: row[f] for f in fields} | {"stale": False}
             for k, row in expected[run.run_id].items()
         }
-        if run.status is RunStatus.PARTIAL:
-            for key, row in state.items():
+        for key, row in state.items():
+            unread = key in run.unread_keys or any(key.startswith(p) for p in run.unread_prefixes)
+            if unread:
                 seen.setdefault(key, row | {"run_id": run.run_id, "stale": True})
         state = seen
         states.append((run, state))
@@ -288,10 +290,18 @@ OFFER_STATES = st.tuples(
     st.sampled_from([Decimal("1.5"), Decimal("2")]),
     st.booleans(),  # with or without fees
 )
+# What a partial run could not read: nothing (its quarantined items had no key), some keys,
+# or every offer (a failed page).
+UNREAD = st.one_of(
+    st.just({}),
+    st.builds(lambda keys: {"unread_keys": tuple(sorted(keys))}, st.sets(st.sampled_from("abcd"))),
+    st.just({"unread_prefixes": ("",)}),
+)
 RUNS = st.lists(
     st.tuples(
         st.sampled_from([RunStatus.OK, RunStatus.OK, RunStatus.PARTIAL, RunStatus.FAILED]),
         st.dictionaries(st.sampled_from("abcd"), OFFER_STATES, max_size=4),
+        UNREAD,
     ),
     min_size=1,
     max_size=7,
@@ -304,14 +314,14 @@ RUNS = st.lists(
 @given(runs=RUNS, order=st.randoms(use_true_random=False), in_order=st.booleans())
 def test_any_runs_in_any_load_order_read_back_exactly(
     kit: FeedKit,
-    runs: list[tuple[RunStatus, dict[str, tuple[StockStatus, Decimal, bool]]]],
+    runs: list[tuple[RunStatus, dict[str, tuple[StockStatus, Decimal, bool]], dict[str, Any]]],
     order: Any,
     in_order: bool,
 ) -> None:
     con = fresh()
     feeds: list[tuple[ProviderRun, list[OfferRecord]]] = []
-    for n, (status, offers) in enumerate(runs, start=1):
-        run = kit.run(n, status)
+    for n, (status, offers, unread) in enumerate(runs, start=1):
+        run = kit.run(n, status, **(unread if status is RunStatus.PARTIAL else {}))
         lines = [
             kit.offer(run, key, status=s, price=price, **({} if with_fees else {"fees": ()}))
             for key, (s, price, with_fees) in sorted(offers.items())

@@ -56,7 +56,11 @@ class FeedKit:
         *,
         provider: str = "acme",
         message: str | None = None,
+        **scope: Any,
     ) -> ProviderRun:
+        """Run ``n`` (an hour after the last); ``scope``: the ProviderRun fields of what it
+        skipped and could not read (``unread_prefixes=("",)``: a page failed, nothing it
+        did not list is closed)."""
         started = T0 + timedelta(hours=n)
         return ProviderRun(
             run_id=f"run-{n}",
@@ -65,7 +69,12 @@ class FeedKit:
             finished_at=started + timedelta(seconds=42),
             status=status,
             message=message,
+            **scope,
         )
+
+    def failed_page(self, n: int, **kw: Any) -> ProviderRun:
+        """A partial run ``n`` whose failed page or request leaves every offer unread."""
+        return self.run(n, RunStatus.PARTIAL, unread_prefixes=("",), **kw)
 
     def offer(self, run: ProviderRun, offer_key: str = "h100-1", **changes: Any) -> OfferRecord:
         fields: dict[str, Any] = {
