@@ -47,6 +47,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from gpurent_core.catalog import Catalog, GpuSku, get_catalog
+from gpurent_core.enums import SkipKind
 
 __all__ = [
     "GpuIdentity",
@@ -75,12 +76,17 @@ class GpuIdentity:
 
 
 class UnresolvedGpuName(ValueError):
-    """A GPU name that does not resolve to exactly one catalog model (quarantine it)."""
+    """A GPU name that does not resolve to exactly one catalog model (quarantine it), or
+    names what the catalog leaves out on purpose (``left_out``: skip it, rule of truth 9)."""
 
-    def __init__(self, raw: str, reason: str) -> None:
+    def __init__(self, raw: str, reason: str, left_out: SkipKind | None = None) -> None:
         super().__init__(f"{reason} (input: {raw!r})")
         self.raw = raw
         self.reason = reason
+        self.left_out = left_out
+        """Set when the name is no card gpurent ranks, on purpose: no GPU at all
+        (NOT_A_GPU_OFFER), or a card class the catalog leaves out (OUTSIDE_CATALOG:
+        pre-Pascal, laptop chips, virtual slices). None: an unknown or unclear card."""
 
     def __reduce__(self) -> tuple[type[UnresolvedGpuName], tuple[str, str]]:
         # Keeps the exception picklable (Prefect and multiprocessing pickle errors).
@@ -331,15 +337,22 @@ def _parse_model(raw: str, tokens: list[str], index: Mapping[str, frozenset[str]
     )
 
 
-def _why_unknown(raw: str, text: str, tokens: list[str], key: str, catalog: Catalog) -> str:
+def _unknown(raw: str, text: str, tokens: list[str], key: str, cat: Catalog) -> UnresolvedGpuName:
+    """Why the name found no model, and whether the catalog leaves it out on purpose."""
+    if "cpu" in tokens or key in ("none", "nonecpu"):
+        return UnresolvedGpuName(raw, "CPU-only offer: no GPU", SkipKind.NOT_A_GPU_OFFER)
+    if key and _LAPTOP_TOKENS & set(tokens):
+        why = "laptop GPU: not in the catalog (other chip and memory than the desktop card)"
+        return UnresolvedGpuName(raw, why, SkipKind.OUTSIDE_CATALOG)
+    if key and _RETIRED_RE.match(key):
+        why = "Kepler/Maxwell-era card: outside the catalog, which starts at Pascal"
+        return UnresolvedGpuName(raw, why, SkipKind.OUTSIDE_CATALOG)
+    return UnresolvedGpuName(raw, _why_unknown(text, key, cat))
+
+
+def _why_unknown(text: str, key: str, catalog: Catalog) -> str:
     if not key:
         return "no GPU model in the name"
-    if "cpu" in tokens or key in ("none", "nonecpu"):
-        return "CPU-only offer: no GPU"
-    if _LAPTOP_TOKENS & set(tokens):
-        return "laptop GPU: not in the catalog (other chip and memory than the desktop card)"
-    if _RETIRED_RE.match(key):
-        return "Kepler/Maxwell-era card: outside the catalog, which starts at Pascal"
     parts = [p for p in re.split(r"\s*(?:/|\||、|\bor\b)\s*", text) if p.strip()]
     if len(parts) > 1:
         named = []
@@ -472,7 +485,9 @@ def _resolve(
         raise UnresolvedGpuName(raw, "empty GPU name")
     if _VIRTUAL_RE.search(text):
         raise UnresolvedGpuName(
-            raw, "virtual GPU slice (vGPU/MIG/GRID profile): no physical card model"
+            raw,
+            "virtual GPU slice (vGPU/MIG/GRID profile): no physical card model",
+            SkipKind.OUTSIDE_CATALOG,
         )
     hints = _hint_gb(raw, vram_gb, vram_mb)
     text = _strip_plan_words(text)
@@ -482,7 +497,7 @@ def _resolve(
     tokens = _tokens(text)
     parsed = _parse_model(raw, tokens, alias_index(cat))
     if not parsed.models:
-        raise UnresolvedGpuName(raw, _why_unknown(raw, text, tokens, parsed.key, cat))
+        raise _unknown(raw, text, tokens, parsed.key, cat)
     candidates = _narrow(raw, parsed, cat, name_vram, hints)
     if len({sku.model for sku in candidates}) > 1:
         raise _ambiguous(raw, candidates, vram_known=bool(name_vram or hints))

@@ -223,7 +223,8 @@ def identify_gpu(
     vram_gb: int | None = None,
     vram_mb: int | None = None,
 ) -> GpuIdentity:
-    """The catalog identity of a provider's GPU name, or a GPU_UNRESOLVED problem.
+    """The catalog identity of a provider's GPU name, or a GPU_UNRESOLVED problem (a `Skip`
+    when the catalog leaves the name out on purpose: no GPU, a pre-Pascal card, a slice).
 
     A name that pins a catalog model but not its memory size ("RTX 3060": 8 or 12 GB) comes
     back with ``vram_gb`` None: the offer is kept with its VRAM unknown rather than given a
@@ -236,6 +237,8 @@ def identify_gpu(
         return resolve_gpu(raw_name, vram_gb=vram_gb, vram_mb=vram_mb)
     except UnresolvedGpuName as exc:
         reason = getattr(exc, "reason", None) or str(exc)
+        if exc.left_out is not None:  # a CPU type, a pre-Pascal card: no offer we rank
+            raise Skip(exc.left_out, f"{raw_name!r}: {reason}") from None
         raise FieldProblem(GPU_UNRESOLVED, field, f"{raw_name!r}: {reason}") from None
 
 
