@@ -119,3 +119,38 @@ def test_unknown_currency_names_the_known_ones(tmp_path: Path) -> None:
 def test_no_arguments_shows_the_help() -> None:
     proc = run()
     assert proc.returncode == 0 and "Usage: gpurent" in proc.stdout + proc.stderr
+
+
+CRAWL_REFUSALS = (
+    (("--scene", "nosuch"), "no scene 'nosuch'"),
+    (("--step", "99"), "steps 1..1"),
+    (("--provider", "nosuch"), "unknown provider(s) nosuch"),
+)
+
+
+@pytest.mark.parametrize(("options", "said"), CRAWL_REFUSALS, ids=lambda o: " ".join(o))
+def test_a_crawl_that_names_nothing_real_is_refused_before_it_starts(
+    options: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    proc = run("crawl", "--replay", *options, "--db", str(tmp_path / "w.duckdb"))
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == USER_ERROR, proc.stderr[-800:]
+    assert len(lines) == 1 and said in lines[0], lines
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_a_bad_fx_setting_is_the_users_to_fix() -> None:
+    from gpurent_core.fx import FxParseError
+
+    message, code = explain(FxParseError("GPURENT_FX: item 1 'garbage' is not like 'USD/CNY=7.20'"))
+    assert (code, message) == (
+        USER_ERROR,
+        "GPURENT_FX: item 1 'garbage' is not like 'USD/CNY=7.20'",
+    )
+
+
+def test_version_is_printed() -> None:
+    from importlib.metadata import version
+
+    proc = run("--version")
+    assert (proc.returncode, proc.stdout.strip()) == (0, f"gpurent {version('gpurent')}")

@@ -90,7 +90,8 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
     app = typer.Typer(
         name="gpurent",
         help="GPU-rental price and availability tracker: crawl providers, then ask what you "
-        "can rent now, what it really costs, and whether it fits your model.",
+        "can rent now, what it really costs, and whether it fits your model. "
+        "`gpurent --version` prints the version.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_show_locals=False,
@@ -154,6 +155,11 @@ def _exit_after_cleanup(code: int) -> None:
 
 def main() -> None:
     debug, argv = debug_requested(sys.argv[1:])
+    if argv[:1] == ["--version"]:
+        from importlib.metadata import version
+
+        print(f"gpurent {version('gpurent')}")
+        _exit_after_cleanup(0)
     keep_pandas_out(argv)
     signal.signal(signal.SIGINT, raise_interrupted)
     try:

@@ -22,6 +22,7 @@ from gpurent.cli.common import (
     settings,
     writable_db,
 )
+from gpurent.cli.errors import refuse
 from gpurent.cli.output import OutputFormat, render
 
 # Prefect's ephemeral API server needs 15-20 s to start on a small machine; give it room,
@@ -166,6 +167,7 @@ def crawl(
     replay_dir = Path(replay).expanduser() if replay else None
     if replay_dir is not None and not replay_dir.is_dir():
         raise typer.BadParameter(f"{replay_dir} is not a directory", param_hint="--replay")
+    check_request(list(provider or []), replay_dir if replay is not None else None, scene, step)
     rows = run_crawl_flow(
         db=path,
         providers=list(provider or []),
@@ -182,3 +184,33 @@ def crawl(
     later = pending_load_line(path, rows)
     if later is not None:
         Console(stderr=True).print(later, markup=False, highlight=False, soft_wrap=True)
+    if rows and all(row["status"] in NOTHING_READ for row in rows):
+        refuse("every provider failed or was refused: nothing was read", code=1)
+
+
+# Statuses of a run that read nothing the warehouse could use.
+NOTHING_READ = frozenset({"failed", "layout_changed", "auth_required"})
+
+
+def check_request(providers: list[str], replay_dir: Path | None, scene: str, step: int) -> None:
+    """Refuse, in one line and before Prefect starts, a provider, replay scene or step that
+    does not exist (``replay_dir``: the recordings of a replay crawl; None: no replay,
+    so ``--scene`` / ``--step`` have nothing to name)."""
+    from flows.providers import check_names
+
+    try:
+        check_names(providers)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--provider") from None
+    if replay_dir is None and (scene, step) == ("default", 1):
+        return
+    from replay.loader import load_recordings
+
+    scenes = load_recordings(replay_dir).scenes
+    if scene not in scenes:
+        known = ", ".join(sorted(scenes))
+        raise typer.BadParameter(f"no scene {scene!r} (known: {known})", param_hint="--scene")
+    if step > scenes[scene].steps:
+        raise typer.BadParameter(
+            f"scene {scene!r} has steps 1..{scenes[scene].steps}", param_hint="--step"
+        )

@@ -58,6 +58,9 @@ def explain(exc: BaseException) -> tuple[str, int]:
     config = sys.modules.get("gpurent_core.config")
     if config is not None and isinstance(exc, config.SettingError):
         return message, USER_ERROR
+    fx = sys.modules.get("gpurent_core.fx")
+    if fx is not None and isinstance(exc, fx.FxError):  # a bad GPURENT_FX, say
+        return message, USER_ERROR
     api_errors = sys.modules.get("gpurent.api.errors")
     if api_errors is not None and isinstance(exc, api_errors.ApiError):
         return message, USER_ERROR
