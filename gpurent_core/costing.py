@@ -84,9 +84,10 @@ if it is a spot or member price) and the ``plans`` of kind ``on_demand`` or ``co
   and at least the minimum rental. Unknown terms meter exactly, with no minimum, and bill
   the boot (the explanation says which terms were unknown). Session counts may be
   fractional: they are an average, not a calendar;
-* a day/week/month package is bought whole: ceil(hours / hours in unit) packages. The
-  packages are assumed to be used back to back, so for usage spread thinly over the month
-  this is a lower bound;
+* a day/week/month package is bought whole, as many as the use needs: one stretch of use
+  (no sessions given) fills them back to back, ceil(hours / hours in unit); sessions are
+  taken as spread evenly over the month, so a package holds only the sessions that start
+  and end within it (``_packages``);
 * a year package is pro-rated to a month: price / 12 (a year covers any monthly hours; the
   minimum picks it only when the hours make it worthwhile).
 
@@ -671,7 +672,6 @@ def _candidate(
     multiplier = inp.gpu_count if basis is PriceBasis.GPU else 1
     offer_price = native * multiplier
     unit_hours = HOURS_PER_UNIT[unit]
-    hours_used = to_fraction(profile.hours_per_month)
     if unit in _METERED:
         if kind is PriceKind.COMMITMENT:
             units, how = HOURS_PER_MONTH / unit_hours, "reserved: all 730 h"
@@ -680,18 +680,43 @@ def _candidate(
     elif unit is BillingUnit.YEAR:
         units, how = HOURS_PER_MONTH / unit_hours, "year pro-rated: 1/12"
     else:
-        count = math.ceil(hours_used / unit_hours)
-        # Packages used back to back: a lower bound when the hours are spread thinly.
-        units, how = (
-            Fraction(count),
-            f"ceil({_num(hours_used)} h / {_num(unit_hours)} h), used back to back",
-        )
+        units, how = _packages(profile, unit_hours, unit.value)
     per_gpu = f" x {inp.gpu_count} gpu" if basis is PriceBasis.GPU else ""
     line = (
         f"{source} {kind.value}: {shown} {inp.currency}/{unit.value}{per_gpu}"
         f" x {_num(units)} {unit.value} ({how}) = {_money(offer_price * units)}{fx_note}"
     )
     return _Candidate(source, unit, kind, basis, price, currency, offer_price, units, line)
+
+
+def _packages(profile: UsageProfile, unit_hours: Fraction, unit: str) -> tuple[Fraction, str]:
+    """Whole day/week/month packages that hold the profile's use, and how they were found.
+
+    One stretch of use (no sessions given) fills packages back to back. Sessions are spread
+    evenly over the month (a session starts every 730 h / sessions): a package bought at a
+    session's start holds that session and every later one that ends before it runs out,
+    and a session longer than a package takes several. Never fewer packages than back to
+    back, never more than cover the whole month.
+    """
+    used = to_fraction(profile.hours_per_month)
+    back_to_back = math.ceil(used / unit_hours)
+    session = to_fraction(profile.session_hours) if profile.session_hours is not None else used
+    if session >= used:
+        return Fraction(back_to_back), (
+            f"ceil({_num(used)} h / {_num(unit_hours)} h), used back to back"
+        )
+    sessions = math.ceil(used / session)
+    if session > unit_hours:
+        per_session = math.ceil(session / unit_hours)
+        count = sessions * per_session
+        how = f"{sessions} sessions of {_num(session)} h, {per_session} {unit}s each"
+    else:
+        gap = HOURS_PER_MONTH / sessions
+        held = math.floor((unit_hours - session) / gap) + 1
+        count = math.ceil(sessions / held)
+        how = f"{sessions} sessions of {_num(session)} h spread over the month, {held} per {unit}"
+    count = max(back_to_back, min(count, math.ceil(HOURS_PER_MONTH / unit_hours)))
+    return Fraction(count), how
 
 
 def _plan_allowed(kind: PriceKind, include_member: bool) -> bool:

@@ -182,3 +182,60 @@ def test_property_per_second_billing_is_exact_for_whole_seconds(
     session = max(D("0.01"), (hours * share).quantize(D("0.01")))
     prof = UsageProfile(hours_per_month=hours, session_hours=session)
     assert true_cost(offer(PER_SECOND), prof).plan.units == hours
+
+
+def day_plan(price: str = "43.72", unit: BillingUnit = BillingUnit.DAY) -> PricePlan:
+    return PricePlan(
+        price=D(price),
+        currency="CNY",
+        billing_unit=unit,
+        price_basis=PriceBasis.INSTANCE,
+        price_kind=PriceKind.COMMITMENT,
+    )
+
+
+def test_day_packages_hold_only_the_sessions_that_fit_in_them() -> None:
+    # 200 h in 4 h sessions: 50 sessions, one every 14.6 h over the month. A day package
+    # bought at a session's start holds it and the next (14.6 h later, done by 18.6 h):
+    # 25 days, not the 9 that back-to-back use would need. The metered price wins.
+    tc = true_cost(offer(PER_SECOND, price="1.98", plans=(day_plan(),)), use("200", "4"))
+    assert tc.plan.billing_unit is BillingUnit.HOUR and tc.monthly == D("396.000000")
+    assert "plan commitment: 43.72 CNY/day x 25 day (50 sessions of 4 h spread over the" in (
+        tc.explain()
+    )
+    # The same hours in one stretch fill 9 days back to back, and the days win.
+    whole = true_cost(offer(PER_SECOND, price="1.98", plans=(day_plan(),)), use("200"))
+    assert whole.plan.billing_unit is BillingUnit.DAY and whole.plan.units == D("9")
+    assert "ceil(200 h / 24 h), used back to back" in whole.explain()
+
+
+def test_a_session_longer_than_a_package_takes_several_and_a_month_holds_them_all() -> None:
+    two_days = true_cost(offer(PER_SECOND, plans=(day_plan("10"),)), use("300", "30"))
+    assert two_days.plan.units == D("20")  # 10 sessions of 30 h, 2 days each
+    month = true_cost(
+        offer(PER_SECOND, plans=(day_plan("300", BillingUnit.MONTH),)), use("200", "4")
+    )
+    assert month.plan.units == D("1")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hours=st.integers(min_value=1, max_value=730),
+    session=st.integers(min_value=1, max_value=730),
+    unit=st.sampled_from([BillingUnit.DAY, BillingUnit.WEEK, BillingUnit.MONTH]),
+)
+def test_property_packages_never_fewer_than_back_to_back_nor_more_than_the_month(
+    hours: int, session: int, unit: BillingUnit
+) -> None:
+    from gpurent_core.units import HOURS_PER_UNIT
+
+    session = min(session, hours)
+    tc = true_cost(
+        offer(PER_SECOND, price="1000", plans=(day_plan("1", unit),)), use(str(hours), str(session))
+    )
+    assert tc.plan.billing_unit is unit
+    size = HOURS_PER_UNIT[unit]
+    back_to_back = -(-hours // size)
+    whole_month = -(-730 // size)
+    sessions_spread = -(-hours // session) * -(-session // size)
+    assert back_to_back <= tc.plan.units <= max(back_to_back, min(whole_month, sessions_spread))
