@@ -389,8 +389,10 @@ def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
     or None when it cannot supply ``wanted`` cards.
 
     Whole-machine offers (price per instance) are rented as listed. Per-card offers (AutoDL,
-    Cudo) rent as many cards as wanted while the provider's free count (when it gives one)
-    covers them; with no more wanted than listed, the listed count is rented.
+    Cudo) rent more cards than listed only when the provider's free count says that many are
+    free on the machine: a card price with no free count says nothing of how many cards one
+    machine has, so 16 cards are never assumed from it. With no more wanted than listed,
+    the listed count is rented.
     """
     count = int(offer["gpu_count"])
     if str(offer["price_basis"]) == PriceBasis.INSTANCE.value:
@@ -398,7 +400,7 @@ def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
     if wanted <= count:
         return count
     free = offer.get("available_count")
-    return wanted if free is None or int(free) >= wanted else None
+    return wanted if free is not None and int(free) >= wanted else None
 
 
 def rentable(offer: Mapping[str, Any], cards_needed: int = 1) -> bool:

@@ -231,10 +231,11 @@ def row(**kw: Any) -> dict[str, Any]:
         (row(gpu_count=2, available_count=1, price_basis="gpu"), 1, False),
         (row(gpu_count=8, available_count=7, price_basis="instance"), 2, False),
         (row(gpu_count=2, available_count=None, price_basis="instance"), 2, True),
-        # per-card offers rent more cards than listed while the free count covers them
+        # per-card offers rent more cards than listed while the free count covers them; with
+        # no free count, no more than listed (the rule changed: 16 cards were invented)
         (row(gpu_count=1, available_count=4), 2, True),
         (row(gpu_count=1, available_count=1), 2, False),
-        (row(gpu_count=1, available_count=None), 4, True),
+        (row(gpu_count=1, available_count=None), 4, False),
         (row(gpu_count=1, available_count=None, price_basis="instance"), 2, False),
         # unknown is not in stock; sold out is not either
         (row(status="unknown", available_count=5), 1, False),
@@ -252,3 +253,11 @@ def test_cards_to_rent_rents_machines_as_listed_and_cards_as_wanted() -> None:
     assert cards_to_rent(row(gpu_count=4, price_basis="instance"), 2) == 4
     assert cards_to_rent(row(gpu_count=1, available_count=6), 3) == 3
     assert cards_to_rent(row(gpu_count=2, price_basis="instance"), 3) is None
+
+
+def test_more_cards_than_listed_only_where_the_free_count_shows_them() -> None:
+    # A per-card price with no free count tells nothing of how many cards a machine has.
+    assert cards_to_rent(row(gpu_count=1, available_count=None), 16) is None
+    assert cards_to_rent(row(gpu_count=1, available_count=8), 16) is None
+    assert cards_to_rent(row(gpu_count=1, available_count=16), 16) == 16
+    assert not rentable(row(gpu_count=1, available_count=None), 16)
