@@ -154,3 +154,37 @@ def test_version_is_printed() -> None:
 
     proc = run("--version")
     assert (proc.returncode, proc.stdout.strip()) == (0, f"gpurent {version('gpurent')}")
+
+
+def damaged_warehouses(tmp: Path) -> dict[str, Path]:
+    """A real warehouse, then two copies spoiled as disks and copies spoil files."""
+    import os
+
+    import duckdb
+
+    from warehouse.db import connect
+
+    good = tmp / "good.duckdb"
+    con = connect(good)
+    con.execute(
+        "CREATE TABLE filler AS SELECT range AS n, md5(range::VARCHAR) AS t FROM range(300000)"
+    )
+    con.execute("CHECKPOINT")
+    con.close()
+    data = good.read_bytes()
+    spoiled = bytearray(data)
+    for offset in range(8192, len(data), 262144):  # every block's checksum stops matching
+        spoiled[offset + 100 : offset + 2100] = os.urandom(2000)
+    (tmp / "checksum.duckdb").write_bytes(bytes(spoiled))
+    (tmp / "truncated.duckdb").write_bytes(data[: len(data) // 3])
+    assert duckdb.connect(str(good), read_only=True).execute("SELECT 1").fetchall() == [(1,)]
+    return {"checksum": tmp / "checksum.duckdb", "truncated": tmp / "truncated.duckdb"}
+
+
+def test_a_damaged_warehouse_is_called_damaged_not_busy(tmp_path: Path) -> None:
+    for kind, path in damaged_warehouses(tmp_path).items():
+        proc = run("offers", "--db", str(path))
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert proc.returncode == USER_ERROR, (kind, proc.stderr[-800:])
+        assert len(lines) == 1 and "is damaged" in lines[0], (kind, lines)
+        assert "busy" not in lines[0] and "held by another process" not in lines[0], lines

@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from gpurent_core.config import SettingError, load_settings
-from warehouse.errors import WarehouseError, WarehouseLocked, WarehouseMissing
+from warehouse.errors import (
+    WarehouseDamaged,
+    WarehouseError,
+    WarehouseLocked,
+    WarehouseMissing,
+    damaged_message,
+    is_damage,
+)
 from warehouse.migrations import migrate
 
 if TYPE_CHECKING:
@@ -178,6 +185,11 @@ def query_rows(
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+# DuckDB's words for a file another process holds ("Could not set lock on file ..."): the
+# word itself, never "block" (a damaged block's message is no lock).
+LOCK_WORDS = re.compile(r"\block\b", re.IGNORECASE)
+
+
 def _try_open(db_path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection | str:
     """A connection, or the lock error's text when another process holds the file."""
     try:
@@ -186,7 +198,9 @@ def _try_open(db_path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection | 
         message = str(exc)
         if "does not exist" in message.lower():
             raise WarehouseMissing(f"no warehouse at {db_path}") from exc
-        if "lock" not in message.lower():
+        if is_damage(message):  # a checksum "in block at ..." is no lock to wait for
+            raise WarehouseDamaged(damaged_message(db_path)) from exc
+        if not LOCK_WORDS.search(message):
             raise
         return message
 

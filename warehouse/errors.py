@@ -17,3 +17,24 @@ class WarehouseLocked(WarehouseError):
 
 class MigrationError(WarehouseError):
     """A migration failed; it was rolled back and the schema stays at the previous version."""
+
+
+class WarehouseDamaged(WarehouseError):
+    """The file is a DuckDB database that cannot be read back: a block whose checksum does
+    not match, a file cut short. Waiting will not help; a backup or a new warehouse will."""
+
+
+# How DuckDB says a file is damaged (as opposed to held by another process).
+DAMAGE_WORDS = ("corrupt", "checksum", "could not read enough bytes")
+
+
+def is_damage(message: str) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in DAMAGE_WORDS)
+
+
+def damaged_message(path: object) -> str:
+    return (
+        f"the warehouse {path} is damaged (DuckDB cannot read it back: a checksum mismatch or "
+        "a file cut short): restore a backup, or point --db at a new path and crawl again"
+    )

@@ -11,6 +11,7 @@ locked warehouse), 1 for an unexpected error, 130 for Ctrl-C.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -100,6 +101,10 @@ def _hint(exc: BaseException) -> str:
 def _database_message(message: str) -> str:
     lowered = message.lower()
     path = _quoted_path(message)
+    from warehouse.errors import damaged_message, is_damage
+
+    if is_damage(message):  # met while reading a file that opened
+        return damaged_message(path or "file")
     if "not a valid duckdb database" in lowered or "not a duckdb" in lowered:
         return (
             f"{path or 'that file'} is not a gpurent warehouse (not a DuckDB file): point --db at "
@@ -117,7 +122,7 @@ def _database_message(message: str) -> str:
         return f"cannot write the warehouse {path or ''}: the location is read-only; choose a writable --db".replace(
             "  ", " "
         )
-    if "lock" in lowered:
+    if re.search(r"\block\b", lowered):
         return f"the warehouse {path or ''} is held by another process: try again when the crawl or load is done".replace(
             "  ", " "
         )
