@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
@@ -68,6 +69,18 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+# A cell that is a number (with an optional " *" marker), and a number inside any cell.
+_WHOLE_NUMBER = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?%?(?: \*)?$")
+_DIGIT = re.compile(r"\d")
+
+
+def _unbroken_width(cells: Sequence[str]) -> int | None:
+    """The narrowest a text column may get without splitting a word that holds a number (a
+    price beside its unit, an offer id, "5090") across lines; other words may fold."""
+    words = (word for cell in cells for word in cell.split() if _DIGIT.search(word))
+    return max(map(len, words), default=0) or None
+
+
 def _csv_cell(value: Any) -> str:
     """A CSV cell: text neutralised against formulas (``gpurent_core.csvsafe``), numbers as is."""
     return _cell(neutralise_cell(value))
@@ -118,8 +131,16 @@ def render(
         return
     table = Table(title=title, header_style="bold")
     for c in cols:
-        numeric = isinstance(rows[0].get(c), int | float | Decimal)
-        table.add_column(c, justify="right" if numeric else "left", overflow="fold")
+        cells = [_cell(r.get(c)) for r in rows]
+        if isinstance(rows[0].get(c), int | float | Decimal) or all(
+            _WHOLE_NUMBER.match(cell) for cell in cells if cell
+        ):
+            # A number column never wraps (its header words go one to a line instead);
+            # the text columns fold to make room.
+            header = Text("\n".join(c.split()))
+            table.add_column(header, justify="right", no_wrap=True)
+        else:
+            table.add_column(c, overflow="fold", min_width=_unbroken_width(cells))
     for r in rows:
         table.add_row(*(Text(_cell(r.get(c))) for c in cols))
     out.print(table)
