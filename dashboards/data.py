@@ -72,6 +72,8 @@ class NowFilters:
     gpus: int = 1
     include_sold_out: bool = False
     session_hours: Decimal | None = None
+    include_stale: bool = False
+    """Also show offers their provider's latest run did not confirm (rule of truth 11)."""
 
     def profile(self) -> UsageProfile:
         return api.usage(
@@ -112,13 +114,26 @@ def filter_options(db: Path) -> FilterOptions:
 NOW_ROWS = 500
 
 
+@dataclass(frozen=True)
+class NowAnswer:
+    """The Now page's rows and what its answer left out."""
+
+    frame: pl.DataFrame
+    """``now_offers``' frame."""
+    stale_left_out: int
+    """Offers the filters match but their provider's latest run did not confirm (left out
+    unless ``NowFilters.include_stale``): the page's caption says so."""
+
+
 @_page_read
-def now_offers(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -> pl.DataFrame:
+def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -> NowAnswer:
     """Latest offers with true cost for the filters, cheapest first (``gpurent.api.offers``),
-    the first ``limit`` (None: all).
+    the first ``limit`` (None: all), and how many stale offers it left out.
 
     Columns: those of ``Offer.as_row(terms=False)`` plus ``raw_gpu_name``; ``rentable``
-    says all cards of the unit are free. Without ``include_sold_out`` only rentable offers.
+    says all cards of the unit are free. Without ``include_sold_out`` only rentable offers;
+    without ``include_stale`` only offers their provider's latest run confirmed (rule of
+    truth 11), sold-out ones included: the page ranks what the latest look saw.
     """
     found = api.offers(
         limit=limit,
@@ -129,11 +144,20 @@ def now_offers(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
         usage=filters.profile(),
         currency=filters.display_currency,
         db=db,
+        include_stale=filters.include_stale,
     )
     rows = [o.as_row(terms=False) | {"raw_gpu_name": o.raw_gpu_name} for o in found]
-    if not rows:
-        return empty_now_frame()
-    return pl.DataFrame(rows, schema_overrides=_NOW_TEXT, infer_schema_length=None)
+    frame = (
+        pl.DataFrame(rows, schema_overrides=_NOW_TEXT, infer_schema_length=None)
+        if rows
+        else empty_now_frame()
+    )
+    return NowAnswer(frame=frame, stale_left_out=found.stale_left_out)
+
+
+def now_offers(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -> pl.DataFrame:
+    """``now_answer``'s frame."""
+    return now_answer(db, filters, limit=limit).frame
 
 
 # Pinned so columns that are null in every row keep a type.
@@ -154,7 +178,7 @@ _NOW_TEXT: dict[str, Any] = {
     "url": pl.String,
     "raw_gpu_name": pl.String,
     "gpu_vram_gb": pl.Int64,  # null: unknown VRAM
-    "stale": pl.Boolean,  # a partial run could not see it: its last good state
+    "stale": pl.Boolean,  # not confirmed by its provider's latest run: its last good state
     "age_s": pl.Int64,
 }
 _MONEY = pl.Decimal(38, 6)

@@ -74,6 +74,15 @@ LABELS: dict[str, tuple[str, str]] = {
     "filter_storage": ("Storage (GB)", "存储 (GB)"),
     "filter_gpus": ("GPUs", "GPU 数量"),
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
+    "include_stale": (
+        "Include offers their provider's latest crawl did not confirm (stale)",
+        "包含平台最近一次爬取未确认的报价（过时）",
+    ),
+    "stale_left_out": (
+        "{n} offers not confirmed by their provider's latest crawl left out "
+        "(tick “Include offers … not confirm” to add them, marked stale).",
+        "已略去 {n} 个未经平台最近一次爬取确认的报价（勾选“包含……未确认的报价”可加入，并标为过时）。",
+    ),
     "any": ("Any", "全部"),
     "offers_count": ("{n} offers", "{n} 个报价"),
     "offers_capped": (

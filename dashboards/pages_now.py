@@ -1,4 +1,5 @@
-"""Now: the cheapest offers in stock, by true cost, with filters; sold-out only on request."""
+"""Now: the cheapest offers in stock, by true cost, with filters; sold-out only on request, and
+offers their provider's latest crawl did not confirm (stale) only on request too."""
 
 from __future__ import annotations
 
@@ -53,7 +54,10 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         column.number_input(t(lang, label), min_value=lo, max_value=hi, value=v, step=step, key=k)
         for column, (label, lo, hi, v, step, k) in zip(st.columns(4), numbers, strict=True)
     )
-    sold_out = st.toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
+    switches = st.columns(2)
+    sold_out = switches[0].toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
+    # Rule of truth 11: only what the provider's latest crawl confirmed, unless asked.
+    stale = switches[1].checkbox(t(lang, "include_stale"), value=False, key="now_stale")
     return data.NowFilters(
         display_currency=ctx.currency,
         min_vram_gb=min_vram,
@@ -66,6 +70,7 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         storage_gb=Decimal(int(storage)),
         gpus=int(gpus),
         include_sold_out=bool(sold_out),
+        include_stale=bool(stale),
     )
 
 
@@ -76,7 +81,8 @@ def render(ctx: Ctx) -> None:
     options = data.filter_options(ctx.db)
     filters = _filters(ctx, options)
     # One more than shown: whether the cap cut anything off, without costing the rest.
-    frame = data.now_offers(ctx.db, filters, limit=data.NOW_ROWS + 1)
+    answer = data.now_answer(ctx.db, filters, limit=data.NOW_ROWS + 1)
+    frame = answer.frame
     capped = frame.height > data.NOW_ROWS
     frame = frame.head(data.NOW_ROWS)
     now = data.utc_now()
@@ -102,6 +108,8 @@ def render(ctx: Ctx) -> None:
             )
     counted = "offers_capped" if capped else "offers_count"
     st.markdown(f"**{t(lang, counted, n=frame.height)}**")
+    if answer.stale_left_out:
+        st.caption(t(lang, "stale_left_out", n=answer.stale_left_out))
     if frame.height == 0:
         st.info(t(lang, "no_rows"))
         return

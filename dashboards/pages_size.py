@@ -69,6 +69,8 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
         hours = third[1].number_input(
             t(lang, "filter_hours"), min_value=1, max_value=MONTH_HOURS, value=MONTH_HOURS, step=10
         )
+        # Rule of truth 11: only what the provider's latest crawl confirmed, unless asked.
+        stale = st.checkbox(t(lang, "include_stale"), value=False, key="size_stale")
         submitted = st.form_submit_button(t(lang, "size_submit"), type="primary")
     if submitted:
         st.session_state["size_request"] = {
@@ -83,6 +85,7 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
             "hours_per_month": Decimal(int(hours)),
             "ttft_ms": float(ttft) or None,
             "tokens_per_s": float(tps) or None,
+            "include_stale": bool(stale),
         }
     fields = st.session_state.get("size_request")
     if fields is None:
@@ -126,6 +129,8 @@ def render(ctx: Ctx) -> None:
         )
     else:
         st.info(md_escape(report["offers_reason"] or t(lang, "no_rows")))
+    if report.get("stale_left_out"):
+        st.caption(t(lang, "stale_left_out", n=report["stale_left_out"]))
     if report["excluded"]:
         st.subheader(_label(ctx, "excluded"))
         for row in report["excluded"]:

@@ -40,6 +40,8 @@ class SizeRequest:
     tokens_per_s: float | None = None
     """Per user, at ``batch`` users."""
     allow_beyond_context: bool = False
+    include_stale: bool = False
+    """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
 
 
 def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
@@ -62,6 +64,7 @@ def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
             currency=req.display_currency,
             limit=req.limit,
             db=db,
+            include_stale=req.include_stale,
         )
     except api.ApiError as exc:
         raise SizingError(str(exc)) from exc

@@ -8,7 +8,7 @@ already ranked, so the text columns need no numeric sort.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -47,7 +47,8 @@ def plan_label(plan: str | None, lang: Lang) -> str:
     return f"{found['units']} x {unit} ({kind})"
 
 
-# A stale row (rule of truth 10): its provider's last run, being partial, could not see it.
+# A stale row (rules of truth 10 and 11): its provider's latest run did not confirm it (a
+# partial run could not see it, or the run failed): its last good state.
 _STALE_AGE = {Lang.EN: "stale, {age}", Lang.ZH: "未更新，{age}"}
 
 
@@ -199,7 +200,8 @@ def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
                 t(lang, "col_tp"): r["tensor_parallel"],
                 t(lang, "col_need"): f"{r['need_gib_per_gpu']:.2f}",
                 t(lang, "col_usable"): f"{r['usable_gib_per_gpu']:.2f}",
-                t(lang, "col_status"): status_label(lang, r["status"]),
+                t(lang, "col_status"): status_label(lang, r["status"])
+                + (f", {age_cell(lang, r, datetime.now(UTC))}" if r.get("stale") else ""),
                 t(lang, "col_free"): ""
                 if r["available_count"] is None
                 else str(r["available_count"]),

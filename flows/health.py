@@ -96,7 +96,18 @@ def classify_run(
 
     if recent_counts:
         usual = statistics.median(recent_counts)
-        if usual and offers < MIN_SHARE_OF_RECENT * usual:
+        # Where the provider lists only what has capacity, each group it listed (a Lambda
+        # instance type) was read even when none of its offers has capacity now: a market
+        # that sold out is no layout change, so those groups count as read.
+        # And offers the run names as not read (a failed request's) are kept, not lost;
+        # when it keeps every offer (a failed page of a listing), nothing can close at all.
+        read = (
+            offers
+            + len(set(report.get("sold_out_unlisted") or ()))
+            + len(set(report.get("unread_keys") or ()))
+        )
+        keeps_all = "" in (report.get("unread_prefixes") or ())
+        if usual and not keeps_all and read < MIN_SHARE_OF_RECENT * usual:
             return Verdict(
                 RunStatus.LAYOUT_CHANGED,
                 f"only {offers} offers against a usual {usual:g}: treating as a layout change",

@@ -158,6 +158,14 @@ class ProviderRun(_Record):
 FeedRecord = OfferRecord | QuarantineRecord
 
 
+def parse_parser_record(data: dict[str, Any]) -> FeedRecord | SkipRecord:
+    """A parser's record from its JSON form: a feed line, or a skip (which a parser makes
+    but the spider never writes to the feed: fixtures and tests hold them)."""
+    if data.get("kind") == "skip":
+        return SkipRecord.model_validate(data)
+    return parse_feed_line(data)
+
+
 def parse_feed_line(data: dict[str, Any]) -> FeedRecord:
     """Build a record from one decoded feed line; raises pydantic.ValidationError on bad input."""
     if data.get("kind") == "quarantine":

@@ -58,6 +58,8 @@ class SizeQuery:
     limit: int = 10
     targets: SpeedTargets = field(default_factory=SpeedTargets)
     allow_beyond_context: bool = False
+    include_stale: bool = False
+    """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ class SizeAnswer:
     offers: list[CheckedOffer]
     """Every offer that fits, runs and meets the targets, ranked."""
     excluded: list[Exclusion]
+    stale_left_out: int = 0
+    """Offers that would be in ``offers`` but their provider's latest run did not confirm
+    them (left out unless ``SizeQuery.include_stale``)."""
 
 
 def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
@@ -84,6 +89,17 @@ def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
     )
     ranked, reason = _ranked(query, placements, db)
     kept, excluded = check_offers(ranked, query.targets)
+    left_out = 0
+    if not query.include_stale:
+        # Rule of truth 11: stale offers went through the same steps, so the answer can say
+        # how many it leaves out; they are neither ranked nor listed as excluded.
+        stale = {_key(r) for r in ranked if r.stale}
+        left_out = sum(1 for k in kept if _key(k.ranked) in stale)
+        ranked = [r for r in ranked if _key(r) not in stale]
+        kept = [k for k in kept if _key(k.ranked) not in stale]
+        excluded = [e for e in excluded if (e.provider, e.offer_key) not in stale]
+        if reason is None and not ranked:
+            reason = NO_OFFER
     if ranked and not kept:
         reason = ALL_EXCLUDED
     report = build_report(
@@ -101,14 +117,19 @@ def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
         speed_text=speed_verdict(kept, excluded, query.targets, query.workload),
         targets=query.targets,
         warnings=[warning] if warning else [],
+        stale_left_out=left_out,
     )
-    return SizeAnswer(report=report, offers=kept, excluded=excluded)
+    return SizeAnswer(report=report, offers=kept, excluded=excluded, stale_left_out=left_out)
+
+
+def _key(offer: RankedOffer) -> tuple[str, str]:
+    return (offer.costed.offer["provider"], offer.costed.offer["offer_key"])
 
 
 def _ranked(
     query: SizeQuery, placements: list[Placement], db: Path
 ) -> tuple[list[RankedOffer], str | None]:
-    """Offers that fit in memory, ranked, or none and the reason."""
+    """Offers that fit in memory, ranked (stale ones too, marked), or none and the reason."""
     if choose(placements) is None:
         return [], NO_FIT
     from warehouse.db import configured_lake, reading
@@ -125,6 +146,7 @@ def _ranked(
                 objective=query.objective,
                 display_currency=query.display_currency,
                 usage=query.usage,
+                include_stale=True,  # size_answer leaves them out unless asked, and counts them
             )
     except WarehouseMissing:
         return [], no_warehouse(db)

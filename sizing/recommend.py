@@ -4,7 +4,8 @@ Reads the warehouse only through ``warehouse.costed.costed_latest_offers`` (the 
 sizing imports warehouse queries, never flows or spiders). An offer is kept when the
 provider says it can be rented now (in_stock or low), it supplies the cards a placement
 needs, and the per-GPU recommendation fits the card's usable memory; for each offer the
-fewest cards that fit are used.
+fewest cards that fit are used. Only offers their provider's latest run confirmed count,
+unless ``include_stale`` (rule of truth 11: stale rows are ranked only on request).
 """
 
 from __future__ import annotations
@@ -73,8 +74,16 @@ class RankedOffer:
             "cost_per_million_tokens": self.cost_per_million_tokens,
             "region": o["region"],
             "observed_at": o["observed_at"],
+            # Not confirmed by its provider's latest run: its last good state, age_s old.
+            "stale": self.stale,
+            "age_s": o.get("age_s"),
             "url": o["url"],
         }
+
+    @property
+    def stale(self) -> bool:
+        """Its provider's latest run did not confirm it (``latest_offers.stale``)."""
+        return bool(self.costed.offer.get("stale") or False)
 
 
 def offer_sku(offer: Mapping[str, Any]) -> GpuSku | None:
@@ -113,11 +122,14 @@ def fitting_offers(
     objective: Objective,
     display_currency: str,
     usage: UsageProfile | None = None,
+    include_stale: bool = False,
 ) -> list[RankedOffer]:
     """Every in-stock offer that fits one of ``placements``, ranked by ``objective``.
 
     Each placement is costed with ``usage`` (default: ``UsageProfile()``) for its own card
     count: storage, egress, short sessions and boot time count as on every other surface.
+    Offers their provider's latest run did not confirm come only with ``include_stale``
+    (marked: ``RankedOffer.stale``).
     """
     from warehouse.costed import costed_latest_offers
 
@@ -133,6 +145,7 @@ def fitting_offers(
             display_currency=display_currency,
             in_stock_only=True,
             min_vram_gb=smallest_nominal_vram(placement),
+            include_stale=include_stale,
         )
         for offer in costed:
             key = (offer.offer["provider"], offer.offer["offer_key"])

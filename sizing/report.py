@@ -136,6 +136,7 @@ def build_report(
     speed_text: str | None = None,
     targets: SpeedTargets = SpeedTargets(),
     warnings: Sequence[str] = (),
+    stale_left_out: int = 0,
 ) -> dict[str, Any]:
     """The whole answer as plain data (Decimals stay Decimal; the CLI serialises)."""
     chosen = choose(list(placements))
@@ -194,6 +195,8 @@ def build_report(
         "currency": display_currency,
         "offers": [o.as_row() for o in offers[:limit]],
         "offers_total": len(offers),
+        # Offers left out because their provider's latest run did not confirm them (rule 11).
+        "stale_left_out": stale_left_out,
         "excluded": [e.as_row() for e in excluded],
         "targets": {"ttft_ms": targets.ttft_ms, "tokens_per_s_per_user": targets.tokens_per_s},
         "speed_verdict": speed_text,

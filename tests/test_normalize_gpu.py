@@ -21,10 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpurent_core.catalog import get_catalog
+from gpurent_core.enums import SkipKind
 from gpurent_core.normalize.gpu import (
+    FAMILIES,
     GpuIdentity,
     UnresolvedGpuName,
     alias_index,
+    family_members,
     identity_as_json,
     normalise_text,
     resolve_gpu,
@@ -94,12 +97,14 @@ def test_resolved_identities_are_catalog_skus() -> None:
     catalog = get_catalog()
     for row in GOOD:
         identity = resolve_gpu(row["input"], **_hint(row["vram_hint_gb"]))
-        variants = catalog.variants(identity.model)
+        # A declared family is no catalog model: its members' SKUs stand for it.
+        members = sorted(family_members(identity.model)) or [identity.model]
+        variants = [sku for model in members for sku in catalog.variants(model)]
         assert variants, identity
         if identity.vram_gb is not None:
             assert identity.vram_gb in {v.vram_gb for v in variants}
         if identity.vram_gb is not None and (identity.form_factor or not variants[0].form_factor):
-            assert catalog.find(identity.model, identity.vram_gb, identity.form_factor)
+            assert any(catalog.find(m, identity.vram_gb, identity.form_factor) for m in members)
 
 
 def test_every_catalog_model_resolves_from_its_own_name() -> None:
@@ -259,12 +264,51 @@ def test_a_family_sharing_one_vram_resolves_with_the_form_factor_open() -> None:
 
 
 def test_distinct_models_sharing_one_vram_stay_ambiguous() -> None:
-    for name in ("RTX 4000 20GB", "910B 64GB"):
+    # "910B 64GB" was here: it now names the declared Ascend 910B family at 64 GB (below).
+    for name in ("RTX 4000 20GB",):
         with pytest.raises(UnresolvedGpuName, match="distinct cards with that VRAM"):
             resolve_gpu(name)
     with pytest.raises(UnresolvedGpuName, match="distinct cards"):
         resolve_gpu("RTX 4000", vram_gb=20)
     assert resolve_gpu("910B 32GB").model == "Ascend 910B4"
+
+
+ASCEND_910B = GpuIdentity("Huawei", "Ascend 910B", None, None)
+
+
+@pytest.mark.parametrize(
+    "name", ["910B", "昇腾910B", "Ascend 910B", "华为 昇腾 910B", "ascend-910b"]
+)
+def test_a_name_without_the_910b_variant_is_the_family_with_vram_unknown(name: str) -> None:
+    # Like a bare "H100" or "RTX 3060": kept as an offer, VRAM unknown (never fits --min-vram).
+    assert resolve_gpu(name) == ASCEND_910B
+
+
+def test_a_vram_figure_narrows_the_910b_family_like_any_family() -> None:
+    # 64 GB is still B1, B2 or B3: the family at 64 GB (as "H100 80GB" is the H100 at 80).
+    at_64 = GpuIdentity("Huawei", "Ascend 910B", 64, None)
+    assert resolve_gpu("910B", vram_gb=64) == at_64
+    assert resolve_gpu("Ascend 910B 64GB") == at_64
+    # A figure that leaves one variant names it; a figure no variant has is refused.
+    assert resolve_gpu("昇腾910B", vram_gb=32).model == "Ascend 910B4"
+    with pytest.raises(UnresolvedGpuName, match="matches no variant"):
+        resolve_gpu("910B 48GB")
+
+
+def test_fuller_910b_names_keep_their_variant() -> None:
+    for variant, vram in (("910B1", 64), ("910B2", 64), ("910B3", 64), ("910B4", 32)):
+        for name in (variant, f"Ascend {variant}", f"昇腾{variant} {vram}G"):
+            assert resolve_gpu(name) == GpuIdentity("Huawei", f"Ascend {variant}", vram, None)
+
+
+def test_declared_families_cover_catalog_models_of_one_vendor_and_are_none_themselves() -> None:
+    catalog = get_catalog()
+    for family, members in FAMILIES.items():
+        assert not catalog.variants(family), family  # the family is no SKU of its own
+        assert len(members) > 1 and all(catalog.variants(m) for m in members), family
+        assert len({catalog.variants(m)[0].vendor for m in members}) == 1, family
+    assert family_members("Ascend 910B") == FAMILIES["Ascend 910B"]
+    assert family_members("H100") == frozenset()
 
 
 # --- counts ---------------------------------------------------------------------------
@@ -317,7 +361,23 @@ def test_unresolved_error_shape_and_pickling() -> None:
     assert error.raw == "vGPU-32GB"
     assert "virtual" in error.reason and "vGPU-32GB" in str(error)
     clone = pickle.loads(pickle.dumps(error))
-    assert (clone.raw, clone.reason) == (error.raw, error.reason)
+    assert (clone.raw, clone.reason, clone.left_out) == (error.raw, error.reason, error.left_out)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("CPU", SkipKind.NOT_A_GPU_OFFER), ("K80", SkipKind.OUTSIDE_CATALOG),
+     ("vGPU-32GB", SkipKind.OUTSIDE_CATALOG), ("RTX 3060 Laptop", SkipKind.OUTSIDE_CATALOG),
+     ("XYZ 9000", None), ("RTX 4000", None)],
+)  # fmt: skip
+def test_a_name_left_out_on_purpose_says_so_every_time(name: str, kind: SkipKind | None) -> None:
+    # The packaged catalog's answers are cached: the second answer comes from the cache and
+    # must still say the name is left out on purpose (parsers skip it rather than quarantine).
+    for _ in range(2):
+        with pytest.raises(UnresolvedGpuName) as caught:
+            resolve_gpu(name)
+        assert caught.value.left_out is kind
+        assert pickle.loads(pickle.dumps(caught.value)).left_out is kind
 
 
 def test_identity_as_json() -> None:

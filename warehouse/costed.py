@@ -34,7 +34,7 @@ from gpurent_core.enums import (
 from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
 from gpurent_core.terms import FeeTerms, PlanTerms
 from warehouse.queries import latest_offers
-from warehouse.ranking import BoundQuery, Unbounded, cheapest_first, latest_rows
+from warehouse.ranking import BoundQuery, Unbounded, cheapest_first, latest_rows, stale_to_rank
 
 
 @dataclass(frozen=True)
@@ -222,10 +222,14 @@ def costed_latest_offers(
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
     limit: int | None = None,
+    include_stale: bool = False,
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
     ``in_stock_only`` keeps the offers ``gpurent_core.costing.rentable`` for the profile's cards.
+    Only offers their provider's latest look confirmed are ranked (rule of truth 11): stale
+    rows (``latest_offers.stale``) come too, marked, with ``include_stale`` only
+    (``stale_left_out`` counts the ones left out).
 
     Ranking needs one currency, so ``display_currency`` is required; every row keeps its
     native price and currency beside it, and the FX rate used.
@@ -257,6 +261,7 @@ def costed_latest_offers(
             fx=fx,
             filters=filters,
             in_stock_only=in_stock_only,
+            include_stale=include_stale,
         )
         try:
             return cheapest_first(
@@ -269,9 +274,34 @@ def costed_latest_offers(
             )
         except Unbounded:
             pass  # an offer needs a missing FX rate: fail (or not) exactly as costing all does
-    frame = latest_offers(con, in_stock_only=in_stock_only, **filters)
+    frame = latest_offers(
+        con, in_stock_only=in_stock_only, confirmed_only=not include_stale, **filters
+    )
     ranked = rank(c for row in frame.iter_rows(named=True) if (c := costed(row)) is not None)
     return ranked if limit is None else ranked[:limit]
+
+
+def stale_left_out(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    in_stock_only: bool = False,
+    gpu_vram_gb: int | None = None,
+) -> int:
+    """How many stale offers ``costed_latest_offers`` with the same arguments leaves out
+    (what ``include_stale=True`` would add to its ranking, before any ``limit``): offers the
+    filters keep that supply the profile's cards (and, ``in_stock_only``, are rentable for
+    them) but that their provider's latest look did not confirm."""
+    filters: dict[str, Any] = {
+        "gpu_model": gpu_model,
+        "min_vram_gb": min_vram_gb,
+        "provider": provider,
+        "gpu_vram_gb": gpu_vram_gb,
+    }
+    return stale_to_rank(con, profile, filters=filters, in_stock_only=in_stock_only)
 
 
 def rank(offers: Iterable[CostedOffer]) -> list[CostedOffer]:
@@ -291,4 +321,5 @@ __all__ = [
     "costed_latest_offers",
     "rank",
     "rentable",
+    "stale_left_out",
 ]

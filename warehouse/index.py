@@ -2,7 +2,9 @@
 
 Per calendar day (UTC) and canonical GPU (gpu_model + gpu_vram_gb), from the offers seen
 that day by good runs (read from the change history, not stored: the index is recomputed
-on demand, so a method change needs no migration and a late-loaded run is counted):
+on demand, so a method change needs no migration and a late-loaded run is counted). Only
+confirmed observations count (rule of truth 11): a run that kept an offer stale without
+seeing it, and a failed or layout_changed run, observe nothing of it.
 
 1. each in-stock (in_stock or low) on-demand offer quotes its price per GPU-hour
    (gpurent_core.costing.price_per_gpu_hour), the last such quote of the day, converted into the
@@ -152,8 +154,13 @@ def _exact(value: Fraction) -> Decimal:
 # ---------------------------------------------------------------- reading the warehouse
 
 # Per day, provider and offer: what the good runs of that day saw. A version was seen on
-# day d when it held at some good run of its provider on d: its validity overlaps
-# [first run of d, last run of d] (versions only change at runs, see warehouse.history).
+# day d when it held at some good run of its provider on d that saw the offer: its validity,
+# less the stretches the offer stayed stale (kept by partial runs that could not read it,
+# ``stale_spans``: rule of truth 11, only what a look confirmed counts), overlaps
+# [first run of d, last run of d]. Versions and stale stretches only start and end at runs
+# (warehouse.history), so an overlap means a run of d saw it. Failed and layout_changed runs
+# have no place in the history (history_at NULL): they see nothing, and a day of only those
+# observes nothing.
 _DAILY_SQL = """
 WITH spans AS (
     SELECT provider, CAST(timezone('UTC', history_at) AS DATE) AS day,
@@ -162,16 +169,58 @@ WITH spans AS (
     WHERE history_at IS NOT NULL AND history_at >= $start AND history_at < $stop
     GROUP BY ALL
 ),
+versions AS (
+    SELECT
+        provider, offer_key, valid_from, valid_to, gpu_model, gpu_vram_gb, gpu_count, status,
+        price, currency, billing_unit, price_basis, price_kind
+    FROM version_rows
+    WHERE valid_from < $stop AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $start
+      AND ($gpu IS NULL OR lower(gpu_model) = lower($gpu))
+      AND ($provider IS NULL OR provider = $provider)
+),
+gaps AS (
+    -- Per offer that was ever stale, the stretches between its stale ones: when it was seen.
+    SELECT
+        provider, offer_key,
+        coalesce(lag(stale_to) OVER w, '-infinity'::TIMESTAMPTZ) AS seen_from,
+        stale_from AS seen_to
+    FROM stale_spans
+    WINDOW w AS (PARTITION BY provider, offer_key ORDER BY stale_from)
+    UNION ALL
+    SELECT provider, offer_key, max(stale_to), 'infinity'::TIMESTAMPTZ
+    FROM stale_spans
+    GROUP BY provider, offer_key
+    HAVING count(stale_to) = count(*)  -- its last stale stretch has ended
+),
+seen_versions AS (
+    SELECT v.*
+    FROM versions AS v
+    ANTI JOIN (SELECT DISTINCT provider, offer_key FROM stale_spans) AS k
+        ON k.provider = v.provider AND k.offer_key = v.offer_key
+    UNION ALL
+    SELECT
+        v.provider, v.offer_key,
+        greatest(v.valid_from, g.seen_from) AS valid_from,
+        nullif(
+            least(coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ), g.seen_to),
+            'infinity'::TIMESTAMPTZ
+        ) AS valid_to,
+        v.gpu_model, v.gpu_vram_gb, v.gpu_count, v.status, v.price, v.currency,
+        v.billing_unit, v.price_basis, v.price_kind
+    FROM versions AS v
+    JOIN gaps AS g
+        ON g.provider = v.provider AND g.offer_key = v.offer_key
+        AND g.seen_from < coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ)
+        AND g.seen_to > v.valid_from
+),
 days AS (
     SELECT v.*, CAST(unnest(range(
         date_trunc('day', timezone('UTC', greatest(v.valid_from, $start))),
         timezone('UTC', least(coalesce(v.valid_to, $stop), $stop)),
         INTERVAL 1 DAY
     )) AS DATE) AS day
-    FROM version_rows AS v
+    FROM seen_versions AS v
     WHERE v.valid_from < $stop AND coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ) > $start
-      AND ($gpu IS NULL OR lower(v.gpu_model) = lower($gpu))
-      AND ($provider IS NULL OR v.provider = $provider)
 ),
 seen AS (
     SELECT d.*, s.polls
@@ -216,7 +265,8 @@ def daily_offers(
     gpu_model: str | None = None,
     provider: str | None = None,
 ) -> pl.DataFrame:
-    """One row per (day, provider, offer) seen by a good run on that UTC day, start..end.
+    """One row per (day, provider, offer) seen by a good run on that UTC day, start..end
+    (a run that kept the offer stale without seeing it does not count: rule of truth 11).
 
     Columns: day, provider, offer_key, gpu_model, gpu_vram_gb, polls (the provider's good
     runs that day), in_stock (in stock or low at one of them at least), quote (struct of

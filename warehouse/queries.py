@@ -83,6 +83,7 @@ def latest_offers(
     provider: str | None = None,
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
+    confirmed_only: bool = False,
 ) -> pl.DataFrame:
     """The offers of each provider's latest good run, with their fees and plans.
 
@@ -91,14 +92,17 @@ def latest_offers(
     observed_at), ``fees`` (list of structs: seq, fee_type, amount, currency, unit, basis,
     quantity, included_quantity, mandatory, charged_while_stopped, note; ordered by seq)
     and ``plans`` (list of structs: seq, price, currency, billing_unit, price_basis,
-    price_kind), ``stale`` (true for an offer the provider's latest run, being partial, could
-    not see: its last good state, with observed_at / age_s of the run that last saw it).
+    price_kind), ``stale`` (true for an offer its provider's latest look did not confirm:
+    the latest run, being partial, could not see it, or the latest run did not feed the state
+    at all (failed, layout_changed...); its last good state, with observed_at / age_s of the
+    run that last saw it; rule of truth 11, sql/0017_confirmed_offers.sql).
     Offers without fees or plans get empty lists. ``gpu_vram_gb`` is null when unknown;
     ``min_vram_gb`` never keeps those. ``gpu_model`` matches the
     canonical model case-insensitively; ``gpu_vram_gb`` keeps that exact VRAM (never
     unknown); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
-    in stock either; ``gpurent_core.costing.rentable`` then checks the free cards). Ordered by
-    provider, gpu_model, offer_key.
+    in stock either; ``gpurent_core.costing.rentable`` then checks the free cards);
+    ``confirmed_only`` leaves the stale rows out (what is ranked). Ordered by provider,
+    gpu_model, offer_key.
     """
     condition, params = latest_offer_conditions(
         gpu_model=gpu_model,
@@ -106,6 +110,7 @@ def latest_offers(
         provider=provider,
         in_stock_only=in_stock_only,
         gpu_vram_gb=gpu_vram_gb,
+        confirmed_only=confirmed_only,
     )
     # The view reads current_offers: the cost does not grow with history.
     return frame(
@@ -123,10 +128,12 @@ def latest_offer_conditions(
     provider: str | None = None,
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
+    confirmed_only: bool = False,
 ) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (``''`` when there is no filter) and its ``?`` parameters of
-    ``latest_offers``' filters, over the view aliased ``o``: one definition for every reader
-    that filters the latest state the same way (``warehouse.ranking``)."""
+    ``latest_offers``' filters, over the view aliased ``o`` (or ``current_offer_rows``, which
+    has the same filtered columns): one definition for every reader that filters the latest
+    state the same way (``warehouse.ranking``)."""
     where: list[str] = []
     params: list[Any] = []
     if gpu_model is not None:
@@ -145,6 +152,9 @@ def latest_offer_conditions(
     if in_stock_only:
         where.append("list_contains(?, o.status)")
         params.append(_RENTABLE)
+    if confirmed_only:
+        # Rule of truth 11: only what the provider's latest look confirmed is ranked.
+        where.append("NOT o.stale")
     return (f"WHERE {' AND '.join(where)}" if where else ""), params
 
 

@@ -34,6 +34,9 @@ Why the bound is never above the true monthly cost (rules: ``gpurent_core.costin
 The latest-state filters are ``warehouse.queries.latest_offer_conditions``; the stock and
 fit rules (``gpurent_core.costing.cards_to_rent`` and ``rentable``) are repeated in SQL to
 skip offers that would be dropped anyway, and the caller applies the Python rules again.
+Stale rows (``stale`` of ``current_offer_rows``, the same column ``latest_offers`` shows: not
+confirmed by the provider's latest look, rule of truth 11) are ranked only when asked for;
+``stale_to_rank`` counts the ones a ranking leaves out, by the same filters.
 """
 
 from __future__ import annotations
@@ -54,7 +57,15 @@ from gpurent_core.units import HOURS_PER_MONTH, HOURS_PER_UNIT
 from warehouse.db import query_rows
 from warehouse.queries import latest_offer_conditions
 
-__all__ = ["BoundQuery", "Bounds", "Unbounded", "cheapest_first", "fx_rates", "latest_rows"]
+__all__ = [
+    "BoundQuery",
+    "Bounds",
+    "Unbounded",
+    "cheapest_first",
+    "fx_rates",
+    "latest_rows",
+    "stale_to_rank",
+]
 
 _RELATIVE_SLACK = 1e-9
 _ABSOLUTE_SLACK = 1e-6
@@ -149,7 +160,8 @@ _CARDS = (
     "(CASE WHEN o.price_basis = 'instance'"
     " THEN (CASE WHEN o.gpu_count >= $wanted THEN o.gpu_count END)"
     " WHEN $wanted <= o.gpu_count THEN o.gpu_count"
-    " WHEN o.available_count IS NULL OR o.available_count >= $wanted THEN $wanted END)"
+    # More cards than listed only where the free count shows them (NULL: no more).
+    " WHEN o.available_count >= $wanted THEN $wanted END)"
 )
 
 GROUP_COLUMNS = (
@@ -166,16 +178,34 @@ GROUP_COLUMNS = (
 """What ``warehouse.costed.cost_offer`` hands the engine (fee and plan lists by set id)."""
 
 
-def _bound_sql(condition: str, in_stock_only: bool) -> str:
-    """The offers to rank with their bound and cost group, cheapest bound first.
+def _offers_ctes(condition: str, in_stock_only: bool) -> str:
+    """``c``: the latest offers the filters keep, with the cards they would rent; ``r``: those
+    that supply the cards (and, in stock only, are rentable for them), with ``stale``.
 
-    It reads ``current_offers`` joined to ``current_runs`` (the rows of the ``latest_offers``
-    view) rather than the view, for the fee and plan set ids: each set's bound is worked out
-    once per cards and currency (most offers share a few sets), not once per offer."""
+    They read ``current_offer_rows`` (``current_offers`` with its run and ``stale``: the rows
+    of the ``latest_offers`` view, sql/0017_confirmed_offers.sql) rather than the view, for
+    the fee and plan set ids: each set's bound is worked out once per cards and currency (most
+    offers share a few sets), not once per offer."""
     # The status is in the conditions; a rentable offer's free count covers its cards.
     rentable = (
         " AND (o.available_count IS NULL OR o.available_count >= o.cards)" if in_stock_only else ""
     )
+    return f"""
+        c AS (
+            SELECT
+                o.provider, o.offer_key, o.available_count, o.price, o.currency,
+                o.billing_unit, o.price_basis, o.price_kind, o.fee_set_id, o.plan_set_id,
+                o.stale, {_CARDS} AS cards
+            FROM current_offer_rows AS o
+            {condition}
+        ),
+        r AS (SELECT o.* FROM c AS o WHERE o.cards IS NOT NULL{rentable})"""
+
+
+def _bound_sql(condition: str, in_stock_only: bool, include_stale: bool) -> str:
+    """The offers to rank with their bound and cost group, cheapest bound first (stale rows
+    only with ``include_stale``: rule of truth 11)."""
+    ranked = "" if include_stale else " WHERE NOT o.stale"
     plan = _candidate(
         "q.price", "q.currency", "q.billing_unit", "q.price_basis", "q.price_kind", "k"
     )
@@ -188,23 +218,15 @@ def _bound_sql(condition: str, in_stock_only: bool) -> str:
     base = f"least({headline}, coalesce(pb.bound, {headline}))"
     group = ", ".join(f"o.{c}" for c in GROUP_COLUMNS)
     return f"""
-        WITH c AS (
-            SELECT
-                o.provider, o.offer_key, o.available_count, o.price, o.currency,
-                o.billing_unit, o.price_basis, o.price_kind, o.fee_set_id, o.plan_set_id,
-                {_CARDS} AS cards
-            FROM current_offers AS o
-            JOIN current_runs AS h ON h.provider = o.provider
-            {condition}
-        ),
-        r AS (SELECT o.* FROM c AS o WHERE o.cards IS NOT NULL{rentable}),
+        WITH {_offers_ctes(condition, in_stock_only)},
+        s AS (SELECT o.* FROM r AS o{ranked}),
         fb AS (
             SELECT
                 k.fee_set_id, k.cards, k.currency,
                 sum({_fee_bound()}) AS bound,
                 bool_or({_rate("f.currency", "k.currency")} IS NULL) AS missing,
                 bool_or(f.amount < 0 OR coalesce(f.quantity < 0, false)) AS negative
-            FROM (SELECT DISTINCT fee_set_id, cards, currency FROM r) AS k
+            FROM (SELECT DISTINCT fee_set_id, cards, currency FROM s) AS k
             JOIN addon_fee_sets AS f ON f.fee_set_id = k.fee_set_id
             GROUP BY k.fee_set_id, k.cards, k.currency
         ),
@@ -215,7 +237,7 @@ def _bound_sql(condition: str, in_stock_only: bool) -> str:
                     AS bound,
                 bool_or({_rate("q.currency", "k.currency")} IS NULL) AS missing,
                 bool_or(q.price < 0) AS negative
-            FROM (SELECT DISTINCT plan_set_id, cards, currency FROM r) AS k
+            FROM (SELECT DISTINCT plan_set_id, cards, currency FROM s) AS k
             JOIN price_plan_sets AS q ON q.plan_set_id = k.plan_set_id
             GROUP BY k.plan_set_id, k.cards, k.currency
         )
@@ -227,7 +249,7 @@ def _bound_sql(condition: str, in_stock_only: bool) -> str:
                     * {1 - _RELATIVE_SLACK!r} - {_ABSOLUTE_SLACK!r}
             END AS bound,
             {group}
-        FROM r AS o
+        FROM s AS o
         LEFT JOIN fb
             ON fb.fee_set_id = o.fee_set_id AND fb.cards = o.cards AND fb.currency = o.currency
         LEFT JOIN pb
@@ -308,12 +330,13 @@ class BoundQuery:
         fx: FxTable,
         filters: Mapping[str, Any],
         in_stock_only: bool,
+        include_stale: bool = False,
     ) -> None:
         condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **filters)
         named, named_params = _named(condition, filter_params)
         rates = fx_rates(fx, sorted(fx.currencies | {display_currency}))
         self._con = con
-        self._sql = _bound_sql(named, in_stock_only)
+        self._sql = _bound_sql(named, in_stock_only, include_stale)
         self._params = {**_profile_params(profile, display_currency, rates), **named_params}
 
     def first(self, count: int) -> Bounds:
@@ -328,6 +351,23 @@ class BoundQuery:
             groups=[tuple(r[3:]) for r in listed],
             complete=len(rows) <= count,
         )
+
+
+def stale_to_rank(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    filters: Mapping[str, Any],
+    in_stock_only: bool,
+) -> int:
+    """How many stale offers (rule of truth 11: not confirmed by their provider's latest
+    look) a ranking for ``profile`` and ``filters`` leaves out: the offers the bound query
+    would list with ``include_stale`` and lists without it."""
+    condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **filters)
+    named, named_params = _named(condition, filter_params)
+    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o WHERE o.stale"
+    row = con.execute(sql, {"wanted": profile.gpus, **named_params}).fetchone()
+    return int(row[0]) if row else 0
 
 
 def latest_rows(con: duckdb.DuckDBPyConnection, keys: Sequence[Key]) -> list[dict[str, Any]]:

@@ -8,8 +8,11 @@
 Every function reads the warehouse (``db``: a path, else ``GPURENT_DB``, else the user data
 directory) and returns typed objects with Decimal money; the cost of each offer is the exact
 one of ``gpurent_core.costing``, for the usage given (``api.usage(...)``; default: 730 h a
-month, 50 GB of storage). Refusals are ``api.ApiError`` subclasses (``ValueError``) with one
-line each: ``NoWarehouse``, ``WarehouseBusy``, ``UnknownName`` (with suggestions), ``NoSuchOffer``, ``BadUsage``.
+month, 50 GB of storage). Only offers their provider's latest run confirmed are ranked
+(``include_stale=True`` adds the stale ones, marked ``stale``); ``cheapest`` and ``offers``
+return an ``OfferList``, a list whose ``stale_left_out`` says how many they left out.
+Refusals are ``api.ApiError`` subclasses (``ValueError``) with one line each:
+``NoWarehouse``, ``WarehouseBusy``, ``UnknownName`` (with suggestions), ``NoSuchOffer``, ``BadUsage``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
         WarehouseBusy,
     )
     from gpurent.api.market import IndexPoint, ProviderState, index, providers
-    from gpurent.api.pricing import Explanation, Offer, cheapest, explain, offers
+    from gpurent.api.pricing import Explanation, Offer, OfferList, cheapest, explain, offers
     from gpurent.api.profile import usage, with_gpus
     from gpurent.api.sizing import (
         CannotSize,
@@ -51,7 +54,9 @@ _HOME = {
         "errors",
     ),
     **dict.fromkeys(("IndexPoint", "ProviderState", "index", "providers"), "market"),
-    **dict.fromkeys(("Explanation", "Offer", "cheapest", "explain", "offers"), "pricing"),
+    **dict.fromkeys(
+        ("Explanation", "Offer", "OfferList", "cheapest", "explain", "offers"), "pricing"
+    ),
     **dict.fromkeys(
         ("CannotSize", "Engine", "Mode", "Objective", "SizeAnswer", "model_names"), "sizing"
     ),
@@ -83,6 +88,7 @@ __all__ = [
     "NoWarehouse",
     "Objective",
     "Offer",
+    "OfferList",
     "ProviderState",
     "SizeAnswer",
     "UnknownName",

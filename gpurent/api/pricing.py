@@ -6,6 +6,7 @@ Every answer is computed here, once, over ``warehouse.costed`` (the exact cost e
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -63,7 +64,8 @@ class Offer:
     url: str | None
     observed_at: datetime
     stale: bool
-    """Its provider's last run could not see it: this is its last good state."""
+    """Not confirmed by its provider's latest run (which could not see it, or failed): this is
+    its last good state, ``age_s`` old. Ranked only when asked for (rule of truth 11)."""
     age_s: int | None
     run_id: str
     raw_gpu_name: str | None
@@ -99,6 +101,19 @@ class Offer:
         return row
 
 
+class OfferList(list[Offer]):
+    """The offers of an answer, in its order, and ``stale_left_out``: how many offers the
+    answer would hold but left out because their provider's latest run did not confirm them
+    (stale rows: rule of truth 11; ``include_stale=True`` adds them, marked ``stale``). Counted
+    before ``limit``; 0 when stale rows were asked for."""
+
+    stale_left_out: int
+
+    def __init__(self, offers: Iterable[Offer] = (), *, stale_left_out: int = 0) -> None:
+        super().__init__(offers)
+        self.stale_left_out = stale_left_out
+
+
 _NOT_FROM_ROW = {"status", "raw_gpu_name", "fees", "plans", "cost"}
 _ROW_FIELDS = tuple(f for f in Offer.__dataclass_fields__ if f not in _NOT_FROM_ROW)
 
@@ -121,25 +136,31 @@ def _costed(
     provider: str | None = None,
     in_stock: bool = False,
     limit: int | None = None,
-) -> list[Offer]:
-    from warehouse.costed import costed_latest_offers
+    include_stale: bool = False,
+) -> OfferList:
+    from warehouse.costed import costed_latest_offers, stale_left_out
 
     shown_in = display_currency(currency)
     model, vram = resolve_gpu(gpu) if gpu is not None else (gpu_model, None)
     with open_warehouse(db) as con:
         name = resolve_provider(con, provider) if provider is not None else None
+        filters: dict[str, Any] = {
+            "gpu_model": model,
+            "gpu_vram_gb": vram,
+            "min_vram_gb": min_vram,
+            "provider": name,
+            "in_stock_only": in_stock,
+        }
         costed = costed_latest_offers(
             con,
             profile,
             display_currency=shown_in,
-            gpu_model=model,
-            gpu_vram_gb=vram,
-            min_vram_gb=min_vram,
-            provider=name,
-            in_stock_only=in_stock,
             limit=limit,  # only the first `limit` are costed exactly (warehouse.ranking)
+            include_stale=include_stale,
+            **filters,
         )
-    return [Offer.from_costed(c) for c in costed]
+        left_out = 0 if include_stale else stale_left_out(con, profile, **filters)
+    return OfferList((Offer.from_costed(c) for c in costed), stale_left_out=left_out)
 
 
 def offers(
@@ -153,13 +174,19 @@ def offers(
     usage: UsageProfile | None = None,
     currency: str | None = None,
     db: Path | str | None = None,
-) -> list[Offer]:
+    include_stale: bool | None = None,
+) -> OfferList:
     """The latest offers (sold-out and unknown ones too unless ``in_stock``), cheapest first
     by true monthly cost, then true hourly.
 
     ``gpu`` is read as a provider's name is ('4090', 'A100 80G': a size picks that size);
     ``gpu_model`` is a catalog model name taken as it is (every size); ``provider`` by its
     gpurent name; ``currency`` is the display currency (default: the settings').
+
+    Stale offers (not confirmed by their provider's latest run: their last good state,
+    marked ``stale``) are listed unless ``in_stock``: an unconfirmed row is never offered as
+    in stock (rule of truth 11). ``include_stale`` overrides that either way (None: this
+    default); the answer's ``stale_left_out`` counts the ones left out.
     """
     return _costed(
         db,
@@ -171,6 +198,7 @@ def offers(
         provider=provider,
         in_stock=in_stock,
         limit=limit,
+        include_stale=not in_stock if include_stale is None else include_stale,
     )
 
 
@@ -182,17 +210,29 @@ def cheapest(
     usage: UsageProfile | None = None,
     currency: str | None = None,
     db: Path | str | None = None,
-) -> list[Offer]:
+    include_stale: bool = False,
+) -> OfferList:
     """The cheapest offers that can be rented now for ``gpus`` cards of at least
     ``min_vram`` GB each, by true monthly cost (ties: true hourly).
 
     Sold-out offers, offers of unknown stock and machines with fewer free cards than they
-    rent are left out; the storage asked for is counted on every provider.
+    rent are left out; the storage asked for is counted on every provider. Only offers
+    their provider's latest run confirmed are ranked (rule of truth 11): ``include_stale``
+    ranks the stale ones too (their last good state, marked ``stale``); the answer's
+    ``stale_left_out`` counts the ones left out.
     """
     from dataclasses import replace
 
     profile = replace(usage, gpus=gpus) if usage is not None else make_usage(gpus=gpus)
-    return _costed(db, profile, currency, min_vram=min_vram, in_stock=True, limit=limit)
+    return _costed(
+        db,
+        profile,
+        currency,
+        min_vram=min_vram,
+        in_stock=True,
+        limit=limit,
+        include_stale=include_stale,
+    )
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ class SizeAnswer:
     first ``limit``)."""
     excluded: list[Exclusion]
     """Offers that fit in memory but cannot run the workload (precision, speed), with reasons."""
+    stale_left_out: int = 0
+    """Offers that would be in ``offers`` but that their provider's latest run did not
+    confirm (rule of truth 11): left out unless ``include_stale`` (``report`` has it too)."""
 
 
 def size(
@@ -62,12 +65,15 @@ def size(
     currency: str | None = None,
     limit: int = 10,
     db: Path | str | None = None,
+    include_stale: bool = False,
 ) -> SizeAnswer:
     """Size one of ``model`` (a catalog name, see `gpurent models`), ``config`` (a Hugging
     Face config.json or its folder) or ``params_b`` (billions of parameters, last resort).
 
     ``precision`` defaults to the checkpoint's (``config``) or bf16; ``tokens_per_s`` is the
     decode speed each of ``batch`` users needs; slower cards are excluded with the reason.
+    Only offers their provider's latest run confirmed are ranked; ``include_stale`` adds the
+    stale ones (their last good state, marked ``stale``).
     """
     from sizing.answer import SizeQuery, size_answer
     from sizing.workload import Workload
@@ -101,6 +107,7 @@ def size(
             limit=limit,
             targets=SpeedTargets(ttft_ms=ttft_ms, tokens_per_s=tokens_per_s),
             allow_beyond_context=allow_beyond_context,
+            include_stale=include_stale,
         )
         path = resolve_db(db)
         refuse_directory(path)  # absent is fine (the estimate alone); a folder is a mistake
@@ -109,7 +116,12 @@ def size(
         raise
     except ValueError as exc:  # the sizing modules' refusals (UnknownPrecision among them)
         raise CannotSize(str(exc)) from exc
-    return SizeAnswer(report=answer.report, offers=answer.offers, excluded=answer.excluded)
+    return SizeAnswer(
+        report=answer.report,
+        offers=answer.offers,
+        excluded=answer.excluded,
+        stale_left_out=answer.stale_left_out,
+    )
 
 
 def _resolve_model(

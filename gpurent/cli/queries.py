@@ -23,7 +23,7 @@ from gpurent.cli.common import (
     resolve_db,
 )
 from gpurent.cli.output import OutputFormat, output_console, render
-from gpurent.cli.usage_options import usage_options
+from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
 
 if TYPE_CHECKING:
     from gpurent_core.costing import UsageProfile
@@ -125,6 +125,22 @@ def storage_footnote(costed: Sequence[Any]) -> str | None:
     return STORAGE_NOTE if any(c.cost.storage_price_unknown for c in costed) else None
 
 
+def answer_footnote(found: api.OfferList, fmt: OutputFormat) -> str | None:
+    """The table's notes: rows whose storage price is unknown, and how many stale offers the
+    answer left out. JSON and CSV keep stdout to their rows: the count goes to stderr."""
+    left_out = stale_note(found.stale_left_out)
+    if left_out is not None and fmt is not OutputFormat.TABLE:
+        typer.echo(left_out, err=True)
+        left_out = None
+    notes = [n for n in (storage_footnote(found), left_out) if n]
+    return "\n".join(notes) or None
+
+
+def _with_note(empty: str, footnote: str | None) -> str:
+    """An empty table prints its message and no footnote: the stale count goes with it."""
+    return f"{empty}\n{footnote}" if footnote else empty
+
+
 def _rows(
     found: list[api.Offer], fmt: OutputFormat
 ) -> tuple[list[dict[str, Any]], list[str] | None]:
@@ -205,10 +221,16 @@ def offers(
     currency: DisplayCurrencyOption = None,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
+    include_stale: IncludeStaleOption = False,
     *,
     usage: UsageProfile,
 ) -> None:
-    """List the latest offers of every provider (sold-out and unknown ones too)."""
+    """List the latest offers of every provider (sold-out and unknown ones too).
+
+    Offers their provider's latest run did not confirm are listed with their last good
+    state and age ("stale 2h"); --in-stock leaves them out (an unconfirmed row is not in
+    stock now) and says how many, unless --include-stale.
+    """
     with as_usage_errors():
         model, vram = api.names.resolve_gpu(gpu) if gpu is not None else (None, None)
         shown = api.offers(
@@ -220,6 +242,7 @@ def offers(
             usage=usage,
             currency=currency,
             db=db,
+            include_stale=True if include_stale else None,
         )
     rows, columns = _rows(shown, fmt)
     asked = [
@@ -233,13 +256,14 @@ def offers(
         if asked
         else "No offers yet. Has a crawl run? Try `gpurent providers`."
     )
+    footnote = answer_footnote(shown, fmt)
     render(
         rows,
         fmt,
         columns=columns,
         title=f"latest offers ({usage.describe()})",
-        empty_message=empty,
-        footnote=storage_footnote(shown),
+        empty_message=_with_note(empty, footnote),
+        footnote=footnote,
     )
 
 
@@ -252,6 +276,7 @@ def cheapest(
     limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
+    include_stale: IncludeStaleOption = False,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -262,20 +287,33 @@ def cheapest(
     offers of unknown stock and a machine with fewer free cards than it rents are left
     out. The storage asked for is counted on every provider, through the cheapest way it
     sells storage. Ties go to the lower true hourly cost.
+
+    Only offers their provider's latest run confirmed are ranked: an offer a partial run
+    could not read, or every offer of a provider whose latest run failed, is left out and
+    counted under the table, unless --include-stale (then marked "stale" with its age).
     """
     with as_usage_errors():
         shown = api.cheapest(
-            min_vram, gpus=gpus, limit=limit, usage=usage, currency=currency, db=db
+            min_vram,
+            gpus=gpus,
+            limit=limit,
+            usage=usage,
+            currency=currency,
+            db=db,
+            include_stale=include_stale,
         )
     rows, columns = _rows(shown, fmt)
+    footnote = answer_footnote(shown, fmt)
     render(
         rows,
         fmt,
         columns=columns,
         title=f"cheapest in-stock, >= {min_vram} GB x {gpus} "
         f"({api.with_gpus(usage, gpus).describe()})",
-        empty_message="No in-stock offer fits. Try a lower --min-vram, or crawl again.",
-        footnote=storage_footnote(shown),
+        empty_message=_with_note(
+            "No in-stock offer fits. Try a lower --min-vram, or crawl again.", footnote
+        ),
+        footnote=footnote,
     )
 
 

@@ -22,7 +22,7 @@ from gpurent import api
 from gpurent.cli.api_errors import as_usage_errors
 from gpurent.cli.common import DbOption, DisplayCurrencyOption, FormatOption
 from gpurent.cli.output import OutputFormat, render, to_jsonable
-from gpurent.cli.usage_options import usage_options
+from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
 
 if TYPE_CHECKING:
     from gpurent_core.costing import UsageProfile
@@ -48,6 +48,7 @@ OFFER_COLUMNS = [
     "cost_currency",
     "region",
     "offer_key",
+    "stale",
 ]
 
 # For people: short headers, money rounded (JSON and CSV keep every digit).
@@ -72,12 +73,15 @@ def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
         return None if value is None else value.quantize(Decimal(places))
 
     free = row["available_count"]
+    status = row["status"] + (f" ({free} free)" if free is not None else "")
+    if row.get("stale"):
+        status += f", {_stale_age(row.get('age_s'))}"
     return {
         "provider": row["provider"],
         "card": f"{row['gpu_model']} {row['gpu_vram_gb']}GB",
         "cards": row["gpu_count"],
         "TP": row["tensor_parallel"],
-        "status": row["status"] + (f" ({free} free)" if free is not None else ""),
+        "status": status,
         "true/h": money(row["true_hourly"], "0.01"),
         "true/month": money(row["true_monthly"], "0.01"),
         "tok/s": row["tokens_per_s"],
@@ -86,6 +90,17 @@ def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
         "per M tok": money(row["cost_per_million_tokens"], "0.01"),
         "region": row["region"],
     }
+
+
+def _stale_age(age_s: int | None) -> str:
+    """A row its provider's latest run did not confirm, and how old it is: "stale 2h"."""
+    if age_s is None:
+        return "stale"
+    seconds = max(0, int(age_s))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"stale {seconds // size}{unit}"
+    return f"stale {seconds}s"
 
 
 def _print_table(report: dict[str, Any], console: Console) -> None:
@@ -135,6 +150,9 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
             title=f"in-stock offers that fit, by {report['objective']} ({currency})",
             console=console,
         )
+    left_out = stale_note(report.get("stale_left_out", 0))
+    if left_out:
+        console.print(Text(left_out, style="dim"))
     for row in report["excluded"]:
         console.print(
             Text(f"left out ({row['step']}): {row['offer']}: {row['reason']}", style="dim")
@@ -221,6 +239,7 @@ def size(
     currency: DisplayCurrencyOption = None,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
+    include_stale: IncludeStaleOption = False,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -230,7 +249,8 @@ def size(
 
     Each VRAM tier is judged by its usable memory, not its label.
 
-    In-stock offers that fit are ranked by true monthly or hourly cost, or per token.
+    In-stock offers that fit are ranked by true monthly or hourly cost, or per token; only
+    offers their provider's latest run confirmed, unless --include-stale.
 
     Before any crawl (no warehouse yet) it prints the estimate alone.
     """
@@ -256,11 +276,15 @@ def size(
             currency=currency,
             limit=limit,
             db=db,
+            include_stale=include_stale,
         ).report
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n")
     elif fmt is OutputFormat.CSV:
         render(report["offers"], fmt, columns=OFFER_COLUMNS)
+        left_out = stale_note(report["stale_left_out"])
+        if left_out:
+            typer.echo(left_out, err=True)  # stdout stays CSV
     else:
         _print_table(report, Console())
 

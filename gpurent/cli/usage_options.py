@@ -4,6 +4,9 @@
 (``gpurent_core.costing.UsageProfile``) made by ``gpurent.api.profile``, the same path the
 dashboard and programs take. The defaults are the profile's own. The command sets the card
 count itself (``cheapest --gpus``; ``size`` per placement).
+
+Beside them, what every ranked answer shares: ``--include-stale`` (``IncludeStaleOption``) and
+the line saying how many stale offers an answer left out (``stale_note``).
 """
 
 from __future__ import annotations
@@ -159,3 +162,25 @@ def usage_options(command: F) -> F:
         "return": signature.return_annotation
     }
     return with_usage  # type: ignore[return-value]
+
+
+# Rule of truth 11: only what the provider's latest run confirmed is ranked, unless asked.
+IncludeStaleOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-stale",
+        help="Also rank offers their provider's latest run did not confirm (its last good "
+        "state, marked stale with its age).",
+    ),
+]
+
+
+def stale_note(left_out: int, *, switch: str = "--include-stale") -> str | None:
+    """The line under an answer that left stale offers out (None when it left none)."""
+    if left_out <= 0:
+        return None
+    offers = "offer" if left_out == 1 else "offers"
+    return (
+        f"{left_out} {offers} not confirmed by their provider's latest run left out "
+        f"({switch} to add them)"
+    )

@@ -18,8 +18,15 @@ Decisions worth knowing:
   identity is (model, vram_gb, form_factor) with None for what the name and the hints leave
   open. So "H100 80GB" is the H100 with 80 GB and form factor None (PCIe or SXM), and a bare
   "H100" has VRAM None too. Two catalog models are never one family, even on one chip with
-  one VRAM (RTX 4000 Ada and RTX 4000 SFF Ada at 20 GB, Ascend 910B1/B2/B3 at 64 GB, H100
-  and H800): their specs differ, so a name that could be either stays ambiguous.
+  one VRAM (RTX 4000 Ada and RTX 4000 SFF Ada at 20 GB, H100 and H800): their specs differ,
+  so a name that could be either stays ambiguous.
+* The one exception is declared in ``FAMILIES``: a vendor line whose variants are separate
+  catalog models but which listings routinely name without the variant. Huawei's 910B comes
+  as 910B1/B2/B3 (64 GB) and 910B4 (32 GB), and Chinese clouds write "910B" or "昇腾910B".
+  Such a name resolves to the family ("Ascend 910B", not a catalog model of its own) with
+  what its variants left share: VRAM None for a bare "910B", 64 GB when a figure says 64
+  (still B1, B2 or B3). A figure that leaves one variant gives that variant: "910B 32GB" is
+  the 910B4. A fuller name ("910B2") is that variant as before.
 * When the model has several VRAM sizes and nothing says which (H20 96/141 GB, RTX 3060
   8/12 GB, A100 40/80 GB), ``vram_gb`` is None: the offer is kept with its VRAM unknown,
   never given the commonest size. Callers must not count an unknown VRAM as fitting.
@@ -50,10 +57,12 @@ from gpurent_core.catalog import Catalog, GpuSku, get_catalog
 from gpurent_core.enums import SkipKind
 
 __all__ = [
+    "FAMILIES",
     "GpuIdentity",
     "UnresolvedGpuName",
     "alias_index",
     "compact_key",
+    "family_members",
     "identity_as_json",
     "normalise_text",
     "resolve_gpu",
@@ -88,9 +97,25 @@ class UnresolvedGpuName(ValueError):
         (NOT_A_GPU_OFFER), or a card class the catalog leaves out (OUTSIDE_CATALOG:
         pre-Pascal, laptop chips, virtual slices). None: an unknown or unclear card."""
 
-    def __reduce__(self) -> tuple[type[UnresolvedGpuName], tuple[str, str]]:
-        # Keeps the exception picklable (Prefect and multiprocessing pickle errors).
-        return (type(self), (self.raw, self.reason))
+    def __reduce__(
+        self,
+    ) -> tuple[type[UnresolvedGpuName], tuple[str, str, SkipKind | None]]:
+        # Keeps the exception picklable (Prefect and multiprocessing pickle errors), with
+        # whether the name is left out on purpose.
+        return (type(self), (self.raw, self.reason, self.left_out))
+
+
+FAMILIES: Mapping[str, frozenset[str]] = {
+    # Huawei publishes no per-variant datasheet and listings often omit the variant digit.
+    "Ascend 910B": frozenset({"Ascend 910B1", "Ascend 910B2", "Ascend 910B3", "Ascend 910B4"}),
+}
+"""Family name -> the catalog models it covers, for names that do not say which (see the
+module docstring). The family is no catalog model: its identity is what its variants share."""
+
+
+def family_members(model: str) -> frozenset[str]:
+    """The catalog models a family name covers; empty for any other name."""
+    return FAMILIES.get(model, frozenset())
 
 
 # --- text normalisation ---------------------------------------------------------------
@@ -422,6 +447,14 @@ def _narrow(
     return _narrow_by_vram(raw, candidates, name_vram, hints)
 
 
+def _family_of(models: set[str]) -> str | None:
+    """The declared family covering every model a name left open, if one does."""
+    for family, members in FAMILIES.items():
+        if models <= members:
+            return family
+    return None
+
+
 def _ambiguous(raw: str, candidates: list[GpuSku], *, vram_known: bool) -> UnresolvedGpuName:
     """The error for a name left on several catalog models, saying what would settle it."""
     models = sorted({sku.model for sku in candidates})
@@ -458,20 +491,22 @@ def resolve_gpu(
         found = _resolve_in_packaged_catalog(raw, vram_gb, vram_mb)
     except TypeError:  # an unhashable hint (a signalling NaN): no cache for it
         return _resolve(raw, vram_gb, vram_mb, get_catalog())
-    if isinstance(found, str):
-        raise UnresolvedGpuName(raw, found)
+    if isinstance(found, tuple):
+        reason, left_out = found
+        raise UnresolvedGpuName(raw, reason, left_out)
     return found
 
 
 @lru_cache(maxsize=4096)
 def _resolve_in_packaged_catalog(
     raw: str, vram_gb: int | float | Decimal | None, vram_mb: int | float | None
-) -> GpuIdentity | str:
-    """``_resolve`` in the packaged catalog: the identity, or the reason it is refused."""
+) -> GpuIdentity | tuple[str, SkipKind | None]:
+    """``_resolve`` in the packaged catalog: the identity, or why it is refused and whether
+    on purpose (the caller skips a name left out on purpose, so both must survive the cache)."""
     try:
         return _resolve(raw, vram_gb, vram_mb, get_catalog())
     except UnresolvedGpuName as refused:
-        return refused.reason
+        return refused.reason, refused.left_out
 
 
 def _resolve(
@@ -499,13 +534,18 @@ def _resolve(
     if not parsed.models:
         raise _unknown(raw, text, tokens, parsed.key, cat)
     candidates = _narrow(raw, parsed, cat, name_vram, hints)
-    if len({sku.model for sku in candidates}) > 1:
-        raise _ambiguous(raw, candidates, vram_known=bool(name_vram or hints))
+    models = {sku.model for sku in candidates}
+    model = candidates[0].model
+    if len(models) > 1:
+        family = _family_of(models)
+        if family is None:
+            raise _ambiguous(raw, candidates, vram_known=bool(name_vram or hints))
+        model = family
     vrams = {sku.vram_gb for sku in candidates}
     forms = {sku.form_factor for sku in candidates}
     return GpuIdentity(
         vendor=candidates[0].vendor,
-        model=candidates[0].model,
+        model=model,
         vram_gb=vrams.pop() if len(vrams) == 1 else None,
         form_factor=forms.pop() if len(forms) == 1 else None,
         # Only a VRAM figure selects a modded SKU, so all candidates are modded or none is.

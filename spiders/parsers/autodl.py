@@ -9,6 +9,9 @@ token was refused.
 
 Homepage (`/home`): a table rendered by JavaScript from the bundle's per-GPU
 `originalPrice` data; it has prices but no stock, so its rows are `unknown`.
+
+A machine with `payg: false` is not rented by the hour: skipped (`not_offered`), not
+quarantined. An offer's key (the machine id, or `home:<GPU name>`) never depends on its stock.
 """
 
 from __future__ import annotations
@@ -21,17 +24,17 @@ from typing import Any
 from parsel import Selector
 
 from gpurent_core.billing_facts import platform_fees
-from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan
+from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan, SkipKind
 from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from gpurent_core.normalize.price import ParsedPrice
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    PRICE_UNPARSED,
     FieldProblem,
     PageResult,
     ParseContext,
     Record,
+    Skip,
     counted_stock,
     gpu_offer,
     guarded,
@@ -45,7 +48,7 @@ from spiders.parsers.common import (
 )
 from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage, code_envelope, listing_size
-from spiders.parsers.page_table import Cells, card_offer, read_price
+from spiders.parsers.page_table import Cells, card_offer, listed_price, on_request
 
 CURRENCY = "CNY"
 PAYG_PRICE_SCALE = 1000  # payg_price 2720 is ¥2.72
@@ -162,7 +165,9 @@ def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
         raise FieldProblem(INVALID_VALUE, "gpu_name", f"gpu_name is not text: {raw_name!r}")
     identity = identify_gpu(raw_name, vram_gb=VRAM_BY_NAME.get(raw_name.strip()))
     if machine.get("payg") is False:
-        raise FieldProblem(PRICE_UNPARSED, "payg", "pay-as-you-go not offered on this machine")
+        # AutoDL says this host is not rented by the hour: no hourly rate to read, so no
+        # offer we rank (skipped, counted), rather than an offer we failed to read.
+        raise Skip(SkipKind.NOT_OFFERED, "payg false: pay-as-you-go not offered on this machine")
     price = _payg_price(require(machine, "payg_price"))
     availability, problem = counted_stock("gpu_idle_num", lambda: _availability(machine))
     region, region_problem = _region(machine.get("region_name"))
@@ -260,7 +265,8 @@ def _build_home_row(cells: Cells, ctx: ParseContext) -> list[Record]:
     price = _price(cells["gpu-price"], "gpu-price")
     plans: list[PricePlan] = []
     member_text = cells["gpu-member-price"]
-    if member_text and member_text not in ("-", "—"):
+    # No member price, or "ask us" for it: no member plan (the headline offer stands).
+    if member_text and member_text not in ("-", "—") and not on_request(member_text):
         member = _price(member_text, "gpu-member-price")
         plans.append(
             price_plan(
@@ -284,8 +290,9 @@ def _build_home_row(cells: Cells, ctx: ParseContext) -> list[Record]:
 
 
 def _price(text: str, field: str) -> ParsedPrice:
-    # Only an empty cell is missing here: a dash in the price column is an unreadable price.
-    return read_price(text, field, empty_marks={""})
+    # Only an empty cell is missing here: a dash in the price column is an unreadable price;
+    # an "ask us" wording ("询价") is no public price: a skip (`listed_price`).
+    return listed_price(text, field, empty_marks={""})
 
 
 def _vram_gb(text: str) -> int | None:

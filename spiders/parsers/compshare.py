@@ -44,6 +44,7 @@ from gpurent_core.model import (
     PriceBasis,
     PriceKind,
     PricePlan,
+    SkipKind,
 )
 from gpurent_core.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
@@ -54,9 +55,11 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
+    Skip,
     gpu_offer,
     identify_gpu,
     make_quarantine,
+    make_skip,
     price_plan,
     require,
     to_int,
@@ -83,7 +86,7 @@ CHARGE_UNITS: dict[str, BillingUnit] = {
 """The ChargeTypes we price, in the order we ask for them (Dynamic first: the headline)."""
 PLAN_CHARGE_TYPES = ("Day", "Month")
 
-# Documented Status values; Hidden types are not on sale and are skipped.
+# Documented Status values; Hidden types are not on sale (skipped: not offered).
 RENTABLE_BY_STATUS: dict[str, bool] = {"Normal": True, "Beta": True, "Soldout": False}
 HIDDEN = "Hidden"
 EXCLUSIVE_POOL = "Exclusive"
@@ -180,8 +183,12 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
 
 
 def _type_key(item: Mapping[str, Any]) -> str | None:
+    """The offer key of an instance type, spelt as its listing's (`GpuListing.offer_key`,
+    from the stripped texts), so a line set aside for the type keeps that very offer."""
     zone, name = item.get("Zone"), item.get("Name")
-    return f"{zone}/{name}" if isinstance(zone, str) and isinstance(name, str) else None
+    if not (isinstance(zone, str) and isinstance(name, str) and zone.strip() and name.strip()):
+        return None
+    return f"{zone.strip()}/{name.strip()}"
 
 
 def _type_records(item: Any, ctx: ParseContext, page: TypesPage) -> list[Record]:
@@ -204,20 +211,22 @@ def _add_listing(item: dict[str, Any], page: TypesPage) -> list[Record]:
 
 
 def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
-    """The listing of an instance type on sale; None when it is skipped (with a note)."""
+    """The listing of an instance type on sale; None for a spot type (with a note). A type
+    that is no public GPU offer raises `Skip` (counted by kind in the run report)."""
     key = _type_key(item)
     zone = _text(item, "Zone")
     name = _text(item, "Name")
     status = _text(item, "Status")
     if status == HIDDEN:
-        page.notes.append(f"{key}: Status Hidden, not on sale: skipped")
-        return None
+        raise Skip(SkipKind.NOT_OFFERED, "Status Hidden: not on sale to the public")
     if item.get("MachineClass") not in (None, "GPU"):
-        page.notes.append(f"{key}: MachineClass {item.get('MachineClass')!r}, no GPU: skipped")
-        return None
+        detail = f"MachineClass {item.get('MachineClass')!r}: no GPU"
+        raise Skip(SkipKind.NOT_A_GPU_OFFER, detail)
     if item.get("InstanceType") == "spot":
         # GetCompShareInstancePrice has no spot ChargeType: nothing to price it with (and
-        # the spot type's Status is not the on-demand one's).
+        # the spot type's Status is not the on-demand one's). The cards are those of the
+        # on-demand type of the same zone and GPU, an offer we do read: a plan we cannot
+        # price, not an offer we are blind to, so a note and no count.
         page.notes.append(f"{key}: spot instance type, no spot price to read: skipped")
         return None
     vram_gb = _vram_gb(item)
@@ -462,6 +471,9 @@ def offer_records(
         return result
     try:
         identity = identify_gpu(listing.gpu_type, field="Name", vram_gb=listing.vram_gb)
+    except Skip as skip:  # listed types were identified already; kept for a direct call
+        result.records.append(make_skip(ctx, skip.kind, skip.detail, offer_key=key))
+        return result
     except FieldProblem as problem:
         result.records.append(_quarantine(ctx, problem.reason, problem.field, raw, key))
         return result

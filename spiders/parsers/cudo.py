@@ -18,10 +18,12 @@ The smallest VM that carries one card is priced through mandatory fees:
   without that fee, and the page notes the price as unknown (a bad value is set aside).
 
 Contract (`MACHINE_TYPE_CONTRACT`): every machine type carries its identity (`dataCenterId`,
-`machineType`, `gpuModelId`, `gpuModel`), `gpuPriceHr` (its `value` when it is a money
-object) and both free counts (`totalGpuFree`, and `maxGpuFree`, which says whether any
-host can start a VM). A key gone is drift: that machine type is quarantined, never read as
-"no count"; gone from every machine type it is the page's layout error.
+`machineType`, `gpuModelId`), `gpuPriceHr` (its `value` when it is a money object) and both
+free counts (`totalGpuFree`, and `maxGpuFree`, which says whether any host can start a VM).
+A key gone is drift: that machine type is quarantined, never read as "no count"; gone from
+every machine type it is the page's layout error. `gpuModel` ("A100 80GB PCIe") is not
+required: `gpuModelId` ("nvidia-a100-80gb-pcie", part of the key) names the same card, and
+the catalog reads either, so a machine type without `gpuModel` is read from its id.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ ENDPOINT_URL = "https://rest.compute.cudo.org/v1/vms/machine-types"
 # unknown, or cards no host can start read as free).
 MACHINE_TYPE_CONTRACT = Contract(
     "machine type",
-    identity=("dataCenterId", "machineType", "gpuModelId", "gpuModel"),
+    identity=("dataCenterId", "machineType", "gpuModelId"),
     price=("gpuPriceHr.value",),
     stock=("totalGpuFree", "maxGpuFree"),
 )
@@ -110,8 +112,10 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
         raise FieldProblem(
             MISSING_FIELD, "dataCenterId", "dataCenterId, machineType or gpuModelId missing"
         )
-    raw_name = require(item, "gpuModel")
-    identity = identify_gpu(raw_name, field="gpuModel")
+    # gpuModel as written, else the id slug naming the same card (not a contract field).
+    named = "gpuModel" if "gpuModel" in item else "gpuModelId"
+    raw_name = require(item, named)
+    identity = identify_gpu(raw_name, field=named)
     price = _price(item, "gpuPriceHr")
     availability, problem = counted_stock("totalGpuFree", lambda: _availability(item))
     side = set_aside(ctx, problem, offer_key=key, item=item)

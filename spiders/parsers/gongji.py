@@ -9,11 +9,21 @@ recording (GPU, VRAM, on-demand price per card such as "¥1.98/时", preemptible
 Contract (`ROW`): a row is read by its cell labels. The GPU name and its VRAM cell (a 48 GB
 4090 is another card than a 24 GB one), the on-demand price and the stock cell must be
 there; the preemptible price is a side field (a row without it is an offer without a spot
-plan). The one stock column counts the cards free for either way of renting: the spot plan
-is a price of the same cards, not a stock of its own.
+plan). A row whose GPU name states the memory itself ("RTX 4090 48G") needs no VRAM cell:
+the fact is read from the name, so its absence there is no drift (`RowContract`). The one
+stock column counts the cards free for either way of renting: the spot plan is a price of
+the same cards, not a stock of its own.
+
+A row priced "询价" (or another "ask us" wording, `page_table.on_request`) has no public
+price: skipped and counted (`no_public_price`), never a quarantine. A price cell that holds
+no such wording and no readable price stays an unreadable offer (quarantined).
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
 from gpurent_core.model import AddonFee, PriceKind, PricePlan
@@ -34,6 +44,8 @@ from spiders.parsers.page_table import (
     card_basis,
     card_offer,
     cell,
+    listed_price,
+    on_request,
     read_price,
     read_stock,
     table_page,
@@ -43,9 +55,26 @@ PRICING_URL = "https://www.gongjiyun.com/pricing"
 ROW_SELECTOR = "#gpu-pricing tbody tr.gpu-row"
 """What the spider waits for in the browser: rows exist only once the script has run."""
 CELLS = ("gpu-model", "gpu-vram", "price-on-demand", "price-spot", "stock")
-ROW = Contract(
+VRAM_CELL = "gpu-vram"
+# A memory size written in the GPU name: "RTX 4090 48G", "H20 96GB".
+NAME_MEMORY = re.compile(r"(?<![0-9a-z.])\d{1,4}\s*(?:gb|gib|g)(?![0-9a-z])", re.IGNORECASE)
+
+
+class RowContract(Contract):
+    """The row contract, except that the VRAM cell is no drift on a row whose GPU name
+    states the memory (the resolver reads it there)."""
+
+    def gone_paths(self, item: Mapping[str, Any]) -> list[str]:
+        gone = super().gone_paths(item)
+        name = item.get("gpu-model")
+        if VRAM_CELL in gone and isinstance(name, str) and NAME_MEMORY.search(name):
+            gone.remove(VRAM_CELL)
+        return gone
+
+
+ROW = RowContract(
     "GPU row",
-    identity=("gpu-model", "gpu-vram"),
+    identity=("gpu-model", VRAM_CELL),
     price=("price-on-demand",),
     stock=("stock",),
 )
@@ -73,12 +102,15 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
     if not raw_name:
         raise FieldProblem(MISSING_FIELD, "gpu-model", "gpu-model is empty")
     # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
-    identity = identify_gpu(f"{raw_name} {cell(cells, 'gpu-vram')}".strip(), field="gpu-model")
-    price = read_price(cell(cells, "price-on-demand"), "price-on-demand")
+    identity = identify_gpu(f"{raw_name} {cell(cells, VRAM_CELL)}".strip(), field="gpu-model")
+    # "询价": no public price, a skip (rule of truth 9); other text without a price: unreadable.
+    price = listed_price(cell(cells, "price-on-demand"), "price-on-demand")
     stock, bad_count = read_stock(cell(cells, "stock"), "stock")
     side = set_aside(ctx, bad_count, offer_key=raw_name, item=cells)
     plans: list[PricePlan] = []
-    if cell(cells, "price-spot") not in EMPTY_MARKS:
+    spot_text = cell(cells, "price-spot")
+    # An "ask us" preemptible price is no plan to read (the on-demand offer stands).
+    if spot_text not in EMPTY_MARKS and not on_request(spot_text):
         try:
             spot = read_price(cell(cells, "price-spot"), "price-spot")
             # The preemptible column: interruptible whatever its label says.

@@ -16,7 +16,11 @@ per-GPU list price (basis `gpu`), in stock when `stock_available`. An account di
 `member` plan, the spot rate a `spot` plan. A flavor whose `stock_available` key is gone is
 drift (quarantined by `FLAVOR_CONTRACT`, never read as sold out); a null or non-boolean flag
 is unknown stock with a quarantine line saying why. A group whose `gpu` is "" holds CPU-only
-flavors (skipped, counted in a note); a null or non-text group `gpu` quarantines its flavors.
+flavors (no GPU offer: skipped, counted by kind); a null or non-text group `gpu` quarantines
+its flavors. A flavor's own `gpu` repeats its group's, so a flavor without the key reads the
+group's (no drift: the contract asks only what cannot be had another way). A group whose
+flavor list cannot be read declares its region's offers unread (`<region>/`, kept stale), or
+every offer when it names no region: which flavors it held is unknown.
 vCPUs, RAM and the flavor's own disks are part of the flavor price (the price book lists them at 0; a non-zero rate becomes a mandatory fee);
 persistent volumes are an optional per-GB fee.
 """
@@ -28,7 +32,15 @@ from decimal import Decimal
 from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
-from gpurent_core.model import AddonFee, BillingUnit, FeeType, PriceBasis, PriceKind, PricePlan
+from gpurent_core.model import (
+    AddonFee,
+    BillingUnit,
+    FeeType,
+    PriceBasis,
+    PriceKind,
+    PricePlan,
+    SkipKind,
+)
 from gpurent_core.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -42,6 +54,7 @@ from spiders.parsers.common import (
     gpu_offer,
     identify_gpu,
     make_quarantine,
+    make_skip,
     not_an_object,
     price_plan,
     require,
@@ -67,10 +80,9 @@ VCPU_PRICE = "vCPU"
 RAM_PRICE = "RAM"
 # Volume types priced per GB per hour in the price book.
 VOLUME_PRICES = ("Cloud-SSD",)
-# What every flavor must carry (its price comes from the price book, joined on `gpu`).
-FLAVOR_CONTRACT = Contract(
-    "flavor", identity=("name", "gpu", "gpu_count"), stock=("stock_available",)
-)
+# What every flavor must carry (its price comes from the price book, joined on `gpu`, which
+# the flavor's group names too: the flavor's own copy is not required).
+FLAVOR_CONTRACT = Contract("flavor", identity=("name", "gpu_count"), stock=("stock_available",))
 # A group names its GPU (none: CPU-only flavors) and lists its flavors.
 GROUP_CONTRACT = Contract("flavor group", identity=("gpu", "flavors"))
 PRICEBOOK_CONTRACT = Contract("price book entry", identity=("name",), price=("value",))
@@ -143,7 +155,6 @@ def parse_flavors(data: Any, prices: dict[str, BookPrice], ctx: ParseContext) ->
         return FlavorsPage(layout_error=f"no flavor group in 'data' ({len(groups)} entries)")
     page = FlavorsPage()
     flavors: list[Any] = []
-    cpu_only = 0
     for group in groups:
         if not isinstance(group, dict) or not isinstance(group.get("flavors"), list):
             page.records.append(_unlisted_group(ctx, group, page))
@@ -164,21 +175,17 @@ def parse_flavors(data: Any, prices: dict[str, BookPrice], ctx: ParseContext) ->
             )
             continue
         if not gpu.strip():
-            # CPU-only flavors: not GPU rentals. A flavor naming a GPU in such a group
-            # contradicts it: held back with why, never skipped unaccounted.
-            for flavor in group["flavors"]:
-                held = _not_cpu_only(ctx, flavor, group)
-                page.records.extend(held)
-                if not held:
-                    cpu_only += 1
+            # CPU-only flavors: not GPU rentals (skipped, counted). A flavor naming a GPU in
+            # such a group contradicts it: held back with why, never skipped unaccounted.
+            page.records.extend(
+                record for flavor in group["flavors"] for record in _cpu_only(ctx, flavor, group)
+            )
             continue
         for flavor in group["flavors"]:
             flavors.append(flavor)
             page.records.extend(flavor_records(flavor, group, prices, ctx))
     apply_check(page, check_items(groups, GROUP_CONTRACT))
     apply_check(page, check_items(flavors, FLAVOR_CONTRACT))
-    if cpu_only:
-        page.notes.append(f"skipped {cpu_only} CPU-only flavors")
     for volume in VOLUME_PRICES:
         if flavors and volume not in prices:
             # An optional fee: the offers stand without it, and the run says what is unknown.
@@ -198,20 +205,23 @@ def _unlisted_group(ctx: ParseContext, group: Any, page: FlavorsPage) -> Record:
         reason = f"{INVALID_VALUE}: flavors is not a list"
         garbled = f"flavor group {str(group.get('gpu'))[:40]!r}: flavors is not a list"
         page.layout_error = page.layout_error or garbled
+    if isinstance(group, dict):
+        # The group's offers are unknown: keep its region's (or, unnamed, every) offers stale.
+        region = _text(group.get("region_name"))
+        page.unread_prefixes.append(f"{region}/" if region else "")
     raw = group if isinstance(group, dict) else str(group)
     return make_quarantine(ctx, reason=reason, field="flavors", raw=raw, offer_key=None)
 
 
-def _not_cpu_only(ctx: ParseContext, flavor: Any, group: dict[str, Any]) -> list[Record]:
-    """Nothing for a CPU-only flavor of a CPU-only group (its own `gpu` is "" too); else the
-    line that holds it back: not an object, its `gpu` key gone, or a GPU named in it."""
+def _cpu_only(ctx: ParseContext, flavor: Any, group: dict[str, Any]) -> list[Record]:
+    """The skip of a CPU-only flavor of a CPU-only group (its own `gpu` "" or left to the
+    group's); else the line that holds it back: not an object, or a GPU named in it."""
     if not isinstance(flavor, dict):
         return not_an_object(ctx, flavor)
-    if "gpu" not in flavor:
-        return [drift_quarantine(ctx, flavor, ["gpu"], offer_key=_flavor_key(flavor, group))]
-    named = flavor["gpu"]
+    named = flavor.get("gpu", "")
     if isinstance(named, str) and not named.strip():
-        return []
+        key = _flavor_key(flavor, group)
+        return [make_skip(ctx, SkipKind.NOT_A_GPU_OFFER, "CPU-only flavor", offer_key=key)]
     detail = f"flavor gpu {named!r} in a CPU-only group"
     return [_group_quarantine(ctx, flavor, group, detail)]
 
@@ -248,12 +258,13 @@ def flavor_records(
         flavor,
         FLAVOR_CONTRACT,
         offer_key=key,
-        build=lambda: _build(flavor, key, region, prices, ctx),
+        build=lambda: _build(flavor, group, key, region, prices, ctx),
     )
 
 
 def _build(
     flavor: dict[str, Any],
+    group: dict[str, Any],
     key: str | None,
     region: str | None,
     prices: dict[str, BookPrice],
@@ -261,7 +272,8 @@ def _build(
 ) -> list[Record]:
     if key is None:
         raise FieldProblem(MISSING_FIELD, "name", "flavor name or region_name missing")
-    raw_name = str(require(flavor, "gpu")).strip()
+    # The flavor's own `gpu`, else its group's (the same name, one level up).
+    raw_name = str(require(flavor if "gpu" in flavor else group, "gpu")).strip()
     identity = identify_gpu(raw_name, field="gpu")
     count = to_int(require(flavor, "gpu_count"), "gpu_count")
     book = prices.get(raw_name)

@@ -10,10 +10,20 @@ Errors come as `{"error": {code, message, suggestion}}` ("global/invalid-api-key
   (`LAMBDA_PRICE_SCALE`), so the basis is `instance` and `gpu_count` is `specs.gpus`.
 * GPU: `gpu_description` ("H100 (80 GB SXM5)": model, memory and form factor), else
   `description` ("1x H100 (80 GB SXM5)").
-* stock: a region listed in `regions_with_capacity_available` can launch the type now:
-  one `in_stock` offer per such region. An empty list is Lambda saying the type is sold
-  out everywhere: one `sold_out` offer with no region (key = the type's name). A missing
-  list is `unknown`. Lambda gives no free counts.
+* stock and identity: our offer is one type in one region, key `<type>/<region>`, whatever
+  the stock says (rule of truth 11). Lambda lists only the regions with capacity now: each
+  listed region is an `in_stock` offer, and every type read declares its prefix `<type>/`
+  as sold-out-unlisted (`PageResult.sold_out_unlisted`): a region Lambda stopped listing for
+  the type is sold out there, the same offer turning `sold_out` in the warehouse. An empty
+  list is therefore no offer at all, only that prefix (sold out everywhere it was seen).
+  Lambda gives no free counts.
+* a `null` list says nothing about any region. Emitting a regionless `unknown` offer would
+  invent an identity, and declaring the sold-out prefix would turn every region sold out on
+  a non-answer; so the type's regions are *unread*: the prefix is declared in
+  `unread_prefixes` (each region keeps its last state, stale) and a quarantine line says
+  why (the run is partial). The same holds for a type that cannot be read at all (a key
+  gone, a bad price): its quarantine line is keyed by the type's name and its prefix is
+  unread. A type without a GPU (`specs.gpus` 0) is no GPU offer: skipped.
 * add-ons: none in this answer. Persistent file systems are billed apart and Lambda has no
   egress fee (SECONDARY, PROVIDERS.md B3); our sources give no file-system rate, so no fee.
   Lambda bills by the minute at the hourly rate: the price stays per hour.
@@ -24,25 +34,24 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from gpurent_core.model import PriceBasis
-from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent_core.model import OfferRecord, PriceBasis, QuarantineRecord, SkipKind
+from gpurent_core.normalize.availability import availability_from_flag
 from gpurent_core.normalize.gpu import split_gpu_count
 from gpurent_core.normalize.price import LAMBDA_PRICE_SCALE
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
-    NOT_AN_OFFER,
     PRICE_UNPARSED,
     FieldProblem,
     ParseContext,
     Record,
+    Skip,
     gpu_offer,
     guarded,
     identify_gpu,
     make_quarantine,
     minor_units,
     require,
-    set_aside,
     to_int,
     to_price,
 )
@@ -86,9 +95,26 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> InstanceTypesPage:
         return InstanceTypesPage(layout_error="'data' holds no instance type")
     page = InstanceTypesPage()
     for name, entry in entries.items():
-        page.records.extend(entry_records(str(name), entry, ctx))
+        records = entry_records(str(name), entry, ctx)
+        page.records.extend(records)
+        declare_regions(page, str(name), records)
     apply_check(page, check_items(entries.values(), CONTRACT))
     return page
+
+
+def region_prefix(name: str) -> str:
+    """The offer-key prefix of every region of one instance type."""
+    return f"{name}/"
+
+
+def declare_regions(page: InstanceTypesPage, name: str, records: list[Record]) -> None:
+    """What the type's absent regions mean: unread when the entry was not read whole (a
+    quarantine line), sold out when it was (Lambda lists only regions with capacity); a
+    skipped type (no GPU) has no regions to speak of."""
+    if any(isinstance(record, QuarantineRecord) for record in records):
+        page.unread_prefixes.append(region_prefix(name))
+    elif all(isinstance(record, OfferRecord) for record in records):
+        page.sold_out_unlisted.append(region_prefix(name))
 
 
 def entry_records(name: str, entry: Any, ctx: ParseContext) -> list[Record]:
@@ -114,37 +140,18 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
     identity = identify_gpu(raw_name, field="gpu_description")
     price = _price(require(itype, "price_cents_per_hour"))
 
-    def offer(key: str, region: str | None, availability: Availability) -> Record:
-        return gpu_offer(
-            ctx,
-            offer_key=key,
-            raw=entry,
-            gpu=identity,
-            raw_gpu_name=raw_name,
-            gpu_count=gpus,
-            stock=availability,
-            price=price,
-            currency=CURRENCY,
-            price_basis=PriceBasis.INSTANCE,
-            region=region,
-            url=ENDPOINT_URL,
-        )
-
     regions = entry["regions_with_capacity_available"]  # present: the contract held
     if regions is None:
-        # Nothing to read: unknown, and a line saying why (the run is partial, not `ok`).
-        problem = FieldProblem(
+        # Says nothing about any region: the type's regions are unread (module docstring).
+        raise FieldProblem(
             MISSING_FIELD,
             "regions_with_capacity_available",
             "regions_with_capacity_available is null",
         )
-        return [offer(name, None, UNKNOWN), *set_aside(ctx, problem, offer_key=name, item=entry)]
     if not isinstance(regions, list):
         raise FieldProblem(
             INVALID_VALUE, "regions_with_capacity_available", "not a list of regions"
         )
-    if not regions:
-        return [offer(name, None, availability_from_flag(False))]
     names: list[str] = []
     for region in regions:
         region_name = region.get("name") if isinstance(region, dict) else None
@@ -153,8 +160,25 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
                 INVALID_VALUE, "regions_with_capacity_available", "a region has no name"
             )
         names.append(region_name)
+    # An empty list makes no offer: the type's sold-out prefix says it (declare_regions).
     listed = availability_from_flag(True)
-    return [offer(f"{name}/{region}", region, listed) for region in names]
+    return [
+        gpu_offer(
+            ctx,
+            offer_key=region_prefix(name) + region,
+            raw=entry,
+            gpu=identity,
+            raw_gpu_name=raw_name,
+            gpu_count=gpus,
+            stock=listed,
+            price=price,
+            currency=CURRENCY,
+            price_basis=PriceBasis.INSTANCE,
+            region=region,
+            url=ENDPOINT_URL,
+        )
+        for region in names
+    ]
 
 
 def _price(cents: Any) -> Decimal:
@@ -180,7 +204,7 @@ def _gpu_count(itype: dict[str, Any], specs: dict[str, Any]) -> int:
     if count < 0:
         raise FieldProblem(INVALID_VALUE, "specs.gpus", f"negative card count: {count}")
     if count == 0:
-        raise FieldProblem(NOT_AN_OFFER, "specs.gpus", "CPU-only instance type (no GPU)")
+        raise Skip(SkipKind.NOT_A_GPU_OFFER, "CPU-only instance type (specs.gpus 0)")
     return count
 
 

@@ -18,6 +18,12 @@ how many cards that price buys) and its stock (`gpu.available`, `gpu.total`). A 
 drift: that machine is quarantined, never read as "no count" (unknown) or one card a unit;
 gone from every machine it is the page's layout error.
 
+Identity (rule of truth 11): the key is `<agentId>/<resourceID>` whatever the counts say (a
+machine with no free card is the same offer, sold out). A quarantine line carries that key,
+so the offer keeps its last state, stale. A machine whose `resourceID` key is gone cannot say
+which of its host's offers it is: its line has no key, and the page declares `<agentId>/`
+unread (`PageResult.unread_prefixes`) so the host's offers are kept rather than closed.
+
 Billing terms (SECONDARY, third-party transcription 2026-10, PROVIDERS.md A3): the boot phase
 is not billed (nothing to add to the price), and 5 GB of network disk are free. The rate
 beyond 5 GB is not in our sources, so that fee row carries amount 0 and is optional: the
@@ -103,21 +109,36 @@ def parse_machines(data: Any, ctx: ParseContext) -> MachinesPage:
         page.notes.append("machines without a usable pagination.numPages: read one page only")
     for machine in machines:
         page.records.extend(machine_records(machine, ctx))
+        page.unread_prefixes.extend(_host_unread(machine))
     apply_check(page, check_items(machines, MACHINE_CONTRACT))
     return page
 
 
 def offer_key(machine: Any) -> str | None:
-    """`<agentId>/<resourceID>` (or the agentId alone when there is no resourceID)."""
-    if not isinstance(machine, dict):
-        return None
-    agent = machine.get("agentId")
-    if isinstance(agent, bool) or not isinstance(agent, int | str) or not str(agent).strip():
+    """`<agentId>/<resourceID>` (or the agentId alone when `resourceID` is null or empty);
+    None when the `resourceID` key is gone (drift: no key can be told)."""
+    agent = _agent(machine)
+    if agent is None or "resourceID" not in machine:
         return None
     resource = machine.get("resourceID")
     if isinstance(resource, int | str) and not isinstance(resource, bool) and str(resource):
         return f"{agent}/{resource}"
     return str(agent)
+
+
+def _agent(machine: Any) -> str | None:
+    agent = machine.get("agentId") if isinstance(machine, dict) else None
+    if isinstance(agent, bool) or not isinstance(agent, int | str) or not str(agent).strip():
+        return None
+    return str(agent)
+
+
+def _host_unread(machine: Any) -> list[str]:
+    """`<agentId>/` of a machine whose `resourceID` key is gone: the host's offers it may be."""
+    agent = _agent(machine)
+    if agent is None or "resourceID" in machine:
+        return []
+    return [f"{agent}/"]
 
 
 def machine_records(machine: Any, ctx: ParseContext) -> list[Record]:

@@ -3,6 +3,8 @@
 Shared by the page-reading parsers (仙宫云, 算家云, 共绩算力, and AutoDL's homepage): each
 names its row selector and its cell classes (`td.<name>`), reads prices through
 `gpurent_core.normalize.price`, and turns a row into one offer of one card (`card_offer`).
+A reader that opts in with `listed_price` skips a row whose price cell only says "ask us"
+(面议, 询价, "contact sales") as having no public price, rather than quarantining it.
 
 The contract of a table is its column labels (rule of truth 9). A page reader finds a cell by
 its label, so a label the site renamed leaves the row without that cell: the row's mapping
@@ -20,7 +22,7 @@ from functools import partial
 
 from parsel import Selector
 
-from gpurent_core.model import AddonFee, PriceBasis, PricePlan
+from gpurent_core.model import AddonFee, PriceBasis, PricePlan, SkipKind
 from gpurent_core.normalize.availability import Availability, parse_availability
 from gpurent_core.normalize.gpu import GpuIdentity
 from gpurent_core.normalize.price import ParsedPrice, PriceParseError, parse_price
@@ -31,6 +33,7 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
+    Skip,
     counted_stock,
     gpu_offer,
     make_quarantine,
@@ -156,6 +159,41 @@ def read_price(text: str, field: str, *, empty_marks: Set[str] = EMPTY_MARKS) ->
         return parse_price(text)
     except PriceParseError as exc:
         raise FieldProblem(PRICE_UNPARSED, field, f"{text!r}: {exc.reason}") from None
+
+
+# How a site writes "no public price, ask us" in a price cell (Chinese and English).
+ON_REQUEST_WORDS = (
+    "询价",
+    "面议",
+    "议价",
+    "电询",
+    "联系客服",
+    "联系销售",
+    "联系我们",
+    "咨询",
+    "contact sales",
+    "contact us",
+    "on request",
+    "call for price",
+    "enquire",
+    "inquire",
+)
+
+
+def on_request(text: str) -> bool:
+    """True when a price cell holds no number, only an "ask us" wording ("面议", "联系客服",
+    "contact sales"): the item is listed without a public price."""
+    folded = text.casefold()
+    return not any(ch.isdigit() for ch in folded) and any(w in folded for w in ON_REQUEST_WORDS)
+
+
+def listed_price(text: str, field: str, *, empty_marks: Set[str] = EMPTY_MARKS) -> ParsedPrice:
+    """`read_price`, except that an "ask us" cell (`on_request`) skips the row as having no
+    public price (rule of truth 9): nothing was misread, there is no rate to read. Any other
+    text without a price stays an unreadable offer (`price_unparsed`)."""
+    if on_request(text):
+        raise Skip(SkipKind.NO_PUBLIC_PRICE, f"{field} {text!r}: no public price")
+    return read_price(text, field, empty_marks=empty_marks)
 
 
 def card_basis(written: str | None) -> PriceBasis:

@@ -16,11 +16,19 @@ Our offer is one machine type in one cluster: the hourly rate is the headline (o
 or spot for a preemptible type) and the monthly rate is a commitment plan beside it.
 Each entry must carry what `CONTRACT` names: a key gone (drift) quarantines that entry, never
 reads as "not available", and no entry carrying it is a layout error. `isPreemptible` is part
-of the offer's key, and a type with its `gpuModel` key gone is not taken for a CPU-only type.
+of the offer's key (`<cluster>/<label>`, `/preemptible` added for a preemptible type), never of
+its stock; an entry that lost it is quarantined under the on-demand key and declares the
+preemptible one unread (`<cluster>/<label>/`), so neither offer closes on a guess. A type with
+its `gpuModel` key gone is not taken for a CPU-only type.
 A null or non-boolean `isAvailable` is unknown stock, with a quarantine line saying why.
 
-CPU-only types (a GPU model labelled "None") and the free notebook tier (`Free-*` labels, capped
-sessions) are not GPU rentals: skipped, and counted in a page note.
+What is not an offer gpurent ranks is skipped with its kind (rule of truth 9), counted in the
+run report and never a quarantine line: CPU-only types (a GPU model labelled "None") and the
+free notebook tier (`Free-*` labels, capped sessions) are no GPU rental (`not_a_gpu_offer`);
+a card the catalog leaves out on purpose (a Maxwell Quadro M4000, a Kepler K80) is
+`outside_catalog` (`identify_gpu` says so); a type whose only rates are staff rates
+(`isEmployeeOnly`) has no rate offered to the public (`not_offered`). A type with no readable
+rate at all is an offer that cannot be read: quarantined.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
-from gpurent_core.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent_core.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan, SkipKind
 from gpurent_core.normalize.availability import availability_from_flag
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -38,10 +46,12 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
+    Skip,
     gpu_offer,
     guarded,
     identify_gpu,
     make_quarantine,
+    make_skip,
     not_an_object,
     price_plan,
     require,
@@ -82,16 +92,12 @@ def parse_vm_types(data: Any, ctx: ParseContext) -> PageResult:
     page = PageResult()
     entries: list[Any] = []
     seen: set[str] = set()
-    skipped = {"cpu": 0, "free": 0}
     for cluster_id, items in data.items():
         for item in items:
             entries.append(item)
-            page.records.extend(_entry_records(str(cluster_id), item, ctx, seen, skipped))
+            page.records.extend(_entry_records(str(cluster_id), item, ctx, seen))
+            page.unread_prefixes.extend(_preemptible_unread(str(cluster_id), item))
     apply_check(page, check_items(entries, CONTRACT))
-    if skipped["cpu"] or skipped["free"]:
-        page.notes.append(
-            f"skipped {skipped['cpu']} CPU-only and {skipped['free']} free-tier machine types"
-        )
     return page
 
 
@@ -104,20 +110,28 @@ def offer_key(cluster_id: str, item: dict[str, Any]) -> str | None:
     return f"{cluster_id}/{label.strip()}{suffix}"
 
 
-def _entry_records(
-    cluster_id: str, item: Any, ctx: ParseContext, seen: set[str], skipped: dict[str, int]
-) -> list[Record]:
+def _preemptible_unread(cluster_id: str, item: Any) -> list[str]:
+    """An entry whose `isPreemptible` key is gone cannot say which of its type's two offers
+    it is: its line carries the on-demand key, and `<cluster>/<label>/` (the preemptible
+    one) is unread, so neither closes on a guess."""
+    key = offer_key(cluster_id, item) if isinstance(item, dict) else None
+    if key is None or "isPreemptible" in item:
+        return []
+    return [f"{key}/"]
+
+
+def _entry_records(cluster_id: str, item: Any, ctx: ParseContext, seen: set[str]) -> list[Record]:
     if not isinstance(item, dict):
         return not_an_object(ctx, item)
+    key = offer_key(cluster_id, item)
     vm_type = item.get("vmType")
     if isinstance(vm_type, dict) and "gpuModel" in vm_type:
         if _is_cpu_only(vm_type):
-            skipped["cpu"] += 1
-            return []
+            why = "CPU-only machine type (GPU model labelled None)"
+            return [make_skip(ctx, SkipKind.NOT_A_GPU_OFFER, why, offer_key=key)]
         if str(vm_type.get("label") or "").startswith(FREE_TIER_PREFIX):
-            skipped["free"] += 1
-            return []
-    key = offer_key(cluster_id, item)
+            why = "free notebook tier (capped sessions), not a rental"
+            return [make_skip(ctx, SkipKind.NOT_A_GPU_OFFER, why, offer_key=key)]
     gone = CONTRACT.gone(item)
     if gone:
         # The entry still holds its key: a twin after it is set aside as before.
@@ -179,6 +193,8 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     elif monthly is not None:
         # Only a monthly subscription: that is the price of the row.
         price, unit, kind = monthly, BillingUnit.MONTH, PriceKind.COMMITMENT
+    elif _staff_rates_only(vm_type):
+        raise Skip(SkipKind.NOT_OFFERED, "only staff rates (isEmployeeOnly): no public rate")
     else:
         raise FieldProblem(
             MISSING_FIELD,
@@ -233,6 +249,17 @@ def _rates(vm_type: dict[str, Any]) -> tuple[Decimal | None, Decimal | None]:
         elif entry.get("type") == "monthly" and monthly is None:
             monthly = to_price(rate.get("rateMonthly"), "usageRate.rateMonthly")
     return hourly, monthly
+
+
+def _staff_rates_only(vm_type: dict[str, Any]) -> bool:
+    """Every rate the type lists is flagged staff-only: Paperspace rents it to no one else."""
+    rates = vm_type.get("defaultUsageRates")
+    flags = [
+        entry["usageRate"].get("isEmployeeOnly") is True
+        for entry in rates or ()
+        if isinstance(entry, dict) and isinstance(entry.get("usageRate"), dict)
+    ]
+    return bool(flags) and all(flags)
 
 
 def _region(item: dict[str, Any]) -> str | None:

@@ -24,12 +24,19 @@ Meanings:
 * stock: `lowestPrice.stockStatus` "High" / "Medium" (in stock), "Low" (low), read by
   `parse_availability`. RunPod answers null when nothing is free; gpuhunt skips those. Our
   decision: null for a type the catalog lists in that cloud is `sold_out` (RunPod's way of
-  saying so); null for a type not offered in that cloud is no offer at all; null for a type
-  the catalog does not know, or a null `lowestPrice`, is `unknown` (rule of truth 1). A
+  saying so); null for a type the catalog does not know, or a null `lowestPrice`, is
+  `unknown` (rule of truth 1). A type the catalog says is not offered in that cloud is
+  skipped (`not_offered`, counted) whatever its stock says: whether an offer exists never
+  follows the stock answer (rule of truth 11), and its key `<type id>/<cloud>` is the same
+  in stock, low, sold out or unknown. A
   `stockStatus` key that is gone is drift, never null: the contract quarantines that type
   (`PRICES_CONTRACTS`). A word we cannot read, or a value that is not text, is `unknown`
   with the value set aside on its own quarantine line.
 * region: `lowestPrice.countryCode`, where the cheapest card of the query sits.
+* errors: a GraphQL answer with `errors` and no data is a failed request (`error`), or a
+  refused key; HTTP 400 with the extensions code `GRAPHQL_VALIDATION_FAILED` means a field we
+  query no longer exists in RunPod's schema: a layout change (`validation_failed`), never a
+  network failure.
 * add-ons (SECONDARY, a third-party transcription of RunPod's pricing page): pod volume and
   container disk $0.10/GB/month while running, volume disk $0.20/GB/month while stopped.
 """
@@ -42,7 +49,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
-from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan
+from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan, SkipKind
 from gpurent_core.normalize.availability import (
     UNKNOWN,
     Availability,
@@ -60,6 +67,7 @@ from spiders.parsers.common import (
     hourly_price,
     identify_gpu,
     kept_price,
+    make_skip,
     price_plan,
     require,
     set_aside,
@@ -99,6 +107,9 @@ MAX_VRAM_GB = 4096
 COMMITMENT_FIELDS = ("oneMonthPrice", "threeMonthPrice", "sixMonthPrice")
 # Words in a GraphQL error that mean the key was refused.
 _AUTH_WORDS = ("unauthorized", "unauthenticated", "api key", "forbidden")
+# The extensions code of a query the schema refuses (a field renamed or removed): Apollo's
+# and graphql-js's name for it, answered with HTTP 400.
+VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
 
 # Volume fees while running and while stopped, from the billing facts
 # (gpurent_core/data/billing_facts.toml).
@@ -150,6 +161,13 @@ class GraphqlAnswer:
     """The first GraphQL error message, when the answer carries `errors`."""
     auth_rejected: bool = False
     layout_error: str | None = None
+    code: str = ""
+    """The first error's `extensions.code` ("" when none)."""
+
+    @property
+    def validation_failed(self) -> bool:
+        """The schema refused our query (a field we ask for is gone): a layout change."""
+        return self.code == VALIDATION_FAILED
 
 
 def read_envelope(answer: Any) -> GraphqlAnswer:
@@ -160,10 +178,10 @@ def read_envelope(answer: Any) -> GraphqlAnswer:
     errors = answer.get("errors")
     message: str | None = None
     rejected = False
+    code = ""
     if isinstance(errors, list) and errors:
         first = errors[0] if isinstance(errors[0], dict) else {}
         message = str(first.get("message") or "GraphQL error")[:120]
-        code = ""
         if isinstance(first.get("extensions"), dict):
             code = str(first["extensions"].get("code") or "")
         text = f"{message} {code}".lower()
@@ -173,7 +191,7 @@ def read_envelope(answer: Any) -> GraphqlAnswer:
         # Neither data nor an error to report: the answer's shape changed.
         kind = type(data).__name__
         return GraphqlAnswer(None, layout_error=f"GraphQL 'data' is a {kind}, not an object")
-    return GraphqlAnswer(data if isinstance(data, dict) else None, message, rejected)
+    return GraphqlAnswer(data if isinstance(data, dict) else None, message, rejected, code=code)
 
 
 # -- step 1: the catalog ---------------------------------------------------------
@@ -188,6 +206,8 @@ class CatalogEntry:
 @dataclass
 class Catalog:
     types: dict[str, CatalogEntry] = field(default_factory=dict)
+    ids: list[str] = field(default_factory=list)
+    """Every type id the catalog answer names (those left out of `types` too)."""
     layout_error: str | None = None
     missing_fields: list[str] = field(default_factory=list)
     """`CATALOG_CONTRACT` paths gone from some type (those types are left out)."""
@@ -195,6 +215,11 @@ class Catalog:
     def listed(self, type_id: str, cloud: str) -> bool | None:
         entry = self.types.get(type_id)
         return None if entry is None else entry.listed.get(cloud)
+
+    def offer_keys(self, cloud: str) -> list[str]:
+        """The keys of the offers `cloud`'s prices answer decides: every type the catalog
+        names but those it says are not offered there (what its failure leaves unread)."""
+        return [f"{i}/{cloud}" for i in self.ids if self.listed(i, cloud) is not False]
 
 
 def parse_catalog(data: dict[str, Any] | None) -> Catalog:
@@ -204,6 +229,9 @@ def parse_catalog(data: dict[str, Any] | None) -> Catalog:
         return Catalog(layout_error="no 'data.gpuTypes' list in the GpuTypes answer")
     catalog = Catalog()
     for item in types:
+        type_id = item.get("id") if isinstance(item, Mapping) else None
+        if isinstance(type_id, str) and type_id and type_id not in catalog.ids:
+            catalog.ids.append(type_id)
         entry = _catalog_entry(item)
         if entry is not None:
             catalog.types[item["id"]] = entry
@@ -250,6 +278,11 @@ def offer_key(item: Mapping[str, Any], cloud: str) -> str | None:
 
 
 def gpu_type_records(item: Any, cloud: str, catalog: Catalog, ctx: ParseContext) -> list[Record]:
+    key = offer_key(item, cloud) if isinstance(item, Mapping) else None
+    if key is not None and catalog.listed(item["id"], cloud) is False:
+        # RunPod answers every type for every cloud; this one is not rented in this cloud.
+        why = f"not offered in the {cloud} cloud (catalog)"
+        return [make_skip(ctx, SkipKind.NOT_OFFERED, why, offer_key=key)]
     return contracted(
         ctx,
         item,
@@ -265,9 +298,6 @@ def _build(item: dict[str, Any], cloud: str, catalog: Catalog, ctx: ParseContext
         raise FieldProblem(MISSING_FIELD, "id", "id is missing")
     lowest = item.get("lowestPrice")
     listed = catalog.listed(item["id"], cloud)
-    stock = lowest.get("stockStatus") if isinstance(lowest, dict) else None
-    if stock is None and listed is False:
-        return []  # not offered in this cloud: no offer, and nothing wrong with the input
     raw_name = require(item, "displayName")
     identity = identify_gpu(raw_name, field="displayName", vram_gb=_vram(item))
     price = _price(item, lowest, cloud)

@@ -10,6 +10,12 @@ Contract (`ROW`): a row is read by its cell labels. The region and the GPU cells
 offer (its key is region/GPU: without the region cell, two regions' cards would share one
 key), the price and the stock cells must be there. An empty region cell is a row without a
 region (not checked for blanks); an empty stock cell is `unknown`.
+
+Set aside (rule of truth 9): a virtual slice ("vGPU-32G") names no physical card, so
+`identify_gpu` skips it (`outside_catalog`); a price cell that only says "ask us" (询价,
+联系客服: `page_table.on_request`) is skipped as having no public price. Both are counted by
+kind, never quarantined. An unknown card or a price that is no number is an offer that cannot
+be read: quarantined under its key.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from spiders.parsers.page_table import (
     Cells,
     card_offer,
     cell,
-    read_price,
+    listed_price,
     read_stock,
     table_page,
 )
@@ -58,8 +64,10 @@ def parse_market(html: str, ctx: ParseContext) -> PageResult:
 
 
 def offer_key(cells: Mapping[str, str]) -> str | None:
+    """`<region>/<gpu>` (the GPU alone in a row whose region cell is empty); None when the
+    region cell is gone: the row's key cannot be told, and a guess would name another offer."""
     gpu, region = cell(cells, "gpu"), cell(cells, "region")
-    if not gpu:
+    if not gpu or "region" not in cells:
         return None
     return f"{region}/{gpu}" if region else gpu
 
@@ -70,7 +78,7 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
     if not raw_name or key is None:
         raise FieldProblem(MISSING_FIELD, "gpu", "gpu is empty")
     identity = identify_gpu(raw_name, field="gpu")  # "RTX 4090 24G": memory in the name
-    price = read_price(cell(cells, "price"), "price")
+    price = listed_price(cell(cells, "price"), "price")
     stock, bad_count = read_stock(cell(cells, "stock"), "stock")
     return [
         card_offer(

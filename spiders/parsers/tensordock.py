@@ -21,9 +21,17 @@ A card free on a node whose free vCPUs, RAM or disk cannot hold that smallest VM
 rented: counted as 0 free (sold out) rather than in stock.
 
 Contracts (`CONTRACTS`): a host node carries `specs.gpu` and the free `amount` of each part
-(read to tell whether a card can be rented at all); each GPU entry carries `vram`, `price`
-and `amount`. A key gone is drift: the node (one line) or the card is quarantined, never read
-as "no count"; gone from every node or card it is the page's layout error.
+(read to tell whether a card can be rented at all); each GPU entry carries `price` and
+`amount`. `vram` is only a hint: the slug names the memory ("l40-pcie-48gb"), so an entry
+without it is read from the slug (a slug that does not pin the size keeps VRAM unknown). A
+key gone is drift: the card is quarantined under its key (`<node>/<slug>`), never read as
+"no count"; gone from every node or card it is the page's layout error.
+
+A host node that cannot be read at all (drift in its specs, no card list) is one quarantine
+line, and since a node makes one offer per card, the page declares `<node>/` unread
+(`PageResult.unread_prefixes`): its offers keep their last state, stale, rather than close.
+Keys never follow the stock answer: a card with no free unit is the same `<node>/<slug>`,
+sold out.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from gpurent_core.model import AddonFee, BillingUnit, FeeType, PriceBasis
+from gpurent_core.model import AddonFee, BillingUnit, FeeType, PriceBasis, QuarantineRecord
 from gpurent_core.normalize.availability import Availability, availability_from_counts
 from spiders.parsers.common import (
     INVALID_VALUE,
@@ -73,7 +81,7 @@ NODE_CONTRACT = Contract(
     "host node",
     stock=("specs.gpu", "specs.cpu.amount", "specs.ram.amount", "specs.storage.amount"),
 )
-GPU_CONTRACT = Contract("GPU entry", identity=("vram",), price=("price",), stock=("amount",))
+GPU_CONTRACT = Contract("GPU entry", price=("price",), stock=("amount",))
 CONTRACTS: tuple[Contract, ...] = (NODE_CONTRACT, GPU_CONTRACT)
 
 
@@ -84,10 +92,19 @@ def parse_hostnodes(data: Any, ctx: ParseContext) -> PageResult:
     nodes: dict[str, Any] = data["hostnodes"]
     page = PageResult()
     for node_id, node in nodes.items():
-        page.records.extend(hostnode_records(str(node_id), node, ctx))
+        records = hostnode_records(str(node_id), node, ctx)
+        page.records.extend(records)
+        if _node_unread(str(node_id), records):
+            page.unread_prefixes.append(f"{node_id}/")
     apply_check(page, check_items(nodes.values(), NODE_CONTRACT))
     apply_check(page, check_items(_gpu_entries(nodes.values()), GPU_CONTRACT))
     return page
+
+
+def _node_unread(node_id: str, records: list[Record]) -> bool:
+    """The node itself could not be read: its one line carries the node's id, which is no
+    offer's key (each card's is `<node>/<slug>`)."""
+    return any(isinstance(r, QuarantineRecord) and r.offer_key == node_id for r in records)
 
 
 def _gpu_entries(nodes: Any) -> list[Any]:

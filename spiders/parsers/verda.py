@@ -33,7 +33,16 @@ answers name.
 
 Each answer's entries are checked against its contract (`CONTRACTS`). An instance type that
 lost a declared field, or cannot be read, costs one quarantine line per offer it would have
-made (`<type>/<location>`); a CPU-only type is one `not_an_offer` line.
+made (`<type>/<location>`). A CPU-only type (`number_of_gpus` 0) is no GPU rental: one skip
+(`not_a_gpu_offer`), counted, never a quarantine line. The card count comes from
+`number_of_gpus`, else from the description's "8x" (the description always names the card).
+
+Identity never follows the stock answer (rule of truth 11): an offer is one instance type at
+one location of `/locations` (and of any location an availability answer names), so a type no
+location can launch is one `sold_out` offer per location under the same keys. When the
+on-demand answer is missing as a whole, the page also declares `<type>/` unread for every
+type it read (`PageResult.unread_prefixes`): a location only that answer would have named keeps
+its offers too, while a type `/instance-types` no longer lists is closed.
 
 Spot: `spot_price` becomes a spot plan on the offer where the spot availability lists the
 type at that location (a plan carries no stock of its own: a plan is present only where spot
@@ -65,6 +74,8 @@ from gpurent_core.model import (
     PriceKind,
     PricePlan,
     QuarantineRecord,
+    SkipKind,
+    SkipRecord,
     StockStatus,
 )
 from gpurent_core.normalize.availability import Availability, availability_from_flag
@@ -77,6 +88,7 @@ from spiders.parsers.common import (
     PageResult,
     ParseContext,
     Record,
+    Skip,
     gpu_offer,
     identify_gpu,
     kept_price,
@@ -93,10 +105,11 @@ from spiders.parsers.contract import Contract, check_items, contracted
 from spiders.parsers.fees import per_gb_fee
 
 ENDPOINT_URL = "https://api.datacrunch.io/v1/instance-types"
-# The fields each answer's items must carry (spiders.parsers.contract).
+# The fields each answer's items must carry (spiders.parsers.contract). The card count may
+# come from the description ("8x H100 SXM5 80GB") when `number_of_gpus` is gone.
 INSTANCE_TYPE_CONTRACT = Contract(
     "instance type",
-    identity=("instance_type", "gpu.description", "gpu.number_of_gpus"),
+    identity=("instance_type", "gpu.description", "gpu.number_of_gpus|gpu.description"),
     price=("price_per_hour", "currency"),
 )
 AVAILABILITY_CONTRACT = Contract("location", identity=("location_code",), stock=("availabilities",))
@@ -366,8 +379,20 @@ def build_offers(inputs: Inputs, ctx: ParseContext) -> PageResult:
     page.notes.extend(_answer_notes(inputs))
     locations = _locations(inputs)
     for item in inputs.instance_types.items:
-        page.records.extend(instance_type_records(item, locations, inputs, ctx))
+        records = instance_type_records(item, locations, inputs, ctx)
+        page.records.extend(records)
+        if inputs.on_demand is None:
+            page.unread_prefixes.extend(_unread_prefixes(item, records))
     return page
+
+
+def _unread_prefixes(item: Any, records: list[Record]) -> list[str]:
+    """`<type>/` of a type whose offers the missing on-demand answer leaves unread: every
+    readable type but one that is no offer at all (skipped)."""
+    name = item.get("instance_type") if isinstance(item, dict) else None
+    if not _is_code(name) or any(isinstance(r, SkipRecord) for r in records):
+        return []
+    return [f"{name}/"]
 
 
 def _answer_notes(inputs: Inputs) -> list[str]:
@@ -402,7 +427,7 @@ def instance_type_records(
     item: Any, locations: list[str | None], inputs: Inputs, ctx: ParseContext
 ) -> list[Record]:
     """The offers of one instance type, one per location; a type that cannot be read costs
-    one quarantine line per offer it would have made (a CPU-only type: one line)."""
+    one quarantine line per offer it would have made (a CPU-only type: one skip)."""
     if not isinstance(item, dict):
         return not_an_object(ctx, item)
     name = item.get("instance_type")
@@ -421,7 +446,9 @@ def instance_type_records(
 
 
 def _per_location(record: Record, name: str | None, locations: list[str | None]) -> list[Record]:
-    if not isinstance(record, QuarantineRecord) or record.reason.startswith(NOT_AN_OFFER):
+    """A quarantine line per offer the type would have made, each with that offer's key (so
+    each keeps its last state, stale); without a readable name the lines have no key."""
+    if not isinstance(record, QuarantineRecord):
         return [record]
     return [
         record.model_copy(update={"offer_key": _offer_key(name, location)})
@@ -544,9 +571,19 @@ def _stand_in(
 
 
 def _gpu_count(gpu: dict[str, Any]) -> int:
-    count = to_int(require(gpu, "number_of_gpus"), "gpu.number_of_gpus")
+    """`number_of_gpus`, else the count the description writes ("8x H100 SXM5 80GB")."""
+    if gpu.get("number_of_gpus") is not None:
+        count = to_int(gpu["number_of_gpus"], "gpu.number_of_gpus")
+    else:
+        written, _ = split_gpu_count(str(gpu.get("description") or ""))
+        if written is None:
+            raise FieldProblem(
+                MISSING_FIELD, "gpu.number_of_gpus", "no number_of_gpus and no count in the name"
+            )
+        count = written
     if count == 0:
-        raise FieldProblem(NOT_AN_OFFER, "gpu.number_of_gpus", "CPU-only instance type (no GPU)")
+        # Verda's CPU nodes: an instance type without a card is no GPU rental (rule 9).
+        raise Skip(SkipKind.NOT_A_GPU_OFFER, "CPU-only instance type (number_of_gpus 0)")
     if not 0 < count <= MAX_GPUS:
         raise FieldProblem(
             INVALID_VALUE, "gpu.number_of_gpus", f"number_of_gpus is not a card count: {count}"

@@ -12,6 +12,12 @@ Contract (`ROW`): a row is read by its cell labels. The GPU name, its memory cel
 center/GPU) name the offer; the price and the stock cells must be there. An empty data
 center cell is a row without a region (not checked for blanks); an empty stock cell is
 `unknown`.
+
+Set aside (rule of truth 9): a row whose price cell only says "ask us" (面议, 询价, 联系客服:
+`page_table.on_request`) has no public price and is skipped, counted by kind; a card the
+catalog leaves out on purpose is skipped by `identify_gpu`. A price cell with another text
+that holds no price, an unknown card or an unknown stock word is an offer that cannot be
+read: quarantined under its key, its last state kept.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from spiders.parsers.page_table import (
     Cells,
     card_offer,
     cell,
-    read_price,
+    listed_price,
     read_stock,
     table_page,
 )
@@ -71,8 +77,10 @@ def parse_pricing(html: str, ctx: ParseContext) -> PageResult:
 
 
 def offer_key(cells: Mapping[str, str]) -> str | None:
+    """`<center>/<GPU>` (the GPU alone in a row whose center cell is empty); None when the
+    center cell is gone: the row's key cannot be told, and a guess would name another offer."""
     name, region = cell(cells, "gpu-name"), cell(cells, "gpu-region")
-    if not name:
+    if not name or "gpu-region" not in cells:
         return None
     return f"{region}/{name}" if region else name
 
@@ -84,7 +92,7 @@ def _build(cells: Cells, ctx: ParseContext) -> list[Record]:
         raise FieldProblem(MISSING_FIELD, "gpu-name", "gpu-name is empty")
     # The VRAM cell ("24GB") is read together with the name, by the catalog's resolver.
     identity = identify_gpu(f"{raw_name} {cell(cells, 'gpu-memory')}".strip(), field="gpu-name")
-    price = read_price(cell(cells, "gpu-price"), "gpu-price")
+    price = listed_price(cell(cells, "gpu-price"), "gpu-price")
     stock, bad_count = read_stock(cell(cells, "gpu-stock"), "gpu-stock")
     return [
         card_offer(

@@ -14,6 +14,12 @@ With `COMPSHARE_PUBLIC_KEY` and `COMPSHARE_PRIVATE_KEY` in the environment, each
    hourly headline), then `Day` and `Month` (commitment plans); the offer is emitted
    when its three quotes are in.
 
+What a failure leaves unread (rule of truth 10) is what that request decides, by key
+(`UNREAD_META`): the zone's offers for an inventory request, the one offer for a price
+request. A failed Dynamic price leaves that offer out of the run, kept stale; a failed Day or
+Month price still emits the offer, without that plan (the run is partial). Only the
+instance-types request decides every offer.
+
 Every call needs a signature, so without keys nothing is public: the run report says
 `auth: missing` and no request is made. RetCode 171/172 or HTTP 401/403 mean the keys
 were refused (`auth: rejected`). The private key only signs; it is never sent, logged,
@@ -30,7 +36,8 @@ import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
+from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
+from spiders.feed_batch import RecordBatch
 from spiders.parsers.common import FieldProblem, PageResult, load_json
 from spiders.parsers.compshare import (
     CHARGE_UNITS,
@@ -96,25 +103,37 @@ class CompshareSpider(ApiSpider):
         *,
         callback: Any,
         where: str,
+        decides: list[str] | None = None,
         cb_kwargs: dict[str, Any] | None = None,
         errback: Any = None,
     ) -> scrapy.Request:
+        """A signed call; `decides`: the offer keys its answer decides (what its failure
+        leaves unread), None for every offer."""
         assert self._public_key is not None and self._private_key is not None
         body = signed_params(params, public_key=self._public_key, private_key=self._private_key)
+        meta: dict[str, Any] = {
+            "handle_httpstatus_list": list(KEY_REFUSED),
+            "gpurent_where": f"{params['Action']} ({where})",
+        }
+        if decides is not None:
+            meta[UNREAD_META] = {"keys": list(decides)}
         return scrapy.Request(
             self.url(API_PATH),
             method="POST",
             body=json.dumps(body, ensure_ascii=False),
             headers={"Content-Type": "application/json", "Accept": "application/json"},
-            meta={
-                "handle_httpstatus_list": list(KEY_REFUSED),
-                "gpurent_where": f"{params['Action']} ({where})",
-            },
+            meta=meta,
             callback=callback,
             errback=errback or self.on_request_failed,
             cb_kwargs=cb_kwargs or {},
             dont_filter=True,
         )
+
+    @staticmethod
+    def decided(response: Response) -> list[str]:
+        """The offer keys the request of `response` decides; [] for every offer."""
+        unread = response.meta.get(UNREAD_META)
+        return list(unread["keys"]) if isinstance(unread, dict) else []
 
     def read(self, response: Response) -> Any | None:
         """The decoded answer, or None when it is a refusal or not JSON (already noted)."""
@@ -125,8 +144,24 @@ class CompshareSpider(ApiSpider):
         try:
             return load_json(response.body)
         except ValueError:
-            self.note_layout_error(f"{where}: answer is not JSON")
+            self.note_layout_error(f"{where}: answer is not JSON", keys=self.decided(response))
             return None
+
+    def emit_answer(
+        self, page: PageResult, where: str, response: Response
+    ) -> Iterator[dict[str, Any] | RecordBatch]:
+        """`emit_page` for an answer that decides only some offers: a layout error there
+        leaves those offers unread, not every offer (the base class cannot know them)."""
+        keys = self.decided(response)
+        if page.layout_error is None or not keys:
+            yield from self.emit_page(page, where)
+            return
+        for note in page.notes:
+            self.note(note)
+        for path in page.missing_fields:
+            self.ledger.add_missing_field(f"{where}: {path}")
+        self.note_layout_error(f"{where}: {page.layout_error}", keys=keys)
+        yield from self.emit(page.records)
 
     def rejected(self, detail: str) -> None:
         self._rejected = True
@@ -155,6 +190,7 @@ class CompshareSpider(ApiSpider):
                 callback=self.parse_inventory,
                 errback=self.on_inventory_failed,
                 where=zone,
+                decides=[listing.offer_key for listing in listings],
                 cb_kwargs={"zone": zone, "listings": listings},
             )
 
@@ -173,10 +209,10 @@ class CompshareSpider(ApiSpider):
             self.rejected(f"RetCode signature/user error from {where}")
             return
         if page.api_error is not None:
-            self.note_api_error(where, page.api_error)
+            self.note_api_error(where, page.api_error, keys=self.decided(response))
             self.note_zone_unread(zone, listings)
             return
-        yield from self.emit_page(page, where)
+        yield from self.emit_answer(page, where, response)
         if page.layout_error is not None:
             self.note_zone_unread(zone, listings)
             return
@@ -191,7 +227,8 @@ class CompshareSpider(ApiSpider):
 
     def note_zone_unread(self, zone: str, listings: list[GpuListing]) -> None:
         """A zone whose inventory was not read is not priced: a free count read as unknown
-        would flip its offers' state on a failed fetch; their last good state stays."""
+        would flip its offers' state on a failed fetch; their last good state stays (the
+        request's keys are declared unread where the failure is noted: `UNREAD_META`)."""
         if not self._rejected:
             keys = ", ".join(listing.offer_key for listing in listings)
             self.note(f"{zone}: inventory not read, its offers keep their last state: {keys}")
@@ -213,6 +250,7 @@ class CompshareSpider(ApiSpider):
             callback=self.parse_price,
             errback=self.on_price_failed,
             where=f"{listing.offer_key} {charge_type}",
+            decides=[listing.offer_key],
             cb_kwargs={
                 "listing": listing,
                 "free": free,
@@ -241,10 +279,10 @@ class CompshareSpider(ApiSpider):
             self.rejected(f"RetCode signature/user error from {where}")
             return
         if page.api_error is not None:
-            self.note_api_error(where, page.api_error)
+            self.note_api_error(where, page.api_error, keys=self.decided(response))
             yield from self.next_quote(listing, free, quotes, charge_type, None)
             return
-        yield from self.emit_page(page, where)
+        yield from self.emit_answer(page, where, response)
         yield from self.next_quote(listing, free, quotes, charge_type, page.quote or page.problem)
 
     def on_price_failed(self, failure: Failure) -> Iterator[Any]:

@@ -13,6 +13,14 @@
    fees). Each answer's unreadable entries are quarantine lines, and the declared fields
    gone from some of its entries go into the run report (`missing_fields`, named by path).
 
+What a failed or unreadable answer leaves unread (rule of truth 10): the instance types
+and the locations decide which offers exist, so their failure leaves every offer unread
+(kept stale). The on-demand answer decides stock only: its failure keeps each offer out
+behind a quarantine line with the offer's key, and `<type>/` of every type read is unread
+(a location only that answer would have named keeps its offers); a type the instance types
+no longer list is closed. The spot answer and the volume types decide plans and fees of
+offers that are still emitted, so their failure leaves nothing unread.
+
 Either variable unset: nothing is sent and the report says `auth: missing` (Verda publishes
 no prices without credentials). The token endpoint refusing them (HTTP 400/401/403, as the
 SDK's `invalid_request` / `unauthorized_request`) or a data endpoint answering 401/403:
@@ -27,7 +35,7 @@ from typing import Any
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
+from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.verda import (
     Inputs,
@@ -52,6 +60,16 @@ SOURCES: dict[str, str] = {
     "spot": "/v1/instance-availability?is_spot=true",
     "locations": "/v1/locations",
     "volume_types": "/v1/volume-types",
+}
+
+
+NOTHING_UNREAD: dict[str, list[str]] = {"keys": [], "prefixes": []}
+# What a failure of each answer leaves unread (`UNREAD_META`); absent: every offer. The
+# on-demand answer's own unread prefixes come from the offers built without it.
+SOURCE_UNREAD: dict[str, dict[str, list[str]]] = {
+    "on_demand": NOTHING_UNREAD,
+    "spot": NOTHING_UNREAD,
+    "volume_types": NOTHING_UNREAD,
 }
 
 
@@ -114,6 +132,7 @@ class VerdaSpider(ApiSpider):
                 refusals=KEY_REFUSED,
                 callback=self.parse_source,
                 errback=self.on_source_failed,
+                meta={UNREAD_META: SOURCE_UNREAD[source]} if source in SOURCE_UNREAD else None,
                 cb_kwargs={"source": source},
             )
 
@@ -128,11 +147,19 @@ class VerdaSpider(ApiSpider):
             if answer is not None:
                 self.note_missing_fields(where, answer.missing_fields)
             if answer is not None and answer.layout_error is not None:
-                self.note_layout_error(f"{where}: {answer.layout_error}")
+                self.note_layout_error(
+                    f"{where}: {answer.layout_error}", **self.unread_if_missing(source)
+                )
                 answer = None
             elif answer is not None:
                 self.note_page_parsed()
         yield from self.settle(source, answer, why=why)
+
+    @staticmethod
+    def unread_if_missing(source: str) -> dict[str, Any]:
+        """`note_layout_error`'s keys and prefixes for an unreadable `source` (none given:
+        every offer), as its request's `UNREAD_META` says for a failure."""
+        return dict(SOURCE_UNREAD.get(source, {}))
 
     def on_source_failed(self, failure: Failure) -> Iterator[Any]:
         self.on_request_failed(failure)
@@ -174,4 +201,6 @@ class VerdaSpider(ApiSpider):
         page = build_offers(inputs, self.context())
         for note in page.notes:
             self.note(note)
+        if page.unread_prefixes:
+            self.note_unread(prefixes=page.unread_prefixes)
         yield from self.emit(page.records)

@@ -40,25 +40,41 @@ def offers_count(page: Page) -> int:
 def test_now_lists_in_stock_offers_cheapest_first(page: Page, watch, dashboard_url: str) -> None:
     open_page(page, dashboard_url, "now")
     assert_clean(page, watch)
-    assert offers_count(page) == 7
-    rows = cells_when(page, lambda rows: len(rows) == 7)
+    assert offers_count(page) == 6
+    rows = cells_when(page, lambda rows: len(rows) == 6)
     assert {r[STATUS] for r in rows} <= {"in stock", "low"}
     # Ranked by true monthly cost, shown in yuan with two decimals.
     assert all(r[HOURLY].startswith("¥") and r[HOURLY][-3] == "." for r in rows)
     assert rows[0][:2] == ["autodl", "RTX 3090"]
     assert "Data age per provider" in main_text(page)
-    # acme's newest crawl failed: its offer is still listed, from the last good crawl, and
-    # the page says so.
+    # acme's newest crawl failed: nothing of it is confirmed, so its offer is left out (rule
+    # of truth 11), and the page says so.
+    assert "acme" not in {r[PROVIDER] for r in rows}
+    assert "1 offers not confirmed by their provider's latest crawl left out" in main_text(page)
+    screenshot(page, "now")
+    assert_clean(page, watch)
+
+
+def test_stale_offers_only_on_request(page: Page, watch, dashboard_url: str) -> None:
+    open_page(page, dashboard_url, "now")
+    cells_when(page, lambda rows: len(rows) == 6)
+    name = "Include offers their provider's latest crawl did not confirm (stale)"
+    page.get_by_role("checkbox", name=name).check(force=True)
+    wait_idle(page)
+    assert offers_count(page) == 7
+    rows = cells_when(page, lambda rows: len(rows) == 7)
+    assert "acme" in {r[PROVIDER] for r in rows}
+    # Its last good state, marked, and the page says where it comes from.
     assert "acme: last crawl failed; its offers below are from the last good crawl, 1h ago." in (
         main_text(page)
     )
-    screenshot(page, "now")
+    assert any(cell.startswith("stale, ") for r in rows if r[PROVIDER] == "acme" for cell in r)
     assert_clean(page, watch)
 
 
 def test_a_filter_changes_the_table(page: Page, watch, dashboard_url: str) -> None:
     open_page(page, dashboard_url, "now")
-    before = cells_when(page, lambda rows: len(rows) == 7)
+    before = cells_when(page, lambda rows: len(rows) == 6)
     choose(page, "GPU model", "RTX 4090")
     assert offers_count(page) == 2
     after = cells_when(page, lambda rows: len(rows) == 2)
@@ -74,12 +90,12 @@ def test_a_filter_changes_the_table(page: Page, watch, dashboard_url: str) -> No
 
 def test_sold_out_only_on_request(page: Page, watch, dashboard_url: str) -> None:
     open_page(page, dashboard_url, "now")
-    shown = cells_when(page, lambda rows: len(rows) == 7)
+    shown = cells_when(page, lambda rows: len(rows) == 6)
     assert "sold out" not in {r[STATUS] for r in shown}
     page.get_by_role("switch", name="Show sold-out and unknown").check(force=True)
     wait_idle(page)
-    assert offers_count(page) == 10
-    statuses = [r[STATUS] for r in cells_when(page, lambda rows: len(rows) == 10)]
+    assert offers_count(page) == 9  # acme's stale offer still left out
+    statuses = [r[STATUS] for r in cells_when(page, lambda rows: len(rows) == 9)]
     assert {"sold out", "unknown", "in stock", "low"} == set(statuses)
     assert_clean(page, watch)
 
@@ -106,7 +122,7 @@ def test_csv_download(page: Page, watch, dashboard_url: str, tmp_path: Path) -> 
     saved = tmp_path / "offers.csv"
     download.save_as(saved)
     rows = list(csv.DictReader(io.StringIO(saved.read_text(encoding="utf-8-sig"))))
-    assert len(rows) == 7
+    assert len(rows) == 6
     assert {"provider", "gpu_model", "true_hourly", "true_monthly", "cost_currency"} <= set(rows[0])
     # Exact decimals, native and converted, as the warehouse gave them.
     first = rows[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import string
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -125,11 +126,13 @@ def test_reader_says_when_there_is_no_warehouse(tmp_path: Path) -> None:
 
 def test_now_offers_filters_and_ranks(demo_db: Path) -> None:
     frame = data.now_offers(demo_db, data.NowFilters())
-    assert frame.height == 7 and frame["rentable"].all()
+    # 6 of the 7 rentable offers: acme's newest run failed, so its L40S is stale (rule 11).
+    assert frame.height == 6 and frame["rentable"].all()
+    assert "acme" not in set(frame["provider"]) and not frame["stale"].any()
     monthly = frame["true_monthly"].to_list()
     assert monthly == sorted(monthly)
     everything = data.now_offers(demo_db, data.NowFilters(include_sold_out=True))
-    assert everything.height == 10
+    assert everything.height == 9
     assert set(everything.filter(~pl.col("rentable"))["status"]) == {"sold_out", "unknown"}
     usd = data.now_offers(demo_db, data.NowFilters(display_currency="USD", gpu_model="rtx 4090"))
     assert set(usd["cost_currency"]) == {"USD"} and set(usd["gpu_model"]) == {"RTX 4090"}
@@ -137,9 +140,29 @@ def test_now_offers_filters_and_ranks(demo_db: Path) -> None:
     assert none.height == 0 and "true_monthly" in none.columns
 
 
+def test_stale_offers_only_on_request_and_counted(demo_db: Path) -> None:
+    # acme's newest run failed: its offer is its last good state, not confirmed (rule 11).
+    answer = data.now_answer(demo_db, data.NowFilters())
+    assert answer.stale_left_out == 1 and answer.frame.height == 6
+    assert data.now_answer(demo_db, data.NowFilters(include_sold_out=True)).stale_left_out == 1
+    asked = data.now_answer(demo_db, data.NowFilters(include_stale=True))
+    assert asked.stale_left_out == 0 and asked.frame.height == 7
+    acme = asked.frame.filter(pl.col("provider") == "acme").row(0, named=True)
+    assert acme["stale"] is True and acme["offer_key"] == "l40s-1"
+    assert tables.age_cell(Lang.EN, acme, datetime.now(UTC)).startswith("stale, ")
+    # Filters count only what they match.
+    assert data.now_answer(demo_db, data.NowFilters(gpu_model="RTX 4090")).stale_left_out == 0
+    # The caption, in both languages.
+    assert t(Lang.EN, "stale_left_out", n=1).startswith("1 offers not confirmed")
+    assert "1" in t(Lang.ZH, "stale_left_out", n=1)
+
+
 def test_now_offers_bill_short_sessions_by_the_providers_terms(demo_db: Path) -> None:
-    month = data.NowFilters(hours_per_month=Decimal(10))
-    short = data.NowFilters(hours_per_month=Decimal(10), session_hours=Decimal("0.1"))
+    # Stale rows too: acme (newest run failed) is the provider without terms on file.
+    month = data.NowFilters(hours_per_month=Decimal(10), include_stale=True)
+    short = data.NowFilters(
+        hours_per_month=Decimal(10), session_hours=Decimal("0.1"), include_stale=True
+    )
     assert short.profile().session_hours == Decimal("0.1")
 
     def by_key(filters: data.NowFilters) -> dict[tuple[str, str], Decimal]:
@@ -154,10 +177,15 @@ def test_now_offers_bill_short_sessions_by_the_providers_terms(demo_db: Path) ->
     # 6-minute sessions cost what the same hours cost in one stretch.
     assert sessions == plain and plain
     # 0.36-second sessions are rounded up to a whole second where billing is per second.
-    tiny = by_key(data.NowFilters(hours_per_month=Decimal(10), session_hours=Decimal("0.0001")))
+    tiny = by_key(
+        data.NowFilters(
+            hours_per_month=Decimal(10), session_hours=Decimal("0.0001"), include_stale=True
+        )
+    )
     per_second = [k for k in plain if k[0] in ("autodl", "vastai")]
     assert per_second and all(tiny[k] > plain[k] for k in per_second)
-    assert all(tiny[k] == plain[k] for k in plain if k[0] == "acme")
+    acme = [k for k in plain if k[0] == "acme"]
+    assert acme and all(tiny[k] == plain[k] for k in acme)
 
 
 def test_now_table_formats_money_in_the_display_currency(demo_db: Path) -> None:
@@ -218,6 +246,19 @@ def test_sizing_matches_gpurent_size(demo_db: Path) -> None:
     assert mine == theirs and mine
     rows = tables.size_offers_table(answer.report["offers"], Lang.EN)
     assert rows["True / month"].str.startswith("¥").all()
+
+
+def test_sizing_ranks_stale_offers_only_on_request(demo_db: Path) -> None:
+    request = sizer.SizeRequest(model="Qwen2.5-7B", prompt_tokens=2048, gen_tokens=512, limit=20)
+    answer = sizer.size_workload(demo_db, request)
+    # acme's L40S fits, but acme's newest run failed: left out, and counted (rule 11).
+    assert "acme" not in {o["provider"] for o in answer.report["offers"]}
+    assert answer.stale_left_out == answer.report["stale_left_out"] == 1
+    asked = sizer.size_workload(demo_db, replace(request, include_stale=True))
+    stale = [o for o in asked.report["offers"] if o["stale"]]
+    assert [o["provider"] for o in stale] == ["acme"] and asked.stale_left_out == 0
+    status = tables.size_offers_table(stale, Lang.EN)["Status"].to_list()
+    assert status[0].startswith("in stock, stale, ")
 
 
 def test_sizing_errors_are_reported_not_raised_raw(tmp_path: Path) -> None:

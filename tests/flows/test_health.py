@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.health import classify_run
+from flows.health import classify_run, run_scope
 from gpurent_core.model import RunStatus
 
 
@@ -170,3 +170,54 @@ def test_a_page_cap_reached_is_partial_with_the_reason() -> None:
     )
     assert verdict.status is RunStatus.PARTIAL
     assert "GPURENT_MAX_PAGES=2" in verdict.message
+
+
+def test_skipped_items_never_make_a_run_partial_and_are_counted() -> None:
+    verdict = classify_run(report(skipped={"not_a_gpu_offer": 1}), returncode=0)
+    assert (verdict.status, verdict.message) == (
+        RunStatus.OK,
+        "10 offers, 1 skipped (not_a_gpu_offer 1)",
+    )
+
+
+def test_a_listing_of_only_skipped_items_is_no_layout_change() -> None:
+    verdict = classify_run(report(offers=0, skipped={"no_public_price": 3}), returncode=0)
+    assert (verdict.status, verdict.message) == (
+        RunStatus.OK,
+        "0 offers; 3 skipped (no_public_price 3)",
+    )
+    # ... but with a layout error beside them it still is one.
+    broken = report(offers=0, skipped={"no_public_price": 3}, layout_errors=["no 'data' key"])
+    assert classify_run(broken, returncode=0).status is RunStatus.LAYOUT_CHANGED
+
+
+def test_what_a_run_could_not_read_makes_it_partial() -> None:
+    verdict = classify_run(report(unread_keys=["a"]), returncode=0)
+    assert verdict.status is RunStatus.PARTIAL
+
+
+def test_groups_listed_without_capacity_count_as_read_for_the_usual_count() -> None:
+    # Lambda listed 10 types, 7 of them with no region with capacity: 3 offers, not a layout
+    # change against a usual 9.
+    sold_out = report(offers=3, sold_out_unlisted=[f"t{n}/" for n in range(10)])
+    assert classify_run(sold_out, returncode=0, recent_counts=[9, 9]).status is RunStatus.OK
+    assert classify_run(report(offers=3), returncode=0, recent_counts=[9, 9]).status is (
+        RunStatus.LAYOUT_CHANGED
+    )
+
+
+def test_a_report_from_before_unread_scopes_keeps_every_offer_of_a_partial_run() -> None:
+    legacy = run_scope({"offers": 3, "quarantined": 1}, RunStatus.PARTIAL)
+    assert legacy.unread_prefixes == ("",)
+    assert run_scope({"offers": 3}, RunStatus.OK).unread_prefixes == ()
+    now = run_scope({"unread_prefixes": [], "unread_keys": ["k"]}, RunStatus.PARTIAL)
+    assert (now.unread_prefixes, now.unread_keys) == ((), ("k",))
+
+
+def test_offers_a_failed_request_kept_count_toward_the_usual_count() -> None:
+    # RunPod's community prices failed: 8 offers named unread, 9 read, against a usual 18.
+    kept = report(offers=9, requests_gave_up=1, unread_keys=[f"c{n}" for n in range(8)])
+    assert classify_run(kept, returncode=0, recent_counts=[18]).status is RunStatus.PARTIAL
+    # A failed page of a paginated listing keeps every offer: nothing can close.
+    page = report(offers=3, requests_gave_up=1, unread_prefixes=[""])
+    assert classify_run(page, returncode=0, recent_counts=[18]).status is RunStatus.PARTIAL

@@ -39,7 +39,7 @@ from spider_fixture_cases import (
     strip_volatile,
 )
 
-from gpurent_core.model import parse_feed_line
+from gpurent_core.model import parse_parser_record
 from spiders.parsers import (
     autodl,
     compshare,
@@ -156,7 +156,7 @@ def compshare_summary(page: Any) -> dict[str, Any]:
         flags["missing_fields"] = page.missing_fields
     if isinstance(page, compshare.TypesPage):
         for line in feed_dicts(page.records):
-            parse_feed_line(line)
+            parse_parser_record(line)
         return {
             "records": strip_volatile(feed_dicts(page.records)),
             "listings": [asdict(listing) for listing in page.listings],

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpurent_core.model import parse_feed_line
+from gpurent_core.model import parse_parser_record
 from spiders.parsers.common import feed_dicts
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def assert_matches_case(page: Any, case: Case) -> None:
         assert getattr(page, key) == value, key
     for line in lines:
         assert line["run_id"] == RUN_ID
-        parse_feed_line(line)
+        parse_parser_record(line)
 
 
 def recorded_bodies(provider: str) -> set[str]:

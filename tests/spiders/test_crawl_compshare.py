@@ -60,6 +60,7 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
     assert sorted(offers) == [
         "cn-wlcb-01/3090",
         "cn-wlcb-01/4090",
+        "cn-wlcb-01/910B",
         "cn-wlcb-01/A800",
         "cn-wlcb-02/4090",
         "cn-wlcb-02/L20",
@@ -69,6 +70,7 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
         "cn-wlcb-01/4090": ("in_stock", 6),
         "cn-wlcb-01/3090": ("sold_out", 0),
         "cn-wlcb-01/A800": ("in_stock", 3),
+        "cn-wlcb-01/910B": ("in_stock", 16),
         "cn-wlcb-02/4090": ("sold_out", 0),
         "cn-wlcb-02/L20": ("in_stock", 5),
     }
@@ -92,14 +94,17 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
     assert fee["included_quantity"] == "100"
     assert offers["cn-wlcb-01/A800"]["gpu_vram_gb"] == 80
     assert offers["cn-wlcb-02/L20"]["gpu_vram_gb"] == 48
-    assert [q["offer_key"] for q in result.quarantined] == ["cn-wlcb-01/910B"]
+    # A bare "910B" is the Ascend 910B family, at the 64 GB Compshare gives for it.
+    ascend = offers["cn-wlcb-01/910B"]
+    assert (ascend["gpu_model"], ascend["gpu_vram_gb"]) == ("Ascend 910B", 64)
+    assert result.quarantined == []
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
     bodies = actions(result)
     assert Counter(b["Action"] for b in bodies) == {
         "DescribeAvailableCompShareInstanceTypes": 1,
         "DescribeCompShareGpuInventory": 2,
-        "GetCompShareInstancePrice": 15,  # 5 offers x Dynamic, Day, Month
+        "GetCompShareInstancePrice": 18,  # 6 offers x Dynamic, Day, Month
     }
     for body in bodies:  # every call signed with the private key it never carries
         unsigned = {k: v for k, v in body.items() if k != "Signature"}
@@ -109,13 +114,16 @@ def test_compshare_reads_types_stock_and_three_prices(server: ReplayServer, tmp_
 
     report = result.report
     assert report["auth"] == "ok"
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (5, 1, 18)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (6, 0, 21)
     assert report["layout_errors"] == [] and report["requests_gave_up"] == 0
     assert set(report["errors"]) <= RETRIED_NOISE
-    assert any("Hidden" in note for note in report["notes"])
+    assert report["skipped"] == {"not_offered": 1}  # the Hidden 5090
+    assert (report["unread_keys"], report["unread_prefixes"]) == ([], [])
+    assert classify_run(report, returncode=0).status is RunStatus.OK
 
 
-ZONE_01_OFFERS = ["cn-wlcb-01/3090", "cn-wlcb-01/4090", "cn-wlcb-01/A800"]
+ZONE_01_OFFERS = ["cn-wlcb-01/3090", "cn-wlcb-01/4090", "cn-wlcb-01/910B", "cn-wlcb-01/A800"]
+ZONE_02_OFFERS = ["cn-wlcb-02/4090", "cn-wlcb-02/L20"]
 
 
 def _fail_zone_02_inventory(routes: Routes) -> None:
@@ -135,6 +143,25 @@ def test_a_failed_inventory_leaves_its_zone_unpriced_never_count_unknown(tmp_pat
     report = result.report
     assert report["requests_gave_up"] == 1
     assert any("cn-wlcb-02/L20" in note and "last state" in note for note in report["notes"])
+    # Only the zone's offers are unread (kept stale); the others were read and stand.
+    assert (sorted(report["unread_keys"]), report["unread_prefixes"]) == (ZONE_02_OFFERS, [])
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
+
+
+def _fail_a800_hourly_price(routes: Routes) -> None:
+    [route] = [r for r in routes if r.get("body") == "price_A800_dynamic.json"]
+    route["fault"] = {"status": 503}
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_failed_price_request_leaves_only_its_offer_unread(tmp_path: Path) -> None:
+    root = recordings_with_routes(tmp_path, "compshare", _fail_a800_hourly_price)
+    result = crawl_scene("compshare", tmp_path, root=root)
+    assert result.returncode == 0, result.log[-2000:]
+    assert "cn-wlcb-01/A800" not in result.offers and len(result.offers) == 5
+    report = result.report
+    assert report["requests_gave_up"] == 1
+    assert (report["unread_keys"], report["unread_prefixes"]) == (["cn-wlcb-01/A800"], [])
     assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
 
 
@@ -151,6 +178,9 @@ def test_a_renamed_inventory_map_is_a_layout_change_not_unknown_counts(tmp_path:
     report = result.report
     assert len(report["layout_errors"]) == 2
     assert all("GpuInventoryByZone" in e for e in report["layout_errors"])
+    # Each zone's layout error leaves that zone's offers unread, by key.
+    assert sorted(report["unread_keys"]) == sorted(ZONE_01_OFFERS + ZONE_02_OFFERS)
+    assert report["unread_prefixes"] == []
     verdict = classify_run(report, returncode=0)
     assert verdict.status is RunStatus.LAYOUT_CHANGED and "GpuInventoryByZone" in verdict.message
 

@@ -41,16 +41,17 @@ def test_gongji_reads_prices_spot_plans_and_free_cards_in_chromium(
     )
     assert (offers["H800"]["status"], offers["H800"]["available_count"]) == ("sold_out", 0)
     assert offers["L40"]["gpu_vram_gb"] == 48 and offers["L40"]["plans"] == []
-    assert [q["offer_key"] for q in result.quarantined] == ["H20"]
+    assert result.quarantined == []  # the 询价 H20 row is skipped: no public price
     assert all(r["run_id"] == RUN_ID for r in result.feed)
     paths = [r.path for r in result.calls]
     assert paths[:2] == ["/pricing", "/pricing.js"]  # the browser ran the page's script
     report = result.report
     assert report["auth"] == "not_needed"
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (6, 1, 1)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (6, 0, 1)
     assert report["layout_errors"] == [] and report["errors"] == []
-    # the 询价 row is quarantined: partial, never plain ok (rule of truth 9)
-    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
+    # the 询价 row is no offer with a public price: counted, and the run is ok (rule 9)
+    assert report["skipped"] == {"no_public_price": 1}
+    assert classify_run(report, returncode=0).status is RunStatus.OK
 
 
 @pytest.mark.browser

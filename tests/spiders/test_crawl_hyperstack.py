@@ -75,8 +75,13 @@ def test_hyperstack_joins_flavors_with_the_price_book(
     assert report["errors"] == [] and report["layout_errors"] == []
     # The recording holds one row that cannot be priced: quarantined, so the run is
     # partial with its counts (rule of truth 9: never plain `ok` past a quarantined item).
+    # Its CPU-only flavor is no GPU offer: skipped and counted, never making it partial.
+    assert report["skipped"] == {"not_a_gpu_offer": 1}
     verdict = classify_run(report, returncode=0)
-    assert (verdict.status, verdict.message) == (RunStatus.PARTIAL, "12 offers, 1 quarantined")
+    assert (verdict.status, verdict.message) == (
+        RunStatus.PARTIAL,
+        "12 offers, 1 quarantined, 1 skipped (not_a_gpu_offer 1)",
+    )
     assert_secrets_kept(result, KEY)
 
 

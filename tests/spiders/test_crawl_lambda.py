@@ -18,6 +18,8 @@ from crawl_kit import (
     recordings_with_routes,
 )
 
+from flows.health import classify_run
+from gpurent_core.model import RunStatus
 from replay import ReplayServer
 from spiders.providers.lambdalabs import KEY_ENV, LambdaSpider
 
@@ -31,8 +33,8 @@ def test_instance_types_with_capacity_per_region(
     result = crawl("lambda", server, tmp_path, settings={"LOG_LEVEL": "DEBUG"})
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
-    assert len(offers) == 12
-    assert [q["offer_key"] for q in result.quarantined] == ["cpu_4x_general"]
+    assert len(offers) == 9
+    assert result.quarantined == []  # the CPU type is skipped, counted in the report
     a10 = offers["gpu_1x_a10/us-east-1"]
     assert (a10["status"], a10["region"], Decimal(a10["price"])) == (
         "in_stock",
@@ -41,8 +43,8 @@ def test_instance_types_with_capacity_per_region(
     )
     b200 = offers["gpu_8x_b200_sxm6/us-south-1"]
     assert (b200["gpu_count"], b200["price_basis"], b200["price"]) == (8, "instance", "53.52")
-    sold = offers["gpu_8x_h100_sxm5"]
-    assert (sold["status"], sold["region"]) == ("sold_out", None)
+    # A type sold out everywhere makes no offer: its regions' prefix says they are sold out.
+    assert not any(key.startswith("gpu_8x_h100_sxm5") for key in offers)
     assert all(r["run_id"] == RUN_ID for r in result.feed)
 
     assert [c.path for c in result.calls] == ["/api/v1/instance-types"]
@@ -51,8 +53,13 @@ def test_instance_types_with_capacity_per_region(
     report = result.report
     assert report["auth"] == "ok"
     assert report["responses_by_status"] == {"200": 1}
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (12, 1, 1)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (9, 0, 1)
     assert report["errors"] == [] and report["layout_errors"] == []
+    assert report["skipped"] == {"not_a_gpu_offer": 1}
+    assert (report["unread_keys"], report["unread_prefixes"]) == ([], [])
+    assert "gpu_8x_h100_sxm5/" in report["sold_out_unlisted"]
+    assert len(report["sold_out_unlisted"]) == 9  # every GPU type listed
+    assert classify_run(report, returncode=0).status is RunStatus.OK
     assert_secrets_kept(result, KEY)
 
 

@@ -18,6 +18,8 @@ from crawl_kit import (
     recordings_with_routes,
 )
 
+from flows.health import classify_run
+from gpurent_core.model import RunStatus
 from replay import ReplayServer
 from replay.server import RecordedRequest
 from spiders.providers.runpod import KEY_ENV, RunpodSpider
@@ -76,6 +78,10 @@ def test_public_catalog_without_a_key(
     assert report["responses_by_status"] == {"200": 3}
     assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (18, 0, 3)
     assert report["errors"] == [] and report["layout_errors"] == []
+    # RunPod answers every type for each cloud: the 8 a cloud's catalog flag leaves out are
+    # counted as not offered there, and the run is ok.
+    assert report["skipped"] == {"not_offered": 8}
+    assert classify_run(report, returncode=0).status is RunStatus.OK
 
 
 def test_key_is_sent_as_bearer_and_never_leaks(
@@ -155,3 +161,96 @@ def test_graphql_error_is_a_failed_request_not_a_layout_change(tmp_path: Path) -
 
 def test_runpod_is_a_plain_api_spider() -> None:
     assert_api_spider(RunpodSpider, home="US", auth_env=("RUNPOD_API_KEY",), needs_auth=False)
+
+
+def test_a_field_the_schema_no_longer_has_is_a_layout_change_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    """HTTP 400 with GRAPHQL_VALIDATION_FAILED: RunPod's schema refused a field we query
+    (renamed or removed). That is the layout changing under us, never a network failure:
+    the run ends `layout_changed` and the previous good run stays on display."""
+    message = 'Cannot query field "stockStatus" on type "LowestPrice".'
+    refused = {
+        "method": "POST",
+        "path": "/graphql",
+        "json": {"operationName": "GpuPrices"},
+        "status": 400,
+        "body_text": json.dumps(
+            {"errors": [{"message": message, "extensions": {"code": "GRAPHQL_VALIDATION_FAILED"}}]}
+        ),
+    }
+    result = crawl_with_route_first(tmp_path, refused)
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.feed == []
+    report = result.report
+    assert report["responses_by_status"] == {"200": 1, "400": 2}  # read once each, no retry
+    assert sorted(report["layout_errors"]) == [
+        f"/graphql {cloud}: query refused by the schema (GRAPHQL_VALIDATION_FAILED): {message}"
+        for cloud in ("community", "secure")
+    ]
+    # The answers are counted as every HTTP error is, but no request was given up.
+    assert report["requests_gave_up"] == 0 and report["errors"] == ["400 on /graphql"]
+    # What each refused query decides is unread: the catalog's keys of that cloud.
+    assert "NVIDIA H100 80GB HBM3/secure" in report["unread_keys"]
+    assert "NVIDIA H100 80GB HBM3/community" not in report["unread_keys"]
+    assert report["unread_prefixes"] == []
+    verdict = classify_run(report, returncode=0)
+    assert verdict.status is RunStatus.LAYOUT_CHANGED
+    assert message in verdict.message
+
+
+def test_any_other_bad_request_is_a_failed_request(tmp_path: Path) -> None:
+    bad = {
+        "method": "POST",
+        "path": "/graphql",
+        "json": {"operationName": "GpuPrices"},
+        "status": 400,
+        "body_text": json.dumps(
+            {
+                "errors": [
+                    {"message": "Variable $x is bad", "extensions": {"code": "BAD_USER_INPUT"}}
+                ]
+            }
+        ),
+    }
+    result = crawl_with_route_first(tmp_path, bad)
+    report = result.report
+    assert result.feed == [] and report["layout_errors"] == []
+    assert report["requests_gave_up"] == 2
+    assert sorted(report["errors"]) == [
+        "400 on /graphql",
+        *(
+            f"api error on /graphql {cloud}: HTTP 400: Variable $x is bad"
+            for cloud in ("community", "secure")
+        ),
+    ]
+    assert classify_run(report, returncode=0).status is RunStatus.FAILED
+
+
+def test_a_failed_cloud_leaves_only_its_own_offers_unread(tmp_path: Path) -> None:
+    """The community prices request fails (503, retries spent) while the secure one answers:
+    the community offers the catalog names are unread (kept, stale) by key, and the secure
+    offers are read: nothing else is kept from a listing that answered."""
+    down = {
+        "method": "POST",
+        "path": "/graphql",
+        "json": {"operationName": "GpuPrices",
+                 "variables": {"lowestPriceInput": {"secureCloud": False}}},
+        "status": 503,
+        "body_text": json.dumps({"error": "upstream unavailable"}),
+    }  # fmt: skip
+    result = crawl_with_route_first(tmp_path, down)
+    assert result.returncode == 0, result.log[-2000:]
+    assert {k.rsplit("/", 1)[1] for k in result.offers} == {"secure"}
+    report = result.report
+    assert report["requests_gave_up"] == 1
+    assert sorted(report["unread_keys"]) == sorted(
+        f"{type_id}/community"
+        for type_id in (
+            "NVIDIA GeForce RTX 4090", "NVIDIA L4", "NVIDIA L40S", "NVIDIA RTX A6000",
+            "NVIDIA GeForce RTX 5090", "NVIDIA A100-SXM4-80GB",
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce GTX 1070",
+        )
+    )  # fmt: skip
+    assert report["unread_prefixes"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL

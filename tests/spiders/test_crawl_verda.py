@@ -43,7 +43,7 @@ def test_token_then_types_availability_and_locations(server: ReplayServer, tmp_p
     assert result.returncode == 0, result.log[-2000:]
     offers = result.offers
     assert len(offers) == 24
-    assert [q["offer_key"] for q in result.quarantined] == ["CPU.4V.16G"]
+    assert result.quarantined == []
     h100 = offers["1H100.80S.30V/FIN-01"]
     assert (h100["status"], h100["price"], h100["price_basis"]) == ("in_stock", "2.65", "instance")
     assert [(p["price_kind"], p["price"]) for p in h100["plans"]] == [("spot", "1.05")]
@@ -79,12 +79,17 @@ def test_token_then_types_availability_and_locations(server: ReplayServer, tmp_p
     report = result.report
     assert report["auth"] == "ok"
     assert report["responses_by_status"] == {"200": 6}
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (24, 1, 5)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (24, 0, 5)
     assert report["errors"] == [] and report["layout_errors"] == []
     assert report["missing_fields"] == []
-    # The CPU-only type is quarantined (not an offer), so the run is partial with its counts.
+    # The CPU-only type is no GPU offer: skipped and counted, the run is ok (rule 9).
+    assert report["skipped"] == {"not_a_gpu_offer": 1}
+    assert report["unread_keys"] == [] and report["unread_prefixes"] == []
     verdict = classify_run(report, returncode=0)
-    assert (verdict.status, verdict.message) == (RunStatus.PARTIAL, "24 offers, 1 quarantined")
+    assert (verdict.status, verdict.message) == (
+        RunStatus.OK,
+        "24 offers, 1 skipped (not_a_gpu_offer 1)",
+    )
     assert_secrets_kept(result, SECRET, ACCESS_TOKEN)
 
 
@@ -120,6 +125,22 @@ def test_a_failed_side_answer_keeps_the_offers(tmp_path: Path) -> None:
     report = result.report
     assert report["requests_gave_up"] == 1 and "500 on /v1/locations" in report["errors"]
     assert report["pages_parsed"] == 4 and report["layout_errors"] == []
+    # Which locations exist is the locations answer's to say: without it every offer is
+    # unread (a location no other answer names keeps its offers, stale).
+    assert report["unread_prefixes"] == [""]
+
+
+@pytest.mark.usefixtures("credentials")
+def test_failed_volume_types_leave_nothing_unread(tmp_path: Path) -> None:
+    """The volume types price the storage fees of offers that are still read whole: their
+    failure costs the fees, and no offer is kept from a listing that answered."""
+    fault = Fault("verda", "/v1/volume-types", status=503)
+    result = crawl_scene("verda", tmp_path, faults=[fault], settings={"RETRY_TIMES": "0"})
+    assert len(result.offers) == 24 and all(o["fees"] == [] for o in result.offers.values())
+    report = result.report
+    assert report["requests_gave_up"] == 1
+    assert report["unread_keys"] == [] and report["unread_prefixes"] == []
+    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
 
 
 GPU_OFFER_KEYS = sorted(
@@ -136,6 +157,9 @@ GPU_OFFER_KEYS = sorted(
     )
     for location in ("FIN-01", "FIN-02", "ICE-01")
 )
+
+
+GPU_TYPE_PREFIXES = list(dict.fromkeys(f"{key.split('/')[0]}/" for key in GPU_OFFER_KEYS))
 
 
 def stock_lines(result: Crawl) -> dict[str, str]:
@@ -166,6 +190,7 @@ def test_unreadable_on_demand_availability_keeps_the_offers_out(tmp_path: Path) 
     }
     report = result.report
     assert report["layout_errors"] and "is_spot=false" in report["layout_errors"][0]
+    assert sorted(report["unread_prefixes"]) == GPU_TYPE_PREFIXES
     assert (
         "on-demand availability missing: offers kept out, last good state stays"
         in (report["notes"])
@@ -191,6 +216,9 @@ def test_failed_on_demand_availability_keeps_the_offers_out(tmp_path: Path) -> N
     }
     report = result.report
     assert report["requests_gave_up"] == 1
+    # Each GPU type read is unread by prefix: a location only that answer would have named
+    # keeps its offers too; a type no longer listed would be closed (not every offer kept).
+    assert sorted(report["unread_prefixes"]) == GPU_TYPE_PREFIXES
     assert classify_run(report, returncode=0).status is RunStatus.FAILED
 
 
@@ -214,6 +242,8 @@ def test_failed_spot_availability_leaves_the_spot_plans_out(tmp_path: Path) -> N
     assert set(lines.values()) == {
         "missing_field: spot plan left out: spot availability answer failed"
     }
+    # Spot decides plans of offers that are read: nothing is unread.
+    assert result.report["unread_keys"] == [] and result.report["unread_prefixes"] == []
     assert classify_run(result.report, returncode=0).status is RunStatus.PARTIAL
 
 

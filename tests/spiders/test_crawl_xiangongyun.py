@@ -38,7 +38,7 @@ def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Pat
         "hour",
         "gb",
     )
-    assert [q["offer_key"] for q in result.quarantined] == ["宁波一区/H100"]
+    assert result.quarantined == [] and "宁波一区/H100" not in result.offers
     assert all(r["run_id"] == RUN_ID for r in result.feed)
     # robots.txt was asked before the page (the replay host answers 404: allow all).
     paths = [(r.provider, r.path) for r in server.requests]
@@ -46,11 +46,13 @@ def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Pat
     assert server.requests[1].headers["user-agent"].startswith("gpurent/")
     report = result.report
     assert report["auth"] == "not_needed"
-    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (8, 1, 1)
+    assert (report["offers"], report["quarantined"], report["pages_parsed"]) == (8, 0, 1)
     assert report["responses_by_status"] == {"200": 1}
     assert report["errors"] == [] and report["layout_errors"] == []
-    # the 面议 row is quarantined: partial, never plain ok (rule of truth 9)
-    assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
+    # the 面议 row ("price on request") has no public price: skipped, counted, and the run
+    # is ok (rule of truth 9: skips never make a run partial)
+    assert report["skipped"] == {"no_public_price": 1}
+    assert classify_run(report, returncode=0).status is RunStatus.OK
 
 
 def test_xiangongyun_500s_are_a_failed_request_not_sold_out(tmp_path: Path) -> None:

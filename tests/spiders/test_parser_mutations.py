@@ -34,7 +34,7 @@ from json_doc import Path, key_paths, parent_of
 from parser_registry import parse
 from spider_fixture_cases import FIXTURES, RUN_ID, Case, cases
 
-from gpurent_core.model import OfferRecord, QuarantineRecord, parse_feed_line
+from gpurent_core.model import OfferRecord, QuarantineRecord, SkipRecord, parse_parser_record
 from spiders.parsers.common import feed_dicts, load_json
 
 PROVIDERS = sorted(d.name for d in FIXTURES.iterdir() if d.is_dir())
@@ -135,6 +135,8 @@ class Outcome:
     layout_error: str | None
     refused: bool = False
     """The page is an API error or a refused key: a failed request, nothing to account for."""
+    skipped_keys: tuple[str | None, ...] = ()
+    """Items the page read and skipped (no offer gpurent ranks: a CPU-only count, say)."""
 
     @property
     def quarantined(self) -> int:
@@ -145,17 +147,22 @@ def outcome(page: Any) -> Outcome:
     records = list(getattr(page, "records", []) or [])
     for line in feed_dicts(records):
         assert line["run_id"] == RUN_ID
-        parse_feed_line(line)  # every record is a valid feed line
+        parse_parser_record(line)  # every record is a valid feed line, or a skip
     offers: dict[str, OfferRecord] = {}
     quarantined: list[str | None] = []
+    skipped: list[str | None] = []
     for record in records:
         if isinstance(record, OfferRecord):
             offers[record.offer_key] = record
+        elif isinstance(record, SkipRecord):
+            skipped.append(record.offer_key)  # read, and no offer gpurent ranks
         else:
             assert isinstance(record, QuarantineRecord)
             quarantined.append(record.offer_key)
     refused = bool(getattr(page, "api_error", None) or getattr(page, "auth_rejected", False))
-    return Outcome(offers, quarantined, getattr(page, "layout_error", None), refused)
+    return Outcome(
+        offers, quarantined, getattr(page, "layout_error", None), refused, tuple(skipped)
+    )
 
 
 def stock(offer: OfferRecord) -> tuple[str, int | None]:
@@ -170,11 +177,15 @@ def assert_lost_offers_accounted(base: Outcome, mutated: Outcome, what: str) -> 
         return
     if len(mutated.offers) >= len(base.offers):
         return
-    named = {key for key in mutated.quarantined_keys if key is not None}
+    # A quarantine line names an offer it could not read; a skip an item read as no offer
+    # (a card count mutated to 0 is a CPU-only type: gone, in the provider's own words).
+    named = {key for key in (*mutated.quarantined_keys, *mutated.skipped_keys) if key is not None}
     unnamed = [key for key in lost if not _named(key, named)]
     # A line the original page did not have (no key, or another key: the key itself was the
     # damage) stands for one lost offer.
-    new_lines = Counter(mutated.quarantined_keys) - Counter(base.quarantined_keys)
+    new_lines = Counter((*mutated.quarantined_keys, *mutated.skipped_keys)) - Counter(
+        (*base.quarantined_keys, *base.skipped_keys)
+    )
     assert len(unnamed) <= new_lines.total(), (
         f"{what}: offers {unnamed[:3]} vanished with no quarantine line"
     )

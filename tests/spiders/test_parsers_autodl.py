@@ -9,8 +9,8 @@ import pytest
 from parser_registry import parse
 from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
-from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
-from spiders.parsers.autodl import ADDON_FEES, machine_list_body, parse_machine_list
+from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, SkipKind, StockStatus
+from spiders.parsers.autodl import ADDON_FEES, machine_list_body, parse_home, parse_machine_list
 from spiders.parsers.common import PageResult, ParseContext, load_json
 
 CTX = ParseContext("autodl", RUN_ID, OBSERVED_AT)
@@ -157,3 +157,56 @@ def test_an_empty_page_of_a_listing_with_machines_is_a_layout_error() -> None:
     assert "result_total says 10" in page.layout_error
     data["data"]["offset"] = 10  # past the end: a real empty page
     assert parse_machine_list(data, CTX).layout_error is None
+
+
+def _machine_page(**counts: Any) -> PageResult:
+    machine = {
+        "machine_id": "3f8a2c91d0",
+        "region_name": "西北B区",
+        "gpu_name": "RTX 4090",
+        "gpu_all_num": 8,
+        "gpu_idle_num": 3,
+        "gpu_order_num": 3,
+        "payg": True,
+        "payg_price": 1980,
+        **counts,
+    }
+    answer = {"code": "Success", "msg": "", "data": {"list": [machine], "max_page": 1}}
+    return parse_machine_list(answer, CTX)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [{}, {"gpu_idle_num": 0}, {"gpu_order_num": 0}, {"gpu_idle_num": None}, {"gpu_idle_num": 9}],
+)
+def test_the_stock_answer_never_changes_an_offers_key(counts: dict[str, Any]) -> None:
+    # In stock, sold out, not orderable or unknown: one machine, one key (its id), and a
+    # count set aside beside the offer carries that key too.
+    page = _machine_page(**counts)
+    assert [o.offer_key for o in page.offers] == ["3f8a2c91d0"]
+    assert {r.offer_key for r in page.records} == {"3f8a2c91d0"}
+
+
+def test_a_machine_not_rented_by_the_hour_is_skipped_not_quarantined() -> None:
+    page = _machine_page(payg=False)
+    assert page.offers == [] and not [r for r in page.records if r.kind == "quarantine"]
+    [skip] = page.skipped
+    assert (skip.offer_key, skip.skip_kind) == ("3f8a2c91d0", SkipKind.NOT_OFFERED)
+
+
+def test_a_homepage_price_on_request_is_skipped_not_quarantined() -> None:
+    row = (
+        '<tr class="gpu-row"><td class="gpu-name">{name}</td><td class="gpu-memory">{mem}</td>'
+        '<td class="gpu-price">{price}</td><td class="gpu-member-price">{member}</td></tr>'
+    )
+    rows = [
+        row.format(name="H20", mem="96GB", price="询价", member="-"),
+        row.format(name="RTX 4090", mem="24GB", price="¥1.98/时", member="询价"),
+    ]
+    html = f'<table><tbody id="gpu-price-body">{"".join(rows)}</tbody></table>'
+    page = parse_home(html, CTX)
+    assert [(s.offer_key, s.skip_kind) for s in page.skipped] == [
+        ("home:H20", SkipKind.NO_PUBLIC_PRICE)
+    ]
+    [offer] = page.offers
+    assert (offer.offer_key, offer.price, offer.plans) == ("home:RTX 4090", Decimal("1.98"), ())

@@ -58,15 +58,37 @@ def test_recorded_types_list_on_sale_gpus_and_skip_the_rest() -> None:
         "cn-wlcb-01/4090",
         "cn-wlcb-01/3090",
         "cn-wlcb-01/A800",
+        "cn-wlcb-01/910B",
         "cn-wlcb-02/4090",
         "cn-wlcb-02/L20",
     ]
     assert summary["zones"] == ["cn-wlcb-01", "cn-wlcb-02"]
-    [quarantined] = summary["records"]
-    assert quarantined["offer_key"] == "cn-wlcb-01/910B"
-    assert quarantined["reason"].startswith("gpu_unresolved: '910B': ambiguous name")
-    assert any("Hidden" in note and "5090" in note for note in summary["notes"])
+    # The Hidden 5090 is not on sale: skipped and counted, not quarantined (rule of truth 9).
+    [skipped] = summary["records"]
+    assert (skipped["kind"], skipped["offer_key"], skipped["skip_kind"]) == (
+        "skip",
+        "cn-wlcb-01/5090",
+        "not_offered",
+    )
     assert any("spot" in note for note in summary["notes"])
+
+
+def test_a_bare_910b_is_the_ascend_910b_family_at_the_memory_compshare_gives() -> None:
+    listing = GpuListing("cn-wlcb-01", "910B", "Normal", 64, 1, "CLOUD_SSD")
+    [offer] = offer_records(CTX, listing, 16, recorded_quotes("910B")).records
+    assert isinstance(offer, OfferRecord)
+    assert (offer.gpu_vendor, offer.gpu_model, offer.gpu_vram_gb) == ("Huawei", "Ascend 910B", 64)
+    assert (offer.status, offer.available_count) == (StockStatus.IN_STOCK, 16)
+
+
+@pytest.mark.parametrize("status", ["Normal", "Beta", "Soldout", "Maintain"])
+def test_the_stock_answer_never_changes_an_offers_key(status: str) -> None:
+    # In stock, sold out or an unknown word: the same zone and GPU type, the same key, and
+    # every line set aside beside it carries that key too.
+    for free in (6, 0, None):
+        listing = GpuListing("cn-wlcb-01", "4090", status, 24, 1, "CLOUD_SSD")
+        records = offer_records(CTX, listing, free, recorded_quotes("4090")).records
+        assert {r.offer_key for r in records} == {"cn-wlcb-01/4090"}, (status, free)
 
 
 def test_signature_error_is_an_auth_refusal_not_a_layout_change() -> None:

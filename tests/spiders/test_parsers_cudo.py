@@ -75,3 +75,55 @@ def test_an_unknown_ipv4_price_keeps_the_offer_and_is_noted() -> None:
     assert [r.offer_key for r in set_aside] == ["us-santaclara-1/epyc-milan-a40/nvidia-a40"]
     # One bad cell costs its machine type only: the other types keep their offers.
     assert len(offers) == 5 and page.layout_error is None
+
+
+def _machine_type(**fields: object) -> dict[str, object]:
+    item: dict[str, object] = {
+        "dataCenterId": "gb-bournemouth-1",
+        "machineType": "epyc-milan-a100-pcie",
+        "gpuModel": "A100 80GB PCIe",
+        "gpuModelId": "nvidia-a100-80gb-pcie",
+        "minVcpuPerGpu": 1,
+        "maxVcpuPerMemoryGib": Decimal("0.25"),
+        "gpuPriceHr": {"value": "1.50"},
+        "vcpuPriceHr": {"value": "0.002"},
+        "memoryGibPriceHr": {"value": "0.003"},
+        "minStorageGibPriceHr": {"value": "0.0001"},
+        "totalGpuFree": 6,
+        "maxGpuFree": 4,
+    }
+    item.update(fields)
+    return {k: v for k, v in item.items() if v != "GONE"}
+
+
+KEY = "gb-bournemouth-1/epyc-milan-a100-pcie/nvidia-a100-80gb-pcie"
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [{}, {"totalGpuFree": 0}, {"maxGpuFree": 0}, {"totalGpuFree": None}, {"totalGpuFree": -1}],
+)
+def test_the_stock_answer_never_changes_an_offers_key(counts: dict[str, object]) -> None:
+    # In stock, sold out or unknown: the same key, and a count set aside carries it too.
+    page = parse_machine_types({"machineTypes": [_machine_type(**counts)]}, CTX)
+    assert [o.offer_key for o in page.offers] == [KEY]
+    assert {r.offer_key for r in page.records} == {KEY}
+
+
+def test_a_machine_type_without_gpu_model_is_read_from_its_model_id() -> None:
+    # gpuModelId names the card as well as gpuModel: its absence is no drift (contract).
+    both = parse_machine_types({"machineTypes": [_machine_type()]}, CTX)
+    page = parse_machine_types({"machineTypes": [_machine_type(gpuModel="GONE")]}, CTX)
+    assert page.missing_fields == [] and page.layout_error is None
+    [offer] = page.offers
+    assert (offer.offer_key, offer.gpu_model, offer.gpu_vram_gb, offer.gpu_form_factor) == (
+        KEY,
+        "A100",
+        80,
+        "PCIe",
+    )
+    assert offer.raw_gpu_name == "nvidia-a100-80gb-pcie"
+    assert offer.price == both.offers[0].price
+    # the model id itself stays required: it is the offer's identity
+    gone = parse_machine_types({"machineTypes": [_machine_type(gpuModelId="GONE")]}, CTX)
+    assert gone.offers == [] and gone.missing_fields == ["gpuModelId"]

@@ -173,3 +173,18 @@ def test_a_null_status_is_unknown_with_its_reason() -> None:
     page = parse_instances({"status": 0, "data": {"records": [item]}}, CTX)
     assert offers_of(page)["n1"].status is StockStatus.UNKNOWN
     assert quarantine_reasons(page) == {"n1": "invalid_value: status is null: stock unknown"}
+
+
+@pytest.mark.parametrize("status", ["online", "busy", "maintaining", None, 7])
+def test_the_stock_answer_never_changes_an_offers_key(status: object) -> None:
+    # In stock, sold out or unknown: one instance is one offer keyed by its id, and the line
+    # set aside beside an unknown status carries that key (its offer stays visible).
+    record = {
+        "id": "f3a1a2d0",
+        "name": "l40s-001",
+        "gpu": "L40S, 48GB",
+        "unit_price": Decimal("3.9"),
+    }
+    page = parse_instances({"status": 0, "data": {"records": [{**record, "status": status}]}}, CTX)
+    assert {r.offer_key for r in page.records} == {"f3a1a2d0"}
+    assert len(page.offers) == 1

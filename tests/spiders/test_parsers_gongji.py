@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from parser_registry import parse
-from spider_fixture_cases import cases
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import (
     BillingUnit,
@@ -13,9 +13,38 @@ from gpurent_core.model import (
     OfferRecord,
     PriceKind,
     QuarantineRecord,
+    SkipKind,
+    SkipRecord,
     StockStatus,
 )
-from spiders.parsers.common import PageResult
+from spiders.parsers.common import PageResult, ParseContext
+from spiders.parsers.gongji import parse_pricing
+
+CTX = ParseContext("gongji", RUN_ID, OBSERVED_AT)
+
+
+def _page(*rows: dict[str, str]) -> PageResult:
+    """A rendered table of `rows` ({cell label: text}; a label left out is a cell gone)."""
+    body = "".join(
+        '<tr class="gpu-row">'
+        + "".join(f'<td class="{name}">{text}</td>' for name, text in row.items())
+        + "</tr>"
+        for row in rows
+    )
+    html = f'<table id="gpu-pricing"><tbody>{body}</tbody></table>'
+    return parse_pricing(html, CTX)
+
+
+def _row(**cells: str) -> dict[str, str]:
+    row = {
+        "gpu-model": "RTX 4090",
+        "gpu-vram": "24GB",
+        "price-on-demand": "¥1.98/时",
+        "price-spot": "抢占式 ¥1.19/时",
+        "stock": "空闲 12/64",
+    }
+    row.update(cells)
+    return {k: v for k, v in row.items() if v != "GONE"}
 
 
 def _parsed(name: str) -> PageResult:
@@ -54,8 +83,11 @@ def test_rendered_page_reads_on_demand_spot_plan_free_cards_and_storage() -> Non
         BillingUnit.MONTH,
         "gb",
     )
-    [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
-    assert quarantined.offer_key == "H20" and "询价" in quarantined.reason
+    # "询价" (price on request): no public price, skipped and counted, no quarantine line.
+    assert not [r for r in page.records if isinstance(r, QuarantineRecord)]
+    [skipped] = [r for r in page.records if isinstance(r, SkipRecord)]
+    assert (skipped.offer_key, skipped.skip_kind) == ("H20", SkipKind.NO_PUBLIC_PRICE)
+    assert "询价" in skipped.detail
 
 
 def test_recorded_page_before_javascript_is_a_layout_error() -> None:
@@ -132,3 +164,42 @@ def test_the_contract_is_declared() -> None:
 
     assert gongji.CONTRACTS == (gongji.ROW,)
     assert gongji.ROW.stock == ("stock",) and "price-spot" not in gongji.ROW.paths
+
+
+def test_the_stock_answer_never_changes_an_offers_key() -> None:
+    for stock in ("空闲 12/64", "空闲 0/64", "", "空闲 -1/64"):
+        page = _page(_row(stock=stock), _row(**{"gpu-model": "L40", "gpu-vram": "48GB"}))
+        assert [o.offer_key for o in page.offers] == ["RTX 4090", "L40"], stock
+        # a count set aside beside its offer carries the offer's key
+        assert {r.offer_key for r in page.records} == {"RTX 4090", "L40"}, stock
+
+
+def test_a_vram_cell_is_no_drift_where_the_name_states_the_memory() -> None:
+    page = _page(
+        _row(**{"gpu-model": "RTX 4090 48G", "gpu-vram": "GONE"}),
+        _row(**{"gpu-model": "L40", "gpu-vram": "48GB"}),
+    )
+    [modded, l40] = page.offers
+    assert (modded.gpu_model, modded.gpu_vram_gb) == ("RTX 4090", 48)
+    assert l40.gpu_vram_gb == 48
+    assert page.missing_fields == [] and page.layout_error is None
+    # Without the memory in the name the cell is needed: a 4090 of 24 or 48 GB is two cards.
+    page = _page(_row(**{"gpu-vram": "GONE"}), _row(**{"gpu-model": "L40", "gpu-vram": "48GB"}))
+    assert [o.offer_key for o in page.offers] == ["L40"]
+    assert reasons_of(page) == {"RTX 4090": "missing_field: key gone: gpu-vram"}
+    assert page.missing_fields == ["gpu-vram"]
+
+
+def test_only_an_ask_us_wording_is_a_skip_other_text_stays_unreadable() -> None:
+    page = _page(
+        _row(**{"price-on-demand": "联系客服"}),
+        _row(**{"gpu-model": "L40", "gpu-vram": "48GB", "price-on-demand": "¥—/时"}),
+        _row(**{"gpu-model": "A800", "gpu-vram": "80GB", "price-spot": "询价"}),
+    )
+    assert [(r.offer_key, r.skip_kind) for r in page.skipped] == [
+        ("RTX 4090", SkipKind.NO_PUBLIC_PRICE)
+    ]
+    assert reasons_of(page)["L40"].startswith("price_unparsed")
+    # an "ask us" preemptible price is no plan: the on-demand offer stands without one
+    [a800] = page.offers
+    assert (a800.offer_key, a800.plans) == ("A800", ())

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from parser_registry import parse
+import pytest
+from parser_registry import ctx, parse
 from spider_fixture_cases import Case, cases
 
 from gpurent_core.model import BillingUnit, OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import load_json
-from spiders.parsers.gpushare import MachineListPage, list_query
+from spiders.parsers.gpushare import MachineListPage, list_query, parse_machine_list
 
 
 def case_named(name: str) -> Case:
@@ -127,3 +128,29 @@ def test_query_asks_for_every_model_cheapest_first() -> None:
     assert list_query(page=3, page_size=50) == {
         "models": "-1", "gpuName": "", "priceOrder": "asc", "pn": "3", "ps": "50",
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"isOnline": True, "gpuUsed": 2},
+        {"isOnline": True, "gpuUsed": 8},
+        {"isOnline": False, "gpuUsed": 2},
+        {"isOnline": None, "gpuUsed": 2},
+        {"isOnline": True, "gpuUsed": 9},
+    ],
+)
+def test_the_stock_answer_never_changes_an_offers_key(state: dict[str, object]) -> None:
+    # In stock, sold out, offline or unknown: one host, one key (its id), and a flag or count
+    # set aside beside the offer carries that key too.
+    machine = {
+        "id": 35889,
+        "machineName": "V100-32G-01",
+        "gpuNum": 8,
+        "baseInfo": {"gpuName": "V100 32G"},
+        "skuList": [{"skuName": "payg", "price": Decimal("1.98")}],
+        **state,
+    }
+    page = parse_machine_list({"data": {"list": [machine], "total": 1}}, ctx("gpushare"))
+    assert [o.offer_key for o in page.offers] == ["35889"]
+    assert {r.offer_key for r in page.records} == {"35889"}

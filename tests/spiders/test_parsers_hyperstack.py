@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
 from parser_registry import parse, recorded_hyperstack_prices
 from spider_fixture_cases import OBSERVED_AT, RECORDINGS, RUN_ID, Case, cases
 
@@ -13,6 +14,7 @@ from gpurent_core.model import (
     PriceBasis,
     PriceKind,
     QuarantineRecord,
+    SkipKind,
     StockStatus,
 )
 from spiders.parsers.common import ParseContext, load_json
@@ -60,7 +62,9 @@ def test_flavor_without_a_price_is_quarantined_not_free() -> None:
     data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
     page = parse_flavors(data, {}, CTX)
     assert page.offers == []
-    assert all(r.kind == "quarantine" for r in page.records)
+    # every GPU flavor held back; the CPU-only flavor is skipped whatever the price book says
+    assert {r.kind for r in page.records} == {"quarantine", "skip"}
+    assert [r.offer_key for r in page.skipped] == ["CANADA-1/n1-cpu-large"]
 
 
 def case_named(name: str) -> Case:
@@ -121,7 +125,10 @@ def test_a_garbled_group_holds_its_flavors_and_only_them() -> None:
     kept = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
     recorded = recorded_offers()
     assert kept == {k: o for k, o in recorded.items() if k not in held}
-    assert page.notes[0] == "skipped 1 CPU-only flavors"  # the recorded CPU flavor only
+    # the recorded CPU flavor only is skipped (no GPU offer), counted, not quarantined
+    assert [(r.offer_key, r.skip_kind) for r in page.skipped] == [
+        ("CANADA-1/n1-cpu-large", SkipKind.NOT_A_GPU_OFFER)
+    ]
 
 
 def test_a_flavors_value_that_is_not_a_list_is_a_layout_error_beside_the_rest() -> None:
@@ -129,6 +136,32 @@ def test_a_flavors_value_that_is_not_a_list_is_a_layout_error_beside_the_rest() 
     assert page.layout_error == "flavor group 'L40': flavors is not a list"
     kept = {r.offer_key for r in page.records if isinstance(r, OfferRecord)}
     assert kept == {k for k in recorded_offers() if "L40" not in k}
+    # which flavors the group held is unknown: its region's offers are unread (kept stale)
+    assert page.unread_prefixes == ["NORWAY-1/"]
+
+
+def test_a_flavor_without_its_own_gpu_reads_its_groups() -> None:
+    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    for group in data["data"]:
+        for flavor in group["flavors"]:
+            del flavor["gpu"]
+    page = parse_flavors(data, recorded_hyperstack_prices(), CTX)
+    assert {o.offer_key: o for o in page.offers} == recorded_offers()
+    assert page.missing_fields == [] and page.layout_error is None
+    assert [r.offer_key for r in page.skipped] == ["CANADA-1/n1-cpu-large"]
+
+
+@pytest.mark.parametrize("flag", [True, False, None, "yes"])
+def test_the_stock_answer_never_changes_an_offers_key(flag: object) -> None:
+    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    for group in data["data"]:
+        for flavor in group["flavors"]:
+            flavor["stock_available"] = flag
+    page = parse_flavors(data, recorded_hyperstack_prices(), CTX)
+    assert {o.offer_key for o in page.offers} == set(recorded_offers())
+    # a flag set aside beside its offer carries the offer's key
+    assert all(r.offer_key in recorded_offers() for r in page.records if r.kind == "quarantine"
+               and r.field == "stock_available")  # fmt: skip
 
 
 def test_no_flavor_group_at_all_is_a_layout_error() -> None:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from parser_registry import parse
+import pytest
+from parser_registry import ctx, parse
 from spider_fixture_cases import cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
+from spiders.parsers.jarvislabs import parse_server_meta
+
+CTX = ctx("jarvislabs")
 
 
 def offers_of(case_name: str) -> dict[str, OfferRecord]:
@@ -110,3 +114,20 @@ def test_no_row_at_all_is_a_layout_error_not_an_empty_market() -> None:
     case = next(c for c in cases("jarvislabs") if c.name == "empty_server_meta")
     page = parse(case)
     assert page.records == [] and page.layout_error is not None
+
+
+@pytest.mark.parametrize("free", [3, 0, None, -1, "some"])
+def test_the_stock_answer_never_changes_an_offers_key(free: object) -> None:
+    # In stock, sold out or unknown: the same (region, type, workload) key, and a count set
+    # aside beside the offer carries that key too.
+    row = {
+        "gpu_type": "L4",
+        "region": "india-noida-01",
+        "workload_type": "vm",
+        "vram": "24",
+        "price_per_hour": Decimal("0.44"),
+        "num_free_devices": free,
+    }
+    page = parse_server_meta({"server_meta": [row]}, CTX)
+    assert [o.offer_key for o in page.offers] == ["india-noida-01/L4/vm"]
+    assert {r.offer_key for r in page.records} == {"india-noida-01/L4/vm"}

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
+from typing import Any
 
 from parser_registry import parse
-from spider_fixture_cases import Case, cases
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 
-from gpurent_core.model import OfferRecord, PriceKind, StockStatus
+from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from gpurent_core.normalize.price import MATPOOL_PRICE_SCALE
-from spiders.parsers.common import load_json
-from spiders.parsers.matpool import MachinesPage, machines_query
+from spiders.parsers.common import ParseContext, load_json
+from spiders.parsers.matpool import MachinesPage, machines_query, parse_machines
+
+CTX = ParseContext("matpool", RUN_ID, OBSERVED_AT)
 
 
 def case_named(name: str) -> Case:
@@ -77,3 +81,49 @@ def test_query_asks_for_gpu_machines() -> None:
     assert machines_query(page=2, per_page=20) == {
         "page": "2", "per_page": "20", "machine_category": "0",
     }  # fmt: skip
+
+
+def recorded_page1() -> dict[str, Any]:
+    data: dict[str, Any] = load_json(case_named("recorded_machines_page1").input_bytes())
+    return data
+
+
+def test_offer_key_does_not_follow_the_free_counts() -> None:
+    """Rule of truth 11: all free, some free, none free or a count that cannot be read, one
+    machine is one key (`<agentId>/<resourceID>`)."""
+    data = recorded_page1()
+    machine = data["machines"][0]
+    seen = {}
+    for free in (8, 1, 0, None):
+        changed = copy.deepcopy(machine)
+        changed["gpu"]["available"] = free
+        page = parse_machines({**data, "machines": [changed]}, CTX)
+        [offer] = page.offers
+        seen[free] = (offer.offer_key, offer.status)
+    assert {key for key, _ in seen.values()} == {"1820/300"}
+    assert [status for _, status in seen.values()] == [
+        StockStatus.IN_STOCK,
+        StockStatus.IN_STOCK,
+        StockStatus.SOLD_OUT,
+        StockStatus.UNKNOWN,
+    ]
+
+
+def test_a_machine_that_lost_its_resource_id_keeps_its_host_offers_unread() -> None:
+    """Without `resourceID` the machine cannot say which of its host's offers it is: its line
+    has no key, and `<agentId>/` is unread, so the host's offers stay (stale), not close."""
+    data = recorded_page1()
+    del data["machines"][0]["resourceID"]
+    page = parse_machines(data, CTX)
+    lines = [r for r in page.records if isinstance(r, QuarantineRecord)]
+    assert [(r.offer_key, r.reason) for r in lines] == [
+        (None, "missing_field: key gone: resourceID")
+    ]
+    assert page.unread_prefixes == ["1820/"]
+    assert "1820/300" not in offers_of(page)
+    # Any other drift keeps the machine's own key on its line: nothing is unread by prefix.
+    data = recorded_page1()
+    del data["machines"][0]["gpu"]["available"]
+    page = parse_machines(data, CTX)
+    assert [r.offer_key for r in page.records if isinstance(r, QuarantineRecord)] == ["1820/300"]
+    assert page.unread_prefixes == []

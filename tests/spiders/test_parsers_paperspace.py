@@ -14,6 +14,8 @@ from gpurent_core.model import (
     PriceBasis,
     PriceKind,
     QuarantineRecord,
+    SkipKind,
+    SkipRecord,
     StockStatus,
 )
 from spiders.parsers.common import ParseContext, load_json
@@ -58,13 +60,45 @@ def test_unavailable_types_are_sold_out_and_preemptible_ones_are_spot() -> None:
     assert not any(key.endswith(("C5", "Free-A4000")) for key in recorded)  # skipped
 
 
+def test_recorded_page_sets_aside_only_what_is_no_offer() -> None:
+    """Rule of truth 9: the CPU-only type, the free tier and the Maxwell card are no offers
+    gpurent ranks, so they are skipped by kind and the page has no quarantine line."""
+    page = parse(case_named("recorded_vm_types"))
+    assert [(r.offer_key, r.skip_kind) for r in page.skipped] == [
+        ("31/C5", SkipKind.NOT_A_GPU_OFFER),
+        ("31/Free-A4000", SkipKind.NOT_A_GPU_OFFER),
+        ("31/M4000", SkipKind.OUTSIDE_CATALOG),
+    ]
+    assert not any(isinstance(r, QuarantineRecord) for r in page.records)
+
+
+def test_offer_key_does_not_follow_the_stock_flag() -> None:
+    """Rule of truth 11: the same machine type is the same key available, not available or
+    with a flag that says neither."""
+    data = load_json(case_named("stock_renamed_in_one").input_bytes())
+    entry = data["31"][0]
+    statuses = {}
+    for flag in (True, False, None):
+        page = parse_vm_types({"31": [{**entry, "isAvailable": flag}]}, CTX)
+        statuses[flag] = [(o.offer_key, o.status) for o in page.offers]
+    assert statuses == {
+        True: [("31/A4000", StockStatus.IN_STOCK)],
+        False: [("31/A4000", StockStatus.SOLD_OUT)],
+        None: [("31/A4000", StockStatus.UNKNOWN)],
+    }
+
+
 def test_staff_rates_are_not_prices() -> None:
     page = parse(case_named("shared_gradient_cli_fixture"))
     # The real fixture comes from a team account: every GPU type carries only Employee/VIP
-    # rates of 0.00, or a K80 (outside the catalog). None of it may become a $0 offer.
-    assert page.records and all(isinstance(r, QuarantineRecord) for r in page.records)
-    reasons = {r.reason.split(":", 1)[0] for r in page.records if isinstance(r, QuarantineRecord)}
-    assert reasons == {"gpu_unresolved", "missing_field"}
+    # rates of 0.00, or a K80 (outside the catalog). None of it may become a $0 offer, and
+    # none of it is an offer we failed to read: every entry is skipped with its kind.
+    assert page.records and all(isinstance(r, SkipRecord) for r in page.records)
+    kinds = {r.offer_key: r.skip_kind for r in page.skipped}
+    assert kinds["92/p3.2xlarge"] is SkipKind.NOT_OFFERED  # staff rates only
+    assert kinds["92/p2.xlarge"] is SkipKind.OUTSIDE_CATALOG  # Tesla K80
+    assert kinds["92/c5.xlarge"] is SkipKind.NOT_A_GPU_OFFER
+    assert set(kinds.values()) == set(SkipKind) - {SkipKind.NO_PUBLIC_PRICE}
     bad = offers(case_named("bad_entries"))
     assert bad["7/A5000-staff"].price == Decimal("1.38")  # the public rate, not the staff one
 
@@ -121,8 +155,23 @@ def test_a_gpu_model_key_gone_is_not_a_cpu_only_type() -> None:
 
 def test_a_null_gpu_model_or_empty_label_is_held_not_taken_for_cpu_only() -> None:
     page = parse(case_named("gpu_model_null"))
-    lines = {r.offer_key: r.reason for r in page.records if not isinstance(r, OfferRecord)}
+    lines = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
     assert lines["31/P5000"] == "invalid_value: vmType.gpuModel is not an object: None"
     assert lines["37/A5000"].startswith("missing_field: ")
     # Only the recorded CPU-only type (labelled "None") is skipped as CPU-only.
-    assert page.notes == ["skipped 1 CPU-only and 1 free-tier machine types"]
+    cpu_only = [r.offer_key for r in page.skipped if "CPU-only" in r.detail]
+    assert cpu_only == ["31/C5"]
+
+
+def test_an_entry_that_lost_is_preemptible_keeps_both_of_its_offers() -> None:
+    """`isPreemptible` picks the key (`/preemptible`): without it the entry cannot say which
+    offer it is, so its line carries the on-demand key and the preemptible one is unread."""
+    data = load_json(case_named("recorded_vm_types").input_bytes())
+    spot = next(e for e in data["37"] if e["isPreemptible"] and e["vmType"]["label"] == "A6000")
+    del spot["isPreemptible"]
+    page = parse_vm_types(data, CTX)
+    assert "37/A6000/preemptible" not in {o.offer_key for o in page.offers}
+    lines = [(r.offer_key, r.reason) for r in page.records if isinstance(r, QuarantineRecord)]
+    assert lines == [("37/A6000", "missing_field: key gone: isPreemptible")]
+    assert page.unread_prefixes == ["37/A6000/"]
+    assert parse(case_named("recorded_vm_types")).unread_prefixes == []

@@ -5,11 +5,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 from parser_registry import parse
-from spider_fixture_cases import Case, cases
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
 from gpurent_core.normalize.price import PPIO_PRICE_SCALE
-from spiders.parsers.common import PageResult
+from spiders.parsers.common import PageResult, ParseContext, load_json
+from spiders.parsers.ppio import parse_products
+
+CTX = ParseContext("ppio", RUN_ID, OBSERVED_AT)
 
 
 def case_named(name: str) -> Case:
@@ -99,3 +102,27 @@ def test_renamed_name_field_is_a_layout_error() -> None:
     page = parse(case_named("layout_renamed_name"))
     assert page.layout_error == "no product carries name (identity): field renamed or removed"
     assert page.missing_fields == ["name"]
+
+
+def test_offer_key_does_not_follow_the_stock_flags() -> None:
+    """Rule of truth 11: deployable, not deployable, not buyable or a flag that says
+    neither, one product is one key (its id)."""
+    [product] = [
+        p
+        for p in load_json(case_named("recorded_products").input_bytes())["data"]
+        if p["id"] == "a9f0c1d2-0001"
+    ]
+    seen = {}
+    for deploy, buy in ((True, True), (False, True), (True, False), (None, True)):
+        page = parse_products(
+            {"data": [{**product, "availableDeploy": deploy, "canBuy": buy}]}, CTX
+        )
+        [offer] = page.offers
+        seen[(deploy, buy)] = (offer.offer_key, offer.status)
+    assert {key for key, _ in seen.values()} == {"a9f0c1d2-0001"}
+    assert [status for _, status in seen.values()] == [
+        StockStatus.IN_STOCK,
+        StockStatus.SOLD_OUT,
+        StockStatus.SOLD_OUT,
+        StockStatus.UNKNOWN,
+    ]

@@ -12,10 +12,18 @@ import pytest
 from parser_registry import parse, recorded_runpod_catalog
 from spider_fixture_cases import OBSERVED_AT, RECORDINGS, RUN_ID, cases
 
-from gpurent_core.model import FeeType, OfferRecord, PriceKind, StockStatus
+from gpurent_core.model import (
+    FeeType,
+    OfferRecord,
+    PriceKind,
+    QuarantineRecord,
+    SkipKind,
+    StockStatus,
+)
 from replay.matching import json_subset_diff
 from spiders.parsers.common import ParseContext
 from spiders.parsers.runpod import (
+    VALIDATION_FAILED,
     VOLUME_FEES,
     catalog_body,
     parse_catalog,
@@ -49,7 +57,7 @@ def test_stock_status_words_and_null() -> None:
     # null for a type the catalog lists in that cloud: sold out
     assert secure["NVIDIA B200/secure"].status is StockStatus.SOLD_OUT
     assert community["NVIDIA L4/community"].status is StockStatus.SOLD_OUT
-    # null for a type not offered in that cloud: no offer at all
+    # a type the catalog does not offer in that cloud: no offer at all, a skip
     assert "NVIDIA H100 80GB HBM3/community" not in community
     assert not any(key.startswith("NVIDIA GeForce RTX 3080") for key in {**secure, **community})
     # RunPod gives words, not counts: no free count, except sold out, which is 0 free.
@@ -83,7 +91,7 @@ def test_price_per_card_plans_and_fees() -> None:
 
 def test_pascal_geforce_resolves_and_nothing_is_quarantined() -> None:
     case = next(c for c in cases("runpod") if c.name == "recorded_prices_community")
-    quarantined = [r for r in parse(case).records if not isinstance(r, OfferRecord)]
+    quarantined = [r for r in parse(case).records if isinstance(r, QuarantineRecord)]
     assert quarantined == []
     # GTX 1070 (memoryInGb 8): a Pascal GeForce card the catalog holds, so a real offer.
     gtx = offers_of("recorded_prices_community")["NVIDIA GeForce GTX 1070/community"]
@@ -160,3 +168,85 @@ def test_request_bodies_match_the_recorded_routes() -> None:
         assert json_subset_diff(route["json"], json.loads(json.dumps(body))) is None
     with pytest.raises(ValueError):
         prices_body("private")
+
+
+def test_types_the_catalog_does_not_offer_in_a_cloud_are_skipped_whatever_the_stock() -> None:
+    """Whether an offer exists follows the catalog, never the stock answer (rule of truth
+    11): a type not offered in the community cloud is a `not_offered` skip, even when RunPod
+    quotes a stock word for it."""
+    catalog = recorded_runpod_catalog()
+    item = {"id": "NVIDIA H100 80GB HBM3", "displayName": "H100 SXM", "memoryInGb": 80,
+            "communityPrice": "2.19", "lowestPrice": {"stockStatus": "High"}}  # fmt: skip
+    page = parse_prices({"gpuTypes": [item]}, "community", catalog, CTX)
+    assert page.offers == []
+    assert [(r.offer_key, r.skip_kind) for r in page.skipped] == [
+        ("NVIDIA H100 80GB HBM3/community", SkipKind.NOT_OFFERED)
+    ]
+    case = next(c for c in cases("runpod") if c.name == "recorded_prices_community")
+    skipped = {r.offer_key for r in parse(case).skipped}
+    assert skipped == {
+        f"{type_id}/community"
+        for type_id in ("NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA B200",
+                        "AMD Instinct MI300X OAM", "NVIDIA GeForce RTX 3080")
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("cloud", ["secure", "community"])
+def test_offer_key_does_not_follow_the_stock_answer(cloud: str) -> None:
+    """One type in one cloud is one key in stock, low, sold out (null) or unknown (a null
+    `lowestPrice`, or a word RunPod does not use)."""
+    catalog = recorded_runpod_catalog()
+    price = {"securePrice": "0.74", "communityPrice": "0.34"}
+    lowest: list[dict[str, str | None] | None] = [
+        {"stockStatus": word} for word in ("High", "Low", None, "Moderate")
+    ] + [None]
+    seen = {}
+    for value in lowest:
+        item = {"id": "NVIDIA GeForce RTX 4090", "displayName": "RTX 4090", "memoryInGb": 24,
+                **price, "lowestPrice": value}  # fmt: skip
+        page = parse_prices({"gpuTypes": [item]}, cloud, catalog, CTX)
+        [offer] = page.offers
+        seen[offer.status] = offer.offer_key
+    assert set(seen) == {
+        StockStatus.IN_STOCK,
+        StockStatus.LOW,
+        StockStatus.SOLD_OUT,
+        StockStatus.UNKNOWN,
+    }
+    assert set(seen.values()) == {f"NVIDIA GeForce RTX 4090/{cloud}"}
+
+
+def test_catalog_names_the_keys_each_cloud_decides() -> None:
+    """What a failed prices request leaves unread: the keys of the types the catalog names
+    in that cloud (a type it does not offer there makes no offer to keep)."""
+    catalog = recorded_runpod_catalog()
+    secure, community = catalog.offer_keys("secure"), catalog.offer_keys("community")
+    assert len(secure) == 10 and len(community) == 8
+    assert "NVIDIA H100 80GB HBM3/secure" in secure
+    assert "NVIDIA H100 80GB HBM3/community" not in community
+    assert {k.rsplit("/", 1)[0] for k in secure} | {k.rsplit("/", 1)[0] for k in community} == (
+        set(catalog.ids) - {"NVIDIA GeForce RTX 3080"}
+    )
+    # A type the catalog holds but could not read (a cloud flag gone) still names its keys.
+    drifted = parse_catalog({"gpuTypes": [{"id": "NVIDIA L4", "communityCloud": True}]})
+    assert drifted.offer_keys("secure") == ["NVIDIA L4/secure"]
+
+
+def test_a_query_the_schema_refuses_is_read_as_validation_failed() -> None:
+    refused = read_envelope(
+        {
+            "errors": [
+                {
+                    "message": 'Cannot query field "stockStatus" on type "LowestPrice".',
+                    "extensions": {"code": VALIDATION_FAILED},
+                }
+            ]
+        }
+    )
+    assert refused.validation_failed and not refused.auth_rejected
+    assert refused.error == 'Cannot query field "stockStatus" on type "LowestPrice".'
+    assert refused.data is None and refused.layout_error is None
+    other = read_envelope(
+        {"errors": [{"message": "bad", "extensions": {"code": "BAD_USER_INPUT"}}]}
+    )
+    assert not other.validation_failed and other.code == "BAD_USER_INPUT"

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from parser_registry import parse
 from spider_fixture_cases import cases
 
-from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
-from spiders.parsers.common import PageResult
+from gpurent_core.model import OfferRecord, QuarantineRecord, SkipKind, StockStatus
+from spiders.parsers.common import PageResult, ParseContext
+from spiders.parsers.suanjia import parse_market
+
+CTX = ParseContext("suanjia", "test-run", datetime(2026, 10, 4, 12, 0, tzinfo=UTC))
+
+
+def market(*rows: tuple[str, str, str, str]) -> str:
+    """A rendered market table holding `rows` of (region, gpu, price, stock)."""
+    cells = "".join(
+        "<tr class='gpu-row'>"
+        + "".join(f"<td class='{n}'>{v}</td>" for n, v in zip(CELLS, row, strict=True))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table id='gpu-market'><tbody>{cells}</tbody></table>"
+
+
+CELLS = ("region", "gpu", "price", "stock")
 
 
 def _parsed(name: str) -> PageResult:
@@ -33,9 +51,11 @@ def test_rendered_market_reads_free_cards_and_prices_per_card() -> None:
     assert (full.status, full.available_count) == (StockStatus.SOLD_OUT, 0)  # 已租满: none free
     assert offers["华北一区/A100 80G"].gpu_vram_gb == 80
     assert offers["华东一区/L40 48G"].status is StockStatus.SOLD_OUT
-    [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
-    assert quarantined.offer_key == "华东一区/vGPU-32G"
-    assert quarantined.reason.startswith("gpu_unresolved") and "virtual" in quarantined.reason
+    # The vGPU slice names no physical card: skipped as outside the catalog, no quarantine.
+    assert not any(isinstance(r, QuarantineRecord) for r in page.records)
+    [skipped] = page.skipped
+    assert (skipped.offer_key, skipped.skip_kind) == ("华东一区/vGPU-32G", SkipKind.OUTSIDE_CATALOG)
+    assert "virtual" in skipped.detail
 
 
 def test_recorded_page_before_javascript_is_a_layout_error() -> None:
@@ -117,3 +137,46 @@ def test_the_contract_is_declared() -> None:
 
     assert suanjia.CONTRACTS == (suanjia.ROW,)
     assert suanjia.ROW.identity == ("region", "gpu") and suanjia.ROW.stock == ("stock",)
+
+
+def test_a_price_that_only_says_ask_us_is_skipped_and_a_broken_one_is_not() -> None:
+    page = parse_market(
+        market(
+            ("华东一区", "H100 80G", "询价", "剩余2卡"),
+            ("华东一区", "H20 96G", "联系客服", "剩余1卡"),
+            ("华北一区", "A800 80G", "¥六块/小时", "剩余1卡"),
+        ),
+        CTX,
+    )
+    assert [(r.offer_key, r.skip_kind) for r in page.skipped] == [
+        ("华东一区/H100 80G", SkipKind.NO_PUBLIC_PRICE),
+        ("华东一区/H20 96G", SkipKind.NO_PUBLIC_PRICE),
+    ]
+    # A price cell that is no number and no "ask us" wording is an offer we cannot read.
+    assert reasons_of(page) == {
+        "华北一区/A800 80G": "price_unparsed: '¥六块/小时': no number in price text"
+    }
+
+
+def test_offer_key_does_not_follow_the_stock_cell() -> None:
+    """Rule of truth 11: free cards, none free, or an empty stock cell: one key."""
+    seen = {}
+    for stock in ("剩余3卡", "已租满", ""):
+        [offer] = parse_market(
+            market(("华东一区", "RTX 4090 24G", "¥1.88/小时", stock)), CTX
+        ).offers
+        seen[offer.status] = offer.offer_key
+    assert seen == dict.fromkeys(
+        (StockStatus.IN_STOCK, StockStatus.SOLD_OUT, StockStatus.UNKNOWN), "华东一区/RTX 4090 24G"
+    )
+
+
+def test_a_row_without_its_region_cell_names_no_offer() -> None:
+    """The key is region/GPU: a row whose region cell is gone is quarantined without a key
+    rather than under the GPU alone, which would name another offer."""
+    html = market(("华东一区", "RTX 4090 24G", "¥1.88/小时", "剩余3卡")).replace(
+        "<td class='region'>华东一区</td>", ""
+    )
+    page = parse_market(html, CTX)
+    assert page.offers == []
+    assert reasons_of(page) == {None: "missing_field: key gone: region"}

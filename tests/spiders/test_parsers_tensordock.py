@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from typing import Any
 
 from parser_registry import parse
 from spider_fixture_cases import OBSERVED_AT, RUN_ID, SHARED_SAMPLES, cases
@@ -17,7 +18,13 @@ from gpurent_core.model import (
     StockStatus,
 )
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.tensordock import MIN_RAM_GB, MIN_VCPUS, hostnode_records
+from spiders.parsers.tensordock import (
+    GPU_CONTRACT,
+    MIN_RAM_GB,
+    MIN_VCPUS,
+    hostnode_records,
+    parse_hostnodes,
+)
 
 CTX = ParseContext("tensordock", RUN_ID, OBSERVED_AT)
 SHARED_SPECS = SHARED_SAMPLES / "tensordock" / "hostnode_specs.gpuhunt_fixture.json"
@@ -76,3 +83,74 @@ def test_cards_on_a_node_without_room_for_a_vm_are_sold_out() -> None:
     lines = {r.offer_key: r for r in parse(bad).records if isinstance(r, QuarantineRecord)}
     assert "node-a/l40-pcie-48gb" not in offers("bad_specs")
     assert lines["node-a/l40-pcie-48gb"].reason == "missing_field: key gone: amount"
+
+
+def recorded_nodes() -> dict[str, Any]:
+    case = next(c for c in cases("tensordock") if c.name == "recorded_hostnodes")
+    nodes: dict[str, Any] = load_json(case.input_bytes())["hostnodes"]
+    return nodes
+
+
+def test_a_node_that_cannot_be_read_leaves_its_offers_unread_by_prefix() -> None:
+    """A node makes one offer per card, and its one quarantine line carries the node's id,
+    which is no offer's key: the page declares `<node>/` unread, so those offers stay."""
+    nodes = recorded_nodes()
+    node_id = "7b2e4a91-5c3d-4f60-8e12-a9f4d0c6b233"
+    del nodes[node_id]["specs"]["cpu"]["amount"]  # drift in the node's own specs
+    page = parse_hostnodes({"hostnodes": nodes}, CTX)
+    [line] = [r for r in page.records if isinstance(r, QuarantineRecord)]
+    assert line.offer_key == node_id and line.reason.startswith("missing_field: key gone: ")
+    assert page.unread_prefixes == [f"{node_id}/"]
+    assert not any(o.offer_key.startswith(f"{node_id}/") for o in page.offers)
+    # One card's drift is that card's line, under its own key: nothing else unread.
+    nodes = recorded_nodes()
+    del nodes[node_id]["specs"]["gpu"]["h100-sxm5-80gb"]["amount"]
+    page = parse_hostnodes({"hostnodes": nodes}, CTX)
+    assert page.unread_prefixes == []
+    lines = [r.offer_key for r in page.records if isinstance(r, QuarantineRecord)]
+    assert lines == [f"{node_id}/h100-sxm5-80gb"]
+
+
+def test_vram_is_a_hint_the_slug_can_stand_in_for() -> None:
+    """The slug names the card's memory ("h100-sxm5-80gb"): an entry without `vram` is read
+    from it, no drift; a slug that leaves the size open keeps VRAM unknown, never guessed."""
+    assert "vram" not in GPU_CONTRACT.paths
+    nodes = recorded_nodes()
+    node_id = "7b2e4a91-5c3d-4f60-8e12-a9f4d0c6b233"
+    gpus = nodes[node_id]["specs"]["gpu"]
+    del gpus["h100-sxm5-80gb"]["vram"]
+    gpus["a100-pcie"] = dict(gpus["h100-sxm5-80gb"])
+    page = parse_hostnodes({"hostnodes": nodes}, CTX)
+    assert page.layout_error is None and page.missing_fields == []
+    offers = {o.offer_key: o for o in page.offers}
+    recorded = offers_of_recorded()
+    key = f"{node_id}/h100-sxm5-80gb"
+    assert offers[key] == recorded[key]
+    a100 = offers[f"{node_id}/a100-pcie"]
+    assert (a100.gpu_model, a100.gpu_vram_gb) == ("A100", None)
+
+
+def offers_of_recorded() -> dict[str, OfferRecord]:
+    return offers("recorded_hostnodes")
+
+
+def test_offer_key_does_not_follow_the_free_count() -> None:
+    """Rule of truth 11: free cards, none free, no room for a VM, or a count that cannot be
+    read: one card of one node is one key."""
+    nodes = recorded_nodes()
+    node_id = "7b2e4a91-5c3d-4f60-8e12-a9f4d0c6b233"
+    seen = {}
+    for amount, cpus in ((8, 16), (0, 16), (3, 0), (None, 16)):
+        node = json.loads(json.dumps(nodes[node_id], default=str))
+        node["specs"]["gpu"]["h100-sxm5-80gb"]["amount"] = amount
+        node["specs"]["cpu"]["amount"] = cpus
+        records = hostnode_records(node_id, node, CTX)
+        [offer] = [r for r in records if isinstance(r, OfferRecord) and "h100" in r.offer_key]
+        seen[(amount, cpus)] = (offer.offer_key, offer.status)
+    assert {key for key, _ in seen.values()} == {f"{node_id}/h100-sxm5-80gb"}
+    assert [status for _, status in seen.values()] == [
+        StockStatus.IN_STOCK,
+        StockStatus.SOLD_OUT,
+        StockStatus.SOLD_OUT,
+        StockStatus.UNKNOWN,
+    ]

@@ -118,3 +118,22 @@ def test_search_body_pages_by_id_and_keeps_sold_out_offers() -> None:
     assert body["order"] == [["id", "asc"]]
     assert body["limit"] == 64
     assert "rentable" not in body and "rented" not in body
+
+
+def test_offer_key_does_not_follow_the_stock_flags() -> None:
+    """Rule of truth 11: free, taken, off the market or a flag that says neither, one bundle
+    is one key (its id)."""
+    case = next(c for c in cases("vastai") if c.name == "recorded_page1")
+    offer = load_json(case.input_bytes())["offers"][0]
+    seen = {}
+    for rentable, rented in ((True, False), (True, True), (False, None), ("yes", False)):
+        changed = {**offer, "rentable": rentable, "rented": rented}
+        [record] = parse_bundles({"offers": [changed]}, CTX).offers
+        seen[(rentable, rented)] = (record.offer_key, record.status)
+    assert {key for key, _ in seen.values()} == {str(offer["id"])}
+    assert [status for _, status in seen.values()] == [
+        StockStatus.IN_STOCK,
+        StockStatus.SOLD_OUT,
+        StockStatus.SOLD_OUT,
+        StockStatus.UNKNOWN,
+    ]

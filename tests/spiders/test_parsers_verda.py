@@ -11,7 +11,7 @@ from decimal import Decimal
 from parser_registry import VERDA_RECORDED, parse, verda_answer
 from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
-from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
+from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, SkipKind, StockStatus
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.verda import (
     CONTRACTS,
@@ -33,7 +33,7 @@ def offers_of(case_name: str) -> dict[str, OfferRecord]:
 
 def test_offer_per_type_and_location_in_stock_where_listed() -> None:
     offers = offers_of("recorded_instance_types")
-    assert len(offers) == 8 * 3  # GPU types x locations (the CPU type is quarantined)
+    assert len(offers) == 8 * 3  # GPU types x locations (the CPU type is skipped)
     assert offers["1H100.80S.30V/FIN-01"].status is StockStatus.IN_STOCK
     assert offers["1H100.80S.30V/ICE-01"].status is StockStatus.SOLD_OUT
     h100x8 = offers["8H100.80S.176V/FIN-02"]
@@ -98,12 +98,34 @@ def test_missing_on_demand_answer_keeps_every_offer_out_one_line_each() -> None:
     case = next(c for c in cases("verda") if c.name == "missing_answers")
     page = parse(case)
     assert not any(isinstance(r, OfferRecord) for r in page.records)
-    # No answer names a location: one line per type.
-    assert lines_of("missing_answers") == {
-        **{name: [FAILED_ON_DEMAND] for name in GPU_TYPES},
-        "CPU.4V.16G": ["not_an_offer: CPU-only instance type (no GPU)"],
-    }
+    # No answer names a location: one line per type; the CPU-only type is a skip, no line.
+    assert lines_of("missing_answers") == {name: [FAILED_ON_DEMAND] for name in GPU_TYPES}
     assert "on-demand availability missing: offers kept out, last good state stays" in page.notes
+
+
+def test_missing_on_demand_answer_leaves_each_gpu_type_unread_by_prefix() -> None:
+    """A location only the on-demand answer would have named keeps its offers too: every
+    GPU type read is declared unread as `<type>/` (the CPU-only type makes no offer)."""
+    case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
+    types = read_instance_types(load_json(case.input_bytes()))
+    others = {s: verda_answer({}, s) for s in VERDA_RECORDED}
+    page = build_offers(
+        Inputs(types, **{**others, "on_demand": None}, why_missing={"on_demand": "failed"}), CTX
+    )
+    assert page.unread_prefixes == [f"{name}/" for name in GPU_TYPES]
+    assert page.offers == []
+    keys = {r.offer_key for r in page.records if isinstance(r, QuarantineRecord)}
+    assert keys == set(offers_of("recorded_instance_types"))  # each offer's own key
+    answered = build_offers(Inputs(types, **others), CTX)
+    assert answered.unread_prefixes == []
+
+
+def test_cpu_only_type_is_skipped_not_quarantined() -> None:
+    page = parse(next(c for c in cases("verda") if c.name == "recorded_instance_types"))
+    assert [(r.offer_key, r.skip_kind) for r in page.skipped] == [
+        ("CPU.4V.16G", SkipKind.NOT_A_GPU_OFFER)
+    ]
+    assert not any(isinstance(r, QuarantineRecord) for r in page.records)
 
 
 def test_real_fixtures_read_in_place() -> None:
@@ -266,14 +288,66 @@ def test_a_type_that_lost_a_field_costs_its_offers_alone() -> None:
     case = next(c for c in cases("verda") if c.name == "instance_types_renamed_in_one")
     page = parse(case)
     lost = {"1H200.141S.44V", "1B200.31V"}
-    lines = {r.offer_key: r.reason for r in page.records if not isinstance(r, OfferRecord)}
+    lines = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
     for name in lost:
         for location in ("FIN-01", "FIN-02", "ICE-01"):
             assert lines[f"{name}/{location}"].startswith("missing_field: key gone: ")
     recorded = offers_of("recorded_instance_types")
     kept = {k: o for k, o in recorded.items() if k.split("/")[0] not in lost}
     assert offers_of("instance_types_renamed_in_one") == kept
-    assert page.missing_fields == ["gpu.number_of_gpus", "price_per_hour"]
+    assert page.missing_fields == ["price_per_hour", "currency"]
+
+
+def test_card_count_gone_is_read_from_the_description() -> None:
+    """`number_of_gpus` may be derived ("8x H100 SXM5 80GB"), so its loss is no drift; a
+    description without a count cannot stand in for it."""
+    case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
+    data = load_json(case.input_bytes())
+    for item in data:
+        if item["instance_type"] in ("8H100.80S.176V", "1L40S.20V"):
+            del item["gpu"]["number_of_gpus"]
+        if item["instance_type"] == "1L40S.20V":
+            item["gpu"]["description"] = "L40S 48GB"
+    types = read_instance_types(data)
+    assert types.layout_error is None and types.missing_fields == []
+    others = {s: verda_answer({}, s) for s in VERDA_RECORDED}
+    page = build_offers(Inputs(types, **others), CTX)
+    offers = {r.offer_key: r for r in page.records if isinstance(r, OfferRecord)}
+    assert (
+        offers["8H100.80S.176V/FIN-02"]
+        == offers_of("recorded_instance_types")["8H100.80S.176V/FIN-02"]
+    )
+    lines = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
+    assert lines["1L40S.20V/FIN-02"] == (
+        "missing_field: no number_of_gpus and no count in the name"
+    )
+
+
+def test_offer_keys_do_not_follow_the_stock_answer() -> None:
+    """Rule of truth 11: one type at one location is the same key in stock, sold out, or
+    where the answer cannot say (then its quarantine line carries that key)."""
+    case = next(c for c in cases("verda") if c.name == "recorded_instance_types")
+    types = read_instance_types(load_json(case.input_bytes()))
+    others = {s: verda_answer({}, s) for s in VERDA_RECORDED}
+
+    def keys(listing: object) -> dict[str, str]:
+        on_demand = read_availability(listing, CTX)
+        page = build_offers(Inputs(types, **{**others, "on_demand": on_demand}), CTX)
+        return {
+            r.offer_key: r.status.value if isinstance(r, OfferRecord) else "unread"
+            for r in page.records
+            if isinstance(r, OfferRecord | QuarantineRecord) and r.offer_key
+            and r.offer_key.startswith("1H100.80S.30V/")
+        }  # fmt: skip
+
+    in_stock = keys([{"location_code": loc, "availabilities": ["1H100.80S.30V"]}
+                     for loc in LOCATIONS])  # fmt: skip
+    sold_out = keys([{"location_code": loc, "availabilities": []} for loc in LOCATIONS])
+    unknown = keys([{"location_code": loc, "availabilities": None} for loc in LOCATIONS])
+    expected = {f"1H100.80S.30V/{loc}" for loc in LOCATIONS}
+    assert set(in_stock) == set(sold_out) == set(unknown) == expected
+    assert set(in_stock.values()) == {"in_stock"} and set(sold_out.values()) == {"sold_out"}
+    assert set(unknown.values()) == {"unread"}
 
 
 def test_every_contract_is_listed() -> None:

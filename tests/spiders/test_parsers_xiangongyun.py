@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from parser_registry import parse
 from spider_fixture_cases import cases
 
-from gpurent_core.model import FeeType, OfferRecord, QuarantineRecord, StockStatus
-from spiders.parsers.common import PageResult
+from gpurent_core.model import FeeType, OfferRecord, QuarantineRecord, SkipKind, StockStatus
+from spiders.parsers.common import PageResult, ParseContext
+from spiders.parsers.xiangongyun import CELLS, parse_pricing
+
+CTX = ParseContext("xiangongyun", "test-run", datetime(2026, 10, 4, 12, 0, tzinfo=UTC))
+
+
+def pricing(*rows: tuple[str, str, str, str, str]) -> str:
+    """A pricing page holding `rows` of (name, memory, region, price, stock)."""
+    cells = "".join(
+        "<tr class='gpu-row'>"
+        + "".join(f"<td class='{n}'>{v}</td>" for n, v in zip(CELLS, row, strict=True))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table class='gpu-price-table'><tbody>{cells}</tbody></table>"
 
 
 def _parsed(name: str) -> PageResult:
@@ -40,8 +55,12 @@ def test_recorded_page_reads_price_stock_words_and_the_stopped_disk_fee() -> Non
     )
     assert fee.charged_while_stopped and fee.basis.value == "gb"
     assert fee.mandatory  # the way to keep a stopped instance without paying for its GPU
-    [quarantined] = [r for r in page.records if isinstance(r, QuarantineRecord)]
-    assert quarantined.offer_key == "宁波一区/H100" and "面议" in quarantined.reason
+    # 面议 ("price on request") is no public price: the H100 row is skipped, not quarantined,
+    # so the recorded page holds no unreadable offer at all.
+    assert not any(isinstance(r, QuarantineRecord) for r in page.records)
+    [skipped] = page.skipped
+    assert (skipped.offer_key, skipped.skip_kind) == ("宁波一区/H100", SkipKind.NO_PUBLIC_PRICE)
+    assert "面议" in skipped.detail
 
 
 def test_broken_rows_are_quarantined_one_by_one() -> None:
@@ -54,9 +73,13 @@ def test_broken_rows_are_quarantined_one_by_one() -> None:
     assert offers["宁波一区/A100"].status is StockStatus.UNKNOWN  # empty stock cell
     reasons = {r.offer_key: r.reason for r in page.records if isinstance(r, QuarantineRecord)}
     assert reasons["宁波一区/RTX 3090"].startswith("price_unparsed")  # no unit
-    assert reasons["宁波一区/Tesla K80"].startswith("gpu_unresolved")
     assert reasons["宁波一区/L20"].startswith("gpu_unresolved")  # 24 GB is no L20
     assert reasons[None].startswith("missing_field")
+    # A Kepler card is outside the catalog on purpose: skipped, never an unreadable offer.
+    assert "宁波一区/Tesla K80" not in reasons
+    assert {r.offer_key: r.skip_kind for r in page.skipped} == {
+        "宁波一区/Tesla K80": SkipKind.OUTSIDE_CATALOG
+    }
 
 
 def test_a_page_without_the_table_is_a_layout_error_not_sold_out() -> None:
@@ -108,3 +131,45 @@ def test_the_contract_is_declared() -> None:
 
     assert xiangongyun.CONTRACTS == (xiangongyun.ROW,)
     assert xiangongyun.ROW.stock == ("gpu-stock",)
+
+
+def test_ask_us_wordings_are_skipped_and_other_priceless_text_is_quarantined() -> None:
+    page = parse_pricing(
+        pricing(
+            ("H100", "80GB", "宁波一区", "面议", "充足"),
+            ("H200", "141GB", "宁波一区", "联系客服询价", "充足"),
+            ("H20", "96GB", "宿迁二区", "Contact sales", "充足"),
+            ("A800", "80GB", "宿迁二区", "¥--/时", "充足"),
+        ),
+        CTX,
+    )
+    assert {r.offer_key: r.skip_kind for r in page.skipped} == {
+        "宁波一区/H100": SkipKind.NO_PUBLIC_PRICE,
+        "宁波一区/H200": SkipKind.NO_PUBLIC_PRICE,
+        "宿迁二区/H20": SkipKind.NO_PUBLIC_PRICE,
+    }
+    assert list(reasons_of(page)) == ["宿迁二区/A800"]  # an offer whose price cannot be read
+    assert reasons_of(page)["宿迁二区/A800"].startswith("price_unparsed")
+
+
+def test_offer_key_does_not_follow_the_stock_word() -> None:
+    """Rule of truth 11: 充足, 紧张, 售罄 and a word we cannot read give one key."""
+    seen = {}
+    for stock in ("充足", "紧张", "售罄", "维护中"):
+        row = ("RTX 4090", "24GB", "宁波一区", "¥1.98/时", stock)
+        [offer] = parse_pricing(pricing(row), CTX).offers
+        seen[offer.status] = offer.offer_key
+    assert len(seen) == 4 and set(seen.values()) == {"宁波一区/RTX 4090"}
+
+
+def test_a_row_without_its_center_cell_names_no_offer() -> None:
+    """The key is center/GPU: a row whose center cell is gone is quarantined without a key
+    rather than under the GPU alone, which would name another offer."""
+    rows = [
+        ("RTX 4090", "24GB", "宁波一区", "¥1.98/时", "充足"),
+        ("L40S", "48GB", "宿迁二区", "¥4.20/时", "紧张"),
+    ]
+    html = pricing(*rows).replace("<td class='gpu-region'>宁波一区</td>", "")
+    page = parse_pricing(html, CTX)
+    assert [o.offer_key for o in page.offers] == ["宿迁二区/L40S"]
+    assert reasons_of(page) == {None: "missing_field: key gone: gpu-region"}

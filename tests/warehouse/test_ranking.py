@@ -1,5 +1,7 @@
 """`costed_latest_offers(..., limit=N)` is exactly `costed_latest_offers(...)[:N]` (issue 13):
-the bound-first ranking (warehouse.ranking) on random markets and on the recorded pages."""
+the bound-first ranking (warehouse.ranking) on random markets and on the recorded pages,
+with and without the stale rows (rule of truth 11: partial runs' unseen offers, and every
+offer of a provider whose latest run failed), which both paths leave out alike."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from gpurent_core.model import (
     RunStatus,
     StockStatus,
 )
-from warehouse.costed import CostedOffer, costed_latest_offers, fx_table_for
+from warehouse.costed import CostedOffer, costed_latest_offers, fx_table_for, stale_left_out
 from warehouse.db import connect
 from warehouse.load import load_run
 from warehouse.ranking import BoundQuery
@@ -121,7 +123,8 @@ def profiles(draw: st.DrawFn) -> UsageProfile:
 
 def load_market(con: duckdb.DuckDBPyConnection, kit: FeedKit, specs: list[dict[str, Any]]) -> None:
     """Run 1 (ok) of each provider lists its offers; some providers then have a partial run 2
-    that sees only some of them again (the others stay, stale) and sells out one it saw."""
+    that could not read some of them (they stay, stale) and sells out one it saw; others
+    then have a failed run 2 (every offer of theirs stale)."""
     by_provider: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for n, spec in enumerate(specs):
         by_provider.setdefault(spec["provider"], []).append((f"o{n:03d}", spec))
@@ -135,10 +138,13 @@ def load_market(con: duckdb.DuckDBPyConnection, kit: FeedKit, specs: list[dict[s
         load_run(con, first, kit.write(f"{provider}-1", [record(first, k, s) for k, s in offers]))
         again = [(k, s) for k, s in offers if s["seen_again"]]
         if index % 2 == 0 and again and len(again) < len(offers):
-            second = kit.run(2, RunStatus.PARTIAL, provider=provider)
+            unseen = tuple(k for k, s in offers if not s["seen_again"])
+            second = kit.run(2, RunStatus.PARTIAL, provider=provider, unread_keys=unseen)
             lines = [record(second, k, s) for k, s in again[1:]]
             lines.append(record(second, *again[0], status=StockStatus.SOLD_OUT))
             load_run(con, second, kit.write(f"{provider}-2", lines))
+        elif index % 4 == 1:
+            load_run(con, kit.run(2, RunStatus.FAILED, provider=provider), None)
 
 
 @pytest.fixture
@@ -201,24 +207,41 @@ def test_limit_n_is_the_first_n_of_the_full_ranking(
         try:
             load_market(con, FeedKit(Path(tmp)), specs)
             filters = {"min_vram_gb": min_vram, "in_stock_only": in_stock, "provider": provider}
-            full = check_limits(con, profile, limits, display_currency=display, **filters)
-            # The bound query lists exactly the offers the full ranking costs (skipping a
-            # group's later members relies on it), each at or below its exact monthly cost.
-            query = BoundQuery(
-                con,
-                profile,
-                display_currency=display,
-                fx=fx_table_for(con),
-                filters={"min_vram_gb": min_vram, "provider": provider},
-                in_stock_only=in_stock,
-            )
-            listed = query.first(10_000)
-            assert listed.complete
-            bound = dict(zip(listed.keys, listed.bounds, strict=True))
-            assert set(bound) == {(c.offer["provider"], c.offer["offer_key"]) for c in full}
-            for c in full:
-                key = (c.offer["provider"], c.offer["offer_key"])
-                assert bound[key] <= c.cost.monthly_display, (key, bound[key], c.cost.lines)
+            ranked = {}
+            for include_stale in (False, True):
+                full = check_limits(
+                    con,
+                    profile,
+                    limits,
+                    display_currency=display,
+                    include_stale=include_stale,
+                    **filters,
+                )
+                # The bound query lists exactly the offers the full ranking costs (skipping a
+                # group's later members relies on it), each at or below its exact monthly cost.
+                query = BoundQuery(
+                    con,
+                    profile,
+                    display_currency=display,
+                    fx=fx_table_for(con),
+                    filters={"min_vram_gb": min_vram, "provider": provider},
+                    in_stock_only=in_stock,
+                    include_stale=include_stale,
+                )
+                listed = query.first(10_000)
+                assert listed.complete
+                bound = dict(zip(listed.keys, listed.bounds, strict=True))
+                assert set(bound) == {(c.offer["provider"], c.offer["offer_key"]) for c in full}
+                for c in full:
+                    key = (c.offer["provider"], c.offer["offer_key"])
+                    assert bound[key] <= c.cost.monthly_display, (key, bound[key], c.cost.lines)
+                ranked[include_stale] = full
+            # Confirmed only by default; with the stale rows, the same ranking plus them.
+            assert not any(c.offer["stale"] for c in ranked[False])
+            assert [same(c) for c in ranked[True] if not c.offer["stale"]] == [
+                same(c) for c in ranked[False]
+            ]
+            assert stale_left_out(con, profile, **filters) == len(ranked[True]) - len(ranked[False])
         finally:
             con.close()
 

@@ -66,9 +66,10 @@ def test_an_item_quarantined_in_a_partial_run_and_back_is_no_alert(
     other = market.offer("other", gpu_model="H100", gpu_vram_gb=80)
     free = market.offer(available_count=2)
     market.poll([other, free])  # baseline: in stock, fired
-    # h1 quarantined twice running: were it read as absent, it would re-arm and fire again.
-    market.poll([other], status=RunStatus.PARTIAL)
-    market.poll([other], status=RunStatus.PARTIAL)
+    # h1 quarantined twice running (its key read, so it stays, stale: rule 10): were it read
+    # as absent, it would re-arm and fire again.
+    market.poll([other], status=RunStatus.PARTIAL, unread_keys=("h1",))
+    market.poll([other], status=RunStatus.PARTIAL, unread_keys=("h1",))
     stale = latest_offers(con).filter(latest_offers(con)["offer_key"] == "h1")
     assert stale["stale"].to_list() == [True]
     market.poll([other, free])
@@ -84,7 +85,7 @@ def test_a_stale_row_never_re_arms_a_leaving_pair(
     free = market.offer(available_count=2)
     market.poll([other, free])  # fired at the baseline
     market.poll([other, market.offer(status=StockStatus.SOLD_OUT, available_count=0)])
-    market.poll([other], status=RunStatus.PARTIAL)  # h1 unseen: no second out reading
+    market.poll([other], status=RunStatus.PARTIAL, unread_keys=("h1",))  # h1 unseen: no reading
     market.poll([other, free])  # back in: a flap, not a restock
     assert evaluate(con, market) == []
 
@@ -97,7 +98,7 @@ def test_a_stale_row_never_counts_as_the_confirming_poll(
     uncounted = market.offer(available_count=None)
     market.poll([other, market.offer(status=StockStatus.SOLD_OUT, available_count=0)])
     market.poll([other, uncounted])  # in stock, no free count: needs a second poll
-    market.poll([other], status=RunStatus.PARTIAL)  # h1 kept stale, in stock
+    market.poll([other], status=RunStatus.PARTIAL, unread_keys=("h1",))  # h1 kept stale
     assert evaluate(con, market) == []
     assert states(con) == {(1, "acme", "h1"): "arriving"}
     market.poll([other, uncounted])  # the second poll that saw it

@@ -93,8 +93,12 @@ class Market:
         status: RunStatus = RunStatus.OK,
         *,
         at: datetime | None = None,
+        **scope: Any,
     ) -> ProviderRun:
-        """Load one run of the provider with these offers (and this status)."""
+        """Load one run of the provider with these offers (and this status); ``scope``: the
+        ProviderRun fields of what it could not read (``unread_keys=("h1",)``: h1's item was
+        quarantined with its key, so h1 stays, stale) or where it lists only capacity
+        (``sold_out_unlisted``)."""
         self.n += 1
         started = at or self.start + timedelta(minutes=self.n)
         run = ProviderRun(
@@ -103,6 +107,7 @@ class Market:
             started_at=started,
             finished_at=started + timedelta(seconds=20),
             status=status,
+            **scope,
         )
         records = [
             OfferRecord(

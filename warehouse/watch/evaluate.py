@@ -11,9 +11,11 @@ provider is its baseline: offers in stock then were in stock before the watch ex
 which is not a transition (``machine.first_state``).
 
 No alert from drift (rule of truth 7): a layout_changed or failed run is never read; a
-partial run gives readings only for the offers it saw. What it kept stale, or did not
-list, gets no reading at all (not ABSENT: the run could not see it), so a stale row never
-fires, never counts as a confirming poll and never re-arms.
+partial run gives readings for the offers it saw, and ABSENT for those it closed (it read
+their listing whole and they were no longer there: rule 10). What it kept stale gets no
+reading at all (not ABSENT: the run could not see it), so a stale row never fires, never
+counts as a confirming poll and never re-arms. An offer the warehouse turned sold out (no
+longer listed where the provider lists only capacity) is read sold out, like any other.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from warehouse.watch.machine import (
 )
 from warehouse.watch.message import compose, cost_for_message
 from warehouse.watch.outbox import Notification, enqueue
-from warehouse.watch.runs import RunRef, good_runs_after, offers_of_run
+from warehouse.watch.runs import RunRef, good_runs_after, kept_stale, offers_of_run
 from warehouse.watch.store import list_watches
 
 log = logging.getLogger(__name__)
@@ -241,6 +243,7 @@ def evaluate_watches(
             # (a backlog after downtime is never held in memory all at once).
             for run in sorted(set().union(*pending.values())):
                 offers = offers_of_run(con, provider, run.run_id)
+                unseen = kept_stale(con, provider, run.run_id)
                 for watch in chosen:
                     if run not in pending.get(watch.watch_id, ()):
                         continue
@@ -249,7 +252,7 @@ def evaluate_watches(
                     for alert in _apply_run(
                         watch, provider, run, offers, states,
                         baseline=baseline, fx=fx, display_currency=display_currency,
-                        now=now, result=result,
+                        now=now, result=result, unseen=unseen,
                     ):  # fmt: skip
                         result.alerts.append(alert)
                         notifications.extend(_notifications(watch, alert))
@@ -301,9 +304,11 @@ def _apply_run(
     display_currency: str,
     now: datetime,
     result: Evaluation,
+    unseen: set[str] | frozenset[str] = frozenset(),
 ) -> list[Alert]:
-    """One good run applied to one watch: a reading for every pair it saw; a complete run
-    reads the pairs it no longer lists as absent, a partial run leaves them as they were."""
+    """One good run applied to one watch: a reading for every pair it saw; the pairs it no
+    longer lists read absent (the run closed them), except those it kept stale (``unseen``),
+    which it leaves as they were."""
     alerts: list[Alert] = []
     listed: set[str] = set()
     for offer in offers:
@@ -333,11 +338,9 @@ def _apply_run(
                     stale=now - run.finished_at > STALE_AFTER,
                 )
             )
-    if not run.complete:
-        return alerts  # unseen is not absent: the partial run could not see them
     for offer_key in states.offer_keys(watch.watch_id, provider):
-        if offer_key in listed:
-            continue
+        if offer_key in listed or offer_key in unseen:
+            continue  # unseen is not absent: the run could not see it (stale)
         key = (watch.watch_id, provider, offer_key)
         start = states.states[key]
         step = advance(start, Reading(Signal.ABSENT))

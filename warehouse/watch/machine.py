@@ -3,8 +3,9 @@
 Rule of truth 7: alerts fire on confirmed transitions only, once per transition, and re-arm
 only after a confirmed sold-out. Precisely:
 
-Readings. Each *good poll* (an ``ok`` provider run; failed, partial, auth_required and
-layout_changed runs never reach this module) gives the pair one reading:
+Readings. Each *good poll* (an ``ok`` or ``partial`` provider run that fed the latest state;
+failed, auth_required and layout_changed runs never reach this module, and a partial run
+gives no reading for an offer it kept stale without seeing it) gives the pair one reading:
 
 - ``IN``: the offer is listed, rentable (in_stock or low), can supply the watch's cards and,
   when the watch has a price cap, its true price is at or under the cap. ``covers`` says
@@ -12,7 +13,8 @@ layout_changed runs never reach this module) gives the pair one reading:
 - ``OUT_STOCK``: listed but not rentable for this watch (sold_out, too few cards, or no
   longer matching the watch).
 - ``OUT_PRICE``: rentable, but its true price is over the watch's cap.
-- ``ABSENT``: not in the run at all (a complete run no longer lists it).
+- ``ABSENT``: not in the run at all (the run closed it: it read the listing whole and the
+  offer was no longer there, rule of truth 10).
 - ``UNKNOWN``: listed with no readable stock signal, or a price that cannot be compared
   (no FX rate). Unknown is never in stock and never sold out (rule of truth 1).
 
