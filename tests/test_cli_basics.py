@@ -163,3 +163,22 @@ def test_a_command_built_alone_says_what_it_says_in_the_whole_app(name: str) -> 
     assert alone.exit_code == whole.exit_code == 0
     assert alone.output == whole.output
     assert f"gpurent {name}" in alone.output
+
+
+def test_providers_details_name_what_the_last_run_skipped(tmp_path: Path) -> None:
+    from tests.warehouse.wh_kit import FeedKit
+    from warehouse.load import load_run
+
+    kit, db = FeedKit(tmp_path), tmp_path / "w.duckdb"
+    run = kit.run(1, provider="lambda", skipped=(("not_a_gpu_offer", 1), ("not_offered", 2)))
+    con = connect(db)
+    try:
+        load_run(con, run, kit.write("r1", [kit.offer(run, "gpu_1x_a10/us-east-1")]))
+    finally:
+        con.close()
+    rows = invoke_json("providers", "--details", "--db", str(db))
+    by_name = {r["provider"]: r for r in rows}
+    assert by_name["lambda"]["skipped"] == {"not_a_gpu_offer": 1, "not_offered": 2}
+    assert by_name["cudo"]["skipped"] == {}
+    table = invoke("providers", "--details", "--db", str(db)).stdout
+    assert "not_a_gpu_offer 1, not_offered 2" in " ".join(table.split())

@@ -48,8 +48,9 @@ def provider_status(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per provider ever run.
 
     Columns: provider; last_run_id, last_status, last_run_started_at, last_run_at (its
-    finished_at), last_message, last_offers, last_quarantined, last_http_errors (the last
-    run, any status); last_good_run_id, last_good_at (finished_at), last_good_offers (the
+    finished_at), last_message, last_offers, last_quarantined, last_http_errors,
+    last_skipped (JSON: items skipped by kind, NULL when none) (the last run, any status);
+    last_good_run_id, last_good_at (finished_at), last_good_offers (the
     run the latest state comes from; null when the provider never had a good run).
     """
     return frame(
@@ -65,6 +66,7 @@ def provider_status(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             l.offers      AS last_offers,
             l.quarantined AS last_quarantined,
             l.http_errors AS last_http_errors,
+            l.skipped     AS last_skipped,
             g.run_id      AS last_good_run_id,
             g.finished_at AS last_good_at,
             g.offers      AS last_good_offers

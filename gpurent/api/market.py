@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -83,6 +84,8 @@ class ProviderState:
     """How the last run ended: ok, partial, failed, auth_required, layout_changed..."""
     last_offers: int | None
     last_quarantined: int | None
+    last_skipped: dict[str, int]
+    """Items of the last run that are no offer gpurent ranks, by kind (rule of truth 9)."""
     last_run_at: datetime | None
     good_data_from: datetime | None
     """When the data still shown was fetched (the last good run)."""
@@ -113,6 +116,7 @@ def providers(*, db: Path | str | None = None) -> list[ProviderState]:
                 last_status=st.get("last_status"),
                 last_offers=st.get("last_offers"),
                 last_quarantined=st.get("last_quarantined"),
+                last_skipped=json.loads(st["last_skipped"]) if st.get("last_skipped") else {},
                 last_run_at=st.get("last_run_at"),
                 good_data_from=st.get("last_good_at"),
                 message=st.get("last_message"),

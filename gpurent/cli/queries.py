@@ -156,6 +156,11 @@ def _rows(
     return rows, OFFER_COLUMNS + JSON_EXTRA
 
 
+def _skipped_text(skipped: dict[str, int]) -> str:
+    """'not_a_gpu_offer 1, no_public_price 2' (items that are no offer, by kind)."""
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(skipped.items()))
+
+
 def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
     """Known providers with their last run (``gpurent.api.providers``), as rows."""
     from gpurent_core.billing_facts import facts_for, unknown_facts
@@ -180,6 +185,7 @@ def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
             "message": st.message,
         }
         if details:
+            row["skipped"] = st.last_skipped
             row["min_poll_interval_s"] = st.min_poll_interval_s
             row["billing_facts"] = [f.as_row() for f in facts_for(st.provider)]
             row["unknown_facts"] = [k.value for k in unknown_facts(st.provider)]
@@ -322,7 +328,9 @@ def providers(
     details: Annotated[
         bool,
         typer.Option(
-            "--details", help="Also show each provider's billing facts, with source and date."
+            "--details",
+            help="Also show what each provider's last run skipped (by kind) and its billing "
+            "facts, with source and date.",
         ),
     ] = False,
     db: DbOption = None,
@@ -344,6 +352,7 @@ def providers(
             if k not in ("billing_facts", "unknown_facts", "last_run_at", "good_data_from")
         }
         | {"auth_env": ", ".join(r["auth_env"])}
+        | ({"skipped": _skipped_text(r["skipped"])} if details else {})
         for r in rows
     ]
     render(table_rows, fmt, title="providers")
