@@ -1,0 +1,26 @@
+"""The provider table says which bundled recordings keep an unreadable offer on purpose, and
+it says what the recordings' PROVENANCE files say (the crawl test holds the runs to them)."""
+
+from __future__ import annotations
+
+import re
+
+from replay.loader import default_root
+from tests.conftest import REPO_ROOT
+
+
+def on_purpose_in_provenance() -> set[str]:
+    root = default_root() / "default"
+    return {
+        p.name
+        for p in root.iterdir()
+        if (p / "PROVENANCE").is_file()
+        and "Unreadable on purpose:" in (p / "PROVENANCE").read_text(encoding="utf-8")
+    }
+
+
+def test_the_provider_table_names_the_recordings_partial_on_purpose() -> None:
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z]+)` .*\|$", text, flags=re.MULTILINE)
+    partial = set(re.findall(r"^\| `([a-z]+)` .*replay `partial` on purpose", text, re.MULTILINE))
+    assert rows and partial == on_purpose_in_provenance()
