@@ -31,6 +31,11 @@ written before any timing starts:
   watch-poll flow every ``--alert-interval`` seconds, default 60, 3 trials spread over the
   interval); ``alert_latency_s`` is the worst trial, the goal holding "every time". Full
   runs only (a minute and a half a trial).
+* market over time: ``benchmarks/market_over_time.py`` (a simulated market of ten providers
+  on the replay server, ``--market-polls`` polls, default 200, each crawled, loaded and
+  evaluated for real, gpurent's answers checked against the simulation's truth after every
+  poll); ``market_violations`` per check, with ``market_polls``, ``market_providers`` and
+  ``market_seconds``. The goal is no violation. Full runs only (about 10 s a poll).
 
 Figures with more than two sides run them in rotation (benchmarks.measure.rotated). The
 project's bytecode is brought up to date before anything is timed (``compile_project``).
@@ -97,6 +102,10 @@ class Results:
                 "startup_floor_s",
                 "storage_gib_year",
                 "alert_latency_s",
+                "market_polls",
+                "market_providers",
+                "market_seconds",
+                "market_violations",
             )
         )
     )
@@ -360,6 +369,40 @@ def bench_alert(interval: float, trials: int, res: Results) -> None:
     res.summary["alert_latency_s"] = round(worst, 1)
 
 
+def bench_market(polls: int, res: Results) -> None:
+    """market_over_time.py in its own process; its last line holds the headline figures."""
+    from benchmarks.measure import child_env
+
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.market_over_time", "--polls", str(polls), "--quiet"],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines or not lines[-1].startswith("{"):
+        raise RuntimeError(f"market_over_time.py failed: {done.stderr.strip()[-2000:]}")
+    head = json.loads(lines[-1])
+    violations: dict[str, int] = head["violations"]
+    opportunities: dict[str, int] = head["opportunities"]
+    worst = [f"{k} {v}" for k, v in violations.items() if v]
+    res.rows.append(
+        Row(
+            f"market over time, {head['polls']} polls x {head['providers']} providers",
+            f"{sum(violations.values())} violations" + (f" ({', '.join(worst)})" if worst else ""),
+            f"{sum(opportunities.values()):,} checks",
+            None,
+            f"0 violations ({head['seconds']:.0f} s)",
+        )
+    )
+    res.summary["market_polls"] = head["polls"]
+    res.summary["market_providers"] = head["providers"]
+    res.summary["market_seconds"] = head["seconds"]
+    res.summary["market_violations"] = violations
+
+
 def render(res: Results, console: Console) -> None:
     table = Table(title="gpurent benchmarks (medians, paired with their baselines)")
     for column in ("figure", "gpurent", "baseline", "ratio", "goal"):
@@ -393,9 +436,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--alert-trials", type=int, default=3, help="restock trials")
     parser.add_argument(
+        "--market-polls", type=int, default=200, help="market over time: polls of simulated time"
+    )
+    parser.add_argument(
         "--only",
         nargs="+",
-        choices=("load", "query", "startup", "storage", "crawl", "alert"),
+        choices=("load", "query", "startup", "storage", "crawl", "alert", "market"),
         help="measure only these figures",
     )
     return parser.parse_args(argv)
@@ -405,9 +451,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     sizes = tuple(sorted(args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)))
     crawl_offers = args.crawl_offers or (5_000 if args.quick else 100_000)
-    only = set(args.only or ("load", "query", "startup", "storage", "crawl", "alert"))
+    figures = ("load", "query", "startup", "storage", "crawl", "alert", "market")
+    only = set(args.only or figures)
     if args.quick:
-        only -= {"storage", "alert"}  # minutes of simulated polls or of waiting: full runs only
+        # Minutes of simulated polls or of waiting: full runs only.
+        only -= {"storage", "alert", "market"}
     # Wide enough for the table when stderr is a file or a pipe (Rich would assume 80).
     console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
     res = Results()
@@ -442,6 +490,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"alert: {args.alert_trials} restocks, {args.alert_interval:g} s poll ..."
             )
             bench_alert(args.alert_interval, args.alert_trials, res)
+        if "market" in only:
+            console.print(f"market over time: {args.market_polls} polls ...")
+            bench_market(args.market_polls, res)
         shutil.rmtree(root, ignore_errors=True)
     render(res, console)
     console.print(f"total {time.perf_counter() - started:,.0f} s")

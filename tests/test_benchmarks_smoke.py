@@ -28,6 +28,10 @@ KEYS = {
     "startup_floor_s",
     "storage_gib_year",
     "alert_latency_s",
+    "market_polls",
+    "market_providers",
+    "market_seconds",
+    "market_violations",
 }
 
 
@@ -71,6 +75,8 @@ def test_a_tiny_run_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixtu
         "query_beyond_startup_ms_1m",
         "storage_gib_year",
         "alert_latency_s",
+        "market_polls",
+        "market_violations",
     ):
         assert summary[key] is None, key
     for figure in ("load 40 offers", "cheapest --min-vram 32", "start-up", "crawl 600 offers"):
