@@ -1,6 +1,7 @@
 -- Views over the change history (sql/0003_history.sql). Only CREATE OR REPLACE VIEW, so a
 -- later migration may re-apply this file after editing it. These replace views.sql's
--- latest_runs and latest_offers: do not re-apply views.sql after migration 3.
+-- latest_runs and latest_offers: do not re-apply views.sql after migration 3. (latest_offers
+-- is defined again by migrations 12, 13 and 17: the last one is the one in use.)
 
 -- Good runs with their place in their provider's history.
 CREATE OR REPLACE VIEW history_runs AS
