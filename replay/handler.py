@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from replay.answer import Answer
 from replay.matching import IncomingRequest
 
-if TYPE_CHECKING:
-    from replay.server import ReplayServer, _HTTPServer
+
+class Replaying(Protocol):
+    """What the handler asks of the replay server (replay.server.ReplayServer): stated here
+    so that the handler needs nothing from the module that starts it."""
+
+    stopping: threading.Event
+
+    def answer(self, request: IncomingRequest) -> Answer: ...
+
+    def control(self, method: str, action: str, body: bytes) -> Answer: ...
+
+
+class _Serving(Protocol):
+    replay: Replaying
 
 access_log = logging.getLogger("replay.access")
 
@@ -26,8 +39,8 @@ class ReplayHandler(BaseHTTPRequestHandler):
     server_version = "gpurent-replay/1"
 
     @property
-    def replay(self) -> ReplayServer:
-        return cast("_HTTPServer", self.server).replay
+    def replay(self) -> Replaying:
+        return cast(_Serving, self.server).replay
 
     def do_GET(self) -> None:
         self.dispatch()

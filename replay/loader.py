@@ -59,9 +59,8 @@ class RecordingError(Exception):
 
 
 def default_root() -> Path:
-    import replay
-
-    return Path(replay.__file__).parent / "recordings"
+    """The bundled recordings, beside this package's modules."""
+    return Path(__file__).resolve().parent / "recordings"
 
 
 def load_recordings(root: Path | None = None) -> Recordings:
