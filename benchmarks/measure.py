@@ -75,9 +75,6 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env["NO_COLOR"] = "1"
-    # A resident server (`gpurent serve`) the developer runs must not answer timed commands;
-    # the start-up figure measures the served path on purpose, with a server of its own.
-    env["GPURENT_RESIDENT"] = "0"
     env.setdefault("GPURENT_CURRENCY", "CNY")
     return env
 

@@ -10,9 +10,6 @@ import pytest
 
 # Tests never reach the internet: keep Prefect from trying.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-# A resident server the developer runs (`gpurent serve`) must not answer the suite's commands:
-# tests of the server itself turn it back on for their own processes.
-os.environ["GPURENT_RESIDENT"] = "0"
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

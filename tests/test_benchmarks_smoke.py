@@ -23,7 +23,6 @@ KEYS = {
     "query_beyond_startup_ms_10k",
     "query_beyond_startup_ms_1m",
     "startup_s",
-    "startup_served_s",
     "startup_help_s",
     "startup_floor_s",
     "storage_gib_year",
@@ -60,7 +59,6 @@ def test_a_tiny_run_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixtu
     for key in (
         "load_ratio",
         "startup_s",
-        "startup_served_s",
         "startup_help_s",
         "startup_floor_s",
         "crawl_ratio",

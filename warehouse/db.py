@@ -34,7 +34,7 @@ from warehouse.errors import (
     damaged_message,
     is_damage,
 )
-from warehouse.migrations import migrate
+from warehouse.migrations import LATEST_MIGRATION, migrate
 
 if TYPE_CHECKING:
     import polars as pl
@@ -92,12 +92,18 @@ def connect(
         # No progress bar: DuckDB draws it on stdout for slow queries, inside JSON output.
         con.execute("SET TimeZone = 'UTC'; SET enable_progress_bar = false")
         if read_only:
-            _require_schema(con, db_path)
+            current = _require_schema(con, db_path)
         else:
             migrate(con)
     except BaseException:
         con.close()
         raise
+    if read_only and not current:
+        # A warehouse an older gpurent wrote: upgrade it once (a writer's short transaction
+        # per migration), then read it as asked.
+        con.close()
+        connect(db_path, read_only=False, wait_s=wait_s, retries=retries).close()
+        return connect(db_path, read_only=True, wait_s=wait_s, retries=retries)
     return con
 
 
@@ -250,9 +256,11 @@ def busy_message(db_path: Path, lock_error: str, *, waited_s: float) -> str:
     )
 
 
-def _require_schema(con: duckdb.DuckDBPyConnection, db_path: Path) -> None:
+def _require_schema(con: duckdb.DuckDBPyConnection, db_path: Path) -> bool:
+    """Whether the file's schema is this gpurent's (False: migrations are pending)."""
     # Asking for the table itself costs under 1 ms; information_schema costs ~5 ms an open.
     try:
-        con.execute("SELECT 1 FROM schema_migrations LIMIT 1").fetchall()
+        row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
     except duckdb.CatalogException as exc:
         raise WarehouseMissing(f"{db_path} holds no gpurent warehouse (never migrated)") from exc
+    return row is not None and row[0] is not None and row[0] >= LATEST_MIGRATION

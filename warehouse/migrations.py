@@ -55,6 +55,10 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
+LATEST_MIGRATION = max(m.version for m in MIGRATIONS)
+"""The schema version this gpurent writes: a file below it is upgraded on first open."""
+
+
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
     """(version, name) of the applied migrations, oldest first."""
     rows = con.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()

@@ -66,7 +66,6 @@ COMMAND_HOMES = {
     "gpus": "gpus",
     "normalize": "normalize",
     "replay": "replay_cmd",
-    "serve": "serve",
 }
 
 
@@ -107,21 +106,9 @@ def app_for(argv: Sequence[str]) -> typer.Typer:
     return build_app((home,)) if home else build_app()
 
 
-# Click commands built ahead, by command module: the resident server (gpurent.cli.resident)
-# builds those of the read-only commands once, and each command it forks runs one as is.
-PREBUILT: dict[str, click.Command] = {}
-
-
 def command_for(argv: Sequence[str]) -> click.Command:
-    """The Click command that runs ``argv`` (what calling ``app_for(argv)`` would build)."""
-    home = COMMAND_HOMES.get(argv[0]) if argv else None
-    prebuilt = PREBUILT.get(home) if home else None
-    return prebuilt if prebuilt is not None else typer.main.get_command(app_for(argv))
-
-
-def prebuild(homes: Sequence[str]) -> None:
-    for home in homes:
-        PREBUILT[home] = typer.main.get_command(build_app((home,)))
+    """The Click command that runs ``argv`` (only its command's module is built)."""
+    return typer.main.get_command(app_for(argv))
 
 
 def expand_optional_values(argv: Sequence[str]) -> list[str]:

@@ -156,3 +156,18 @@ def test_constraints_reject_values_outside_the_enums(con: duckdb.DuckDBPyConnect
             "INSERT INTO fx_rates (rate_date, base, quote, rate, source)"
             " VALUES (DATE '2026-11-01', 'usd', 'CNY', 7.1, 'test')"
         )
+
+
+def test_a_reader_upgrades_a_warehouse_an_older_gpurent_wrote(db_path: Path) -> None:
+    con = connect(db_path)
+    latest = MIGRATIONS[-1]
+    # As the release before the latest migration left it: no row for it, none of its views.
+    con.execute(f"DELETE FROM schema_migrations WHERE version = {latest.version}")
+    con.close()
+    reader = connect(db_path, read_only=True)
+    try:
+        versions = [v for v, _ in applied_migrations(reader)]
+        assert versions[-1] == latest.version
+        assert reader.execute("SELECT count(*) FROM latest_offers").fetchone() == (0,)
+    finally:
+        reader.close()
