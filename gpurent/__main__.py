@@ -1,5 +1,5 @@
 """`python -m gpurent` is the `gpurent` console script."""
 
-from gpurent.cli.entry import main
+from gpurent.cli.app import main
 
 main()

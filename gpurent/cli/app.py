@@ -39,7 +39,6 @@ COMMAND_MODULES = (
     "gpus",
     "normalize",
     "replay_cmd",
-    "serve",
 )
 
 # Where each top-level command or group lives, so `gpurent cheapest` imports and builds the
