@@ -68,6 +68,8 @@ def _guarded(ctx: Ctx, render: Callable[[Ctx], None]) -> Callable[[], None]:
         except DataUnavailable as exc:
             if exc.kind == "locked":
                 st.warning(t(ctx.lang, "warehouse_locked"))
+            elif exc.kind == "damaged":
+                st.error(t(ctx.lang, "warehouse_damaged", path=md_escape(ctx.db)))
             else:
                 st.info(t(ctx.lang, "no_warehouse", path=md_escape(ctx.db)))
 

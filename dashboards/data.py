@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -29,7 +29,8 @@ R = TypeVar("R")
 
 
 class DataUnavailable(Exception):
-    """The warehouse cannot be read now: ``missing`` (no file yet) or ``locked`` (busy)."""
+    """The warehouse cannot be read now: ``missing`` (no file yet), ``locked`` (busy) or
+    ``damaged`` (DuckDB cannot read it back)."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(detail)
@@ -41,6 +42,8 @@ def _readable() -> Iterator[None]:
     """The API's "no warehouse" and "busy" as the pages' ``DataUnavailable``."""
     try:
         yield
+    except api.WarehouseDamaged as exc:  # a kind of NoWarehouse: said as what it is
+        raise DataUnavailable("damaged", str(exc)) from exc
     except api.NoWarehouse as exc:
         raise DataUnavailable("missing", str(exc)) from exc
     except api.WarehouseBusy as exc:
@@ -66,6 +69,8 @@ class NowFilters:
     display_currency: str = "CNY"
     min_vram_gb: int | None = None
     gpu_model: str | None = None
+    form_factor: str | None = None
+    """PCIe, SXM, NVL...: offers that do not say theirs never match one."""
     provider: str | None = None
     hours_per_month: Decimal = api.usage().hours_per_month
     storage_gb: Decimal = api.usage().storage_gb
@@ -91,21 +96,29 @@ class FilterOptions:
     providers: list[str]
     gpu_models: list[str]
     vram_sizes: list[int]
+    form_factors: list[str] = field(default_factory=list)
+    """Form factors the offers of the latest state name (PCIe, SXM...), in catalog order."""
 
 
 @_page_read
 def filter_options(db: Path) -> FilterOptions:
-    """Providers and GPU models present in the latest state (catalog order), VRAM sizes."""
+    """Providers and GPU models present in the latest state (catalog order), VRAM sizes,
+    and the form factors offers state."""
     offers = views.latest(db)
     present = set(offers["gpu_model"].to_list()) if offers.height else set()
     catalog = get_catalog()
     ordered = [m for m in catalog.models() if m in present]
     ordered += sorted(present - set(ordered))  # models the catalog lacks still filter
     sizes = sorted({sku.vram_gb for sku in catalog.all()})
+    stated = set(offers["gpu_form_factor"].drop_nulls().to_list()) if offers.height else set()
+    known = dict.fromkeys(sku.form_factor for sku in catalog.all() if sku.form_factor)
+    forms = [f for f in known if f in stated]
+    forms += sorted(stated - set(forms))
     return FilterOptions(
         providers=sorted(set(offers["provider"].to_list())) if offers.height else [],
         gpu_models=ordered,
         vram_sizes=sizes,
+        form_factors=forms,
     )
 
 
@@ -123,6 +136,9 @@ class NowAnswer:
     stale_left_out: int
     """Offers the filters match but their provider's latest run did not confirm (left out
     unless ``NowFilters.include_stale``): the page's caption says so."""
+    cards_left_out: int = 0
+    """Per-card offers left out because no free count shows ``NowFilters.gpus`` cards on
+    one machine (``OfferList.cards_left_out``): the page's caption says so."""
 
 
 @_page_read
@@ -130,14 +146,16 @@ def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
     """Latest offers with true cost for the filters, cheapest first (``gpurent.api.offers``),
     the first ``limit`` (None: all), and how many stale offers it left out.
 
-    Columns: those of ``Offer.as_row(terms=False)`` plus ``raw_gpu_name``; ``rentable``
-    says all cards of the unit are free. Without ``include_sold_out`` only rentable offers;
+    Columns: those of ``Offer.as_row(terms=False)`` (``offer_id``, ``url``,
+    ``gpu_form_factor``, ``storage_price_unknown`` among them) plus ``raw_gpu_name``;
+    ``rentable`` says all cards of the unit are free. Without ``include_sold_out`` only rentable offers;
     without ``include_stale`` only offers their provider's latest run confirmed (rule of
     truth 11), sold-out ones included: the page ranks what the latest look saw.
     """
     found = api.offers(
         limit=limit,
         gpu_model=filters.gpu_model,
+        form_factor=filters.form_factor,
         min_vram=filters.min_vram_gb,
         provider=filters.provider,
         in_stock=not filters.include_sold_out,
@@ -152,7 +170,9 @@ def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
         if rows
         else empty_now_frame()
     )
-    return NowAnswer(frame=frame, stale_left_out=found.stale_left_out)
+    return NowAnswer(
+        frame=frame, stale_left_out=found.stale_left_out, cards_left_out=found.cards_left_out
+    )
 
 
 def now_offers(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -> pl.DataFrame:
@@ -164,7 +184,9 @@ def now_offers(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
 _NOW_TEXT: dict[str, Any] = {
     "provider": pl.String,
     "offer_key": pl.String,
+    "offer_id": pl.String,
     "gpu_model": pl.String,
+    "gpu_form_factor": pl.String,
     "status": pl.String,
     "available_count": pl.Int64,
     "currency": pl.String,
@@ -201,6 +223,7 @@ def empty_now_frame() -> pl.DataFrame:
             "fx_date": pl.Date,
             "observed_at": pl.Datetime("us", "UTC"),
             "rentable": pl.Boolean,
+            "storage_price_unknown": pl.Boolean,
         }
     )
 
@@ -221,12 +244,22 @@ def quarantine(db: Path, *, provider: str | None = None, limit: int = 200) -> pl
 
 
 def billing_facts(provider: str) -> list[dict[str, Any]]:
-    """The provider's billing facts, then the checklist questions without one (value None)."""
+    """The provider's billing facts, then the checklist questions without one (value None).
+
+    ``typed`` keeps each fact itself (None for an unknown one), so the page says how the
+    cost uses it in its own language (``i18n.used_in_cost``)."""
     from gpurent_core.billing_facts import facts_for, unknown_facts
 
-    known = [f.as_row() for f in facts_for(provider)]
+    known = [f.as_row() | {"typed": f} for f in facts_for(provider)]
     unknown = [
-        {"fact": k.value, "value": None, "used_in_cost": "", "source": "", "as_of": None}
+        {
+            "fact": k.value,
+            "value": None,
+            "used_in_cost": "",
+            "source": "",
+            "as_of": None,
+            "typed": None,
+        }
         for k in unknown_facts(provider)
     ]
     return known + unknown
@@ -273,6 +306,10 @@ class Availability:
     """provider, weekday (0 = Monday), hour, share (None: too few polls to tell)."""
     day: pl.DataFrame
     """provider, hour, share: the same with the weekdays pooled."""
+
+    def any_known(self) -> bool:
+        """Whether any provider has enough polls in any hour to say anything."""
+        return any(share is not None for p in self.patterns for share in p.by_hour)
 
     def week_coverage(self) -> float:
         """Share of hour-of-week cells with enough polls to tell (0 without any)."""

@@ -48,6 +48,22 @@ LABELS: dict[str, tuple[str, str]] = {
         "The warehouse is busy (a crawl is writing). Reload in a few seconds.",
         "数据仓库正忙（爬取正在写入）。请几秒后刷新。",
     ),
+    "warehouse_damaged": (
+        "The warehouse {path} is damaged (DuckDB cannot read it back): restore a backup, or "
+        "start the dashboard with --db on a new warehouse.",
+        "数据仓库 {path} 已损坏（DuckDB 无法读取）：请恢复备份，或用 --db 指向新的数据仓库启动看板。",
+    ),
+    # One line for a warehouse with too little history to draw over time (the quick start's
+    # single crawl): what to run for a month of synthetic history.
+    "thin_history": (
+        "Too little history here to draw over time ({what}). For a month of synthetic history: "
+        "`gpurent demo --db var/history.duckdb`, then `gpurent dashboard --db var/history.duckdb`.",
+        "这里的历史数据太少，无法绘制随时间的变化（{what}）。如需一个月的模拟历史：运行 "
+        "`gpurent demo --db var/history.duckdb`，再运行 `gpurent dashboard --db var/history.duckdb`。",
+    ),
+    "thin_none": ("no history yet", "还没有历史数据"),
+    "thin_days": ("{n} day of crawls", "{n} 天的爬取"),
+    "thin_polls": ("too few polls per hour", "每小时的轮询太少"),
     "not_available": (
         "Not available yet: this build of gpurent has no {what}. The page will show it once "
         "that part lands; nothing here is made up.",
@@ -59,7 +75,6 @@ LABELS: dict[str, tuple[str, str]] = {
         "可用性历史（warehouse.trends）",
     ),
     "no_rows": ("Nothing matches these filters.", "没有符合筛选条件的结果。"),
-    "no_history": ("No history in the warehouse yet.", "数据仓库中还没有历史数据。"),
     # Now page
     "now_intro": (
         "Cheapest offers of each provider's latest good crawl, by true monthly cost "
@@ -73,6 +88,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "filter_session": ("Session, minutes (0 = nonstop)", "单次时长（分钟，0 = 连续）"),
     "filter_storage": ("Storage (GB)", "存储 (GB)"),
     "filter_gpus": ("GPUs", "GPU 数量"),
+    "filter_form": ("Form factor", "外形规格"),
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
     "include_stale": (
         "Include offers their provider's latest crawl did not confirm (stale)",
@@ -93,6 +109,20 @@ LABELS: dict[str, tuple[str, str]] = {
         "{provider}: last crawl {status}; its offers below are from the last good crawl, {age}.",
         "{provider}：最近一次爬取{status}；下方该平台的报价来自上一次成功爬取（{age}）。",
     ),
+    "partial_fresh": (
+        "Last crawl {status}, its data fresh (details on the Providers page): {providers}.",
+        "最近一次爬取{status}，数据为最新（详见“平台”页）：{providers}。",
+    ),
+    "storage_unknown_note": (
+        "* storage price unknown: the provider's feed lists no storage fee, so the storage "
+        "asked for is not in the true cost.",
+        "* 存储价格未知：该平台的数据未列出存储费用，所选存储未计入真实成本。",
+    ),
+    "cards_left_out": (
+        "{n} per-card offers left out: no free count shows {gpus} cards on one machine.",
+        "已略去 {n} 个按卡计价的报价：没有空闲数显示单台机器上有 {gpus} 张空闲卡。",
+    ),
+    "link_open": ("open", "打开"),
     "data_age": ("Data age per provider", "各平台数据时效"),
     "age_ago": ("{age} ago", "{age}前"),
     "never": ("never", "从未"),
@@ -110,6 +140,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "col_age": ("Data age", "数据时效"),
     "col_plan": ("Monthly plan", "月度方案"),
     "col_raw_gpu": ("Provider's GPU name", "平台 GPU 名称"),
+    "col_offer_id": ("Offer id", "报价 ID"),
+    "col_link": ("Listed at", "来源页面"),
     "col_last_status": ("Last run", "最近一次运行"),
     "col_last_run_age": ("Run age", "运行时距今"),
     "col_offers": ("Offers (last run)", "报价数（最近一次）"),
@@ -204,6 +236,60 @@ LABELS: dict[str, tuple[str, str]] = {
     "size_part": ("Part", "组成"),
     "size_gib": ("GiB", "GiB"),
     "size_error": ("Cannot size this: {error}", "无法估算：{error}"),
+    "size_ttft": ("Target first token (ms, 0 = any)", "首字延迟目标（毫秒，0 = 不限）"),
+    "size_tps": ("Target tokens/s per user (0 = any)", "每用户生成速度目标（token/秒，0 = 不限）"),
+    "size_excluded": ("Left out", "已排除"),
+    # the memory breakdown's parts (sizing's Breakdown.as_dict keys)
+    "part_weights": ("weights", "权重"),
+    "part_kv_cache": ("KV cache", "KV 缓存"),
+    "part_activations": ("activations", "激活"),
+    "part_optimizer": ("optimizer", "优化器"),
+    "part_overhead": ("overhead", "运行开销"),
+    "part_headroom": ("headroom", "余量"),
+    # billing facts: the checklist's questions and how the cost engine uses a fact
+    "fact_billing_granularity": ("billing_granularity", "计费粒度"),
+    "fact_billing_starts": ("billing_starts", "计费起点"),
+    "fact_storage_while_stopped": ("storage_while_stopped", "停机时的存储费用"),
+    "fact_system_disk": ("system_disk", "系统盘"),
+    "fact_egress_fee": ("egress_fee", "出网流量费"),
+    "fact_public_ip_fee": ("public_ip_fee", "公网 IP 费用"),
+    "fact_minimum_rental": ("minimum_rental", "最短租期"),
+    "fact_refund_terms": ("refund_terms", "退款规则"),
+    "fact_discounts": ("discounts", "折扣"),
+    "fact_billing_units": ("billing_units", "计费单位"),
+    "fact_no_gpu_mode": ("no_gpu_mode", "无卡模式"),
+    "used_rounds": ("rounds each session up to {span}", "每次会话向上取整到 {span}"),
+    "used_no_minimum": (
+        "no minimum: a short session bills its length",
+        "无最短时长：短会话按实际时长计费",
+    ),
+    "used_minimum": ("bills each session at least {span}", "每次会话至少计费 {span}"),
+    "used_boot_billed": ("boot time billed", "开机时间计费"),
+    "used_boot_free": ("boot time free", "开机时间免费"),
+    "used_fee": (
+        "{fee} fee {amount} {currency}{per} per {basis}{free} ({kind}{stopped})",
+        "{fee}费用 {amount} {currency}{per}，按{basis}计{free}（{kind}{stopped}）",
+    ),
+    "used_fee_free": (" beyond {n} free", "，超出免费额度 {n} 部分"),
+    "used_fee_mandatory": ("mandatory", "必选"),
+    "used_fee_optional": ("optional", "可选"),
+    "used_fee_stopped": (", also while stopped", "，停机时也计费"),
+    "fee_system_disk": ("system_disk", "系统盘"),
+    "fee_data_disk": ("data_disk", "数据盘"),
+    "fee_storage_stopped": ("storage_stopped", "停机存储"),
+    "fee_egress": ("egress", "出网流量"),
+    "fee_ingress": ("ingress", "入网流量"),
+    "fee_public_ip": ("public_ip", "公网 IP"),
+    "fee_image": ("image", "镜像"),
+    "fee_no_gpu_mode": ("no_gpu_mode", "无卡模式"),
+    "fee_vcpu": ("vcpu", "vCPU"),
+    "fee_memory": ("memory", "内存"),
+    "feebasis_instance": ("instance", "实例"),
+    "feebasis_gpu": ("gpu", "卡"),
+    "feebasis_gb": ("GB", "GB"),
+    "feebasis_tb": ("tb", "TB"),
+    "feebasis_vcpu": ("vcpu", "vCPU"),
+    "feebasis_gib_ram": ("gib_ram", "GiB 内存"),
     # Price index page
     "index_intro": (
         "Price index per GPU over time, in the display currency; beneath it, how many "
@@ -332,3 +418,64 @@ def duration(lang: Lang, span: timedelta) -> str:
         if seconds >= size or size == 1:
             return f"{seconds // size}{unit}"
     return ""  # unreachable: the last unit always matches
+
+
+# --- billing facts: the typed facts in the page's language ---------------------------------
+
+
+def fact_label(lang: Lang, kind: str) -> str:
+    """A checklist question: the stored key in English (as `gpurent providers --details`
+    names it), words in Chinese."""
+    return enum_label(lang, "fact", kind)
+
+
+def span_text(lang: Lang, seconds: int) -> str:
+    """A billing duration in its largest whole unit: "1 min" / "1 分钟" (English as the CLI
+    writes it, ``gpurent_core.billing_facts.duration_text``)."""
+    from gpurent_core.billing_facts import duration_text
+
+    if lang is Lang.EN:
+        return duration_text(seconds)
+    for size, unit in ((3600, "小时"), (60, "分钟")):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} 秒"
+
+
+def used_in_cost(lang: Lang, fact: object) -> str:
+    """How the cost engine uses a billing fact (``BillingFact.used_in_cost``), in ``lang``:
+    made from the fact's typed terms (seconds, start, fees), never by translating words."""
+    from gpurent_core.billing_facts import BillingFact, BillingFactKind, BillingStart
+
+    if not isinstance(fact, BillingFact):
+        return ""
+    if fact.seconds is not None:
+        if fact.fact is BillingFactKind.BILLING_GRANULARITY:
+            return t(lang, "used_rounds", span=span_text(lang, fact.seconds))
+        if fact.seconds == 0:
+            return t(lang, "used_no_minimum")
+        return t(lang, "used_minimum", span=span_text(lang, fact.seconds))
+    if fact.starts is not None:
+        billed = fact.starts is BillingStart.POWER_ON
+        return t(lang, "used_boot_billed" if billed else "used_boot_free")
+    separator = "; " if lang is Lang.EN else "；"
+    return separator.join(_fee_text(lang, fee) for fee in fact.fees)
+
+
+def _fee_text(lang: Lang, fee: object) -> str:
+    from gpurent_core.terms import FeeTerms
+
+    assert isinstance(fee, FeeTerms)
+    free = fee.included_quantity
+    return t(
+        lang,
+        "used_fee",
+        fee=enum_label(lang, "fee", fee.fee_type.value),
+        amount=f"{fee.amount:f}",
+        currency=fee.currency,
+        per=f"/{enum_label(lang, 'unit', fee.unit.value)}" if fee.unit else "",
+        basis=enum_label(lang, "feebasis", fee.basis.value),
+        free=t(lang, "used_fee_free", n=f"{free:f}") if free is not None else "",
+        kind=t(lang, "used_fee_mandatory" if fee.mandatory else "used_fee_optional"),
+        stopped=t(lang, "used_fee_stopped") if fee.charged_while_stopped else "",
+    )

@@ -1,8 +1,10 @@
-"""The top of every page: its title and caption, and whether the part it draws is built."""
+"""The top of every page: its title and caption, and whether the part it draws is built;
+what several pages draw alike (a link column)."""
 
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 import streamlit as st
 
@@ -26,3 +28,13 @@ def opening(lang: Lang, page: str, intro: str, *, needs: tuple[str, str] | None 
         st.info(t(lang, "not_available", what=t(lang, needs[1])))
         return False
     return True
+
+
+def link_columns(lang: Lang) -> dict[str, Any]:
+    """A table's provider-page column as links (only http(s) targets reach it:
+    ``tables.safe_url``)."""
+    return {
+        t(lang, "col_link"): st.column_config.LinkColumn(
+            t(lang, "col_link"), display_text=t(lang, "link_open")
+        )
+    }

@@ -29,7 +29,7 @@ def render(ctx: Ctx) -> None:
 
     gpus = data.gpu_choices(ctx.db)
     if not gpus:
-        st.info(t(lang, "no_history"))
+        st.info(t(lang, "thin_history", what=t(lang, "thin_none")))
         return
     left, right = st.columns([3, 1])
     gpu = left.selectbox(
@@ -41,10 +41,13 @@ def render(ctx: Ctx) -> None:
     model, vram = gpu
     label = f"{model} {vram}GB"
     found = data.availability(ctx.db, model, vram, zone)
-    for pattern in found.patterns:
+    if found.patterns and not found.any_known():
+        # A crawl or two (the quick start's): one line on what to run, not one per provider.
+        st.info(t(lang, "thin_history", what=t(lang, "thin_polls")))
+    for pattern in found.patterns if found.any_known() else ():
         # Provider names come from the warehouse: escaped before they meet Markdown.
         st.markdown("- " + md_escape(tables.pattern_sentence(pattern, label, lang)))
-    if found.week.height:
+    if found.week.height and found.any_known():
         # Hour of week needs two polls per weekday and hour (two weeks of hourly polls);
         # with fewer, the weekdays pooled (hour of day) is where the pattern shows.
         views = ["week", "day"]
@@ -64,7 +67,7 @@ def render(ctx: Ctx) -> None:
     st.subheader(t(lang, "avail_timeline"))
     changes = data.offer_timeline(ctx.db, model, vram)
     if changes.height == 0:
-        st.info(t(lang, "no_history"))
+        st.info(t(lang, "thin_history", what=t(lang, "thin_none")))
         return
     keys = list(dict.fromkeys(changes.select("provider", "offer_key").iter_rows()))
     chosen = st.selectbox(

@@ -21,8 +21,12 @@ def render(ctx: Ctx) -> None:
     if not opening(lang, "page_index", "index_intro", needs=(INDEX_MODULE, "what_index")):
         return
     frame = data.price_index(ctx.db, ctx.currency)
+    days = frame["date"].n_unique() if frame.height else 0
+    if days < 2:
+        # The quick start's one crawl is one day: say what gives lines to draw.
+        what = t(lang, "thin_days", n=days) if days else t(lang, "thin_none")
+        st.info(t(lang, "thin_history", what=what))
     if frame.height == 0:
-        st.info(t(lang, "no_history"))
         return
     labelled = charts.with_gpu_label(frame)
     quoted = labelled.filter(pl.col("index_price").is_not_null())

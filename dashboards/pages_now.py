@@ -3,6 +3,7 @@ offers their provider's latest crawl did not confirm (stale) only on request too
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
 import streamlit as st
@@ -10,6 +11,7 @@ import streamlit as st
 from dashboards import data, tables
 from dashboards.export import csv_bytes
 from dashboards.i18n import human_age, run_status_label, t
+from dashboards.page import link_columns
 from dashboards.state import Ctx
 from dashboards.text import md_escape
 from gpurent import api
@@ -23,7 +25,7 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
     lang = ctx.lang
     # No choice (the placeholder) means "any"; the box's clear button returns to it.
     any_label = t(lang, "any")
-    top = st.columns(3)
+    top = st.columns(4)
     min_vram = top[0].selectbox(
         t(lang, "filter_min_vram"),
         options.vram_sizes,
@@ -35,7 +37,16 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
     gpu = top[1].selectbox(
         t(lang, "filter_gpu"), options.gpu_models, index=None, placeholder=any_label, key="now_gpu"
     )
-    provider = top[2].selectbox(
+    # "H100 80GB" is a PCIe or an SXM card: the form factor tells them apart (an offer that
+    # does not say its own never matches one).
+    form = top[2].selectbox(
+        t(lang, "filter_form"),
+        options.form_factors,
+        index=None,
+        placeholder=any_label,
+        key="now_form",
+    )
+    provider = top[3].selectbox(
         t(lang, "filter_provider"),
         options.providers,
         index=None,
@@ -62,6 +73,7 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         display_currency=ctx.currency,
         min_vram_gb=min_vram,
         gpu_model=gpu,
+        form_factor=form,
         provider=provider,
         # Widgets hand back ints here (int value and step); Decimal(int) is exact.
         hours_per_month=Decimal(int(hours)),
@@ -72,6 +84,35 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         include_sold_out=bool(sold_out),
         include_stale=bool(stale),
     )
+
+
+def _run_notes(ctx: Ctx, shown: set[str], now: datetime) -> None:
+    """How the last crawl of each provider in the table went, loud only where it matters.
+
+    A failed (or layout-changed) last crawl leaves its offers on their last good data: a
+    warning each, with the age (rule of truth 2). A partial or auth-required crawl whose own
+    data is what the table shows is one caption, grouped by status: its offers are fresh,
+    and what it could not read is on the Providers page."""
+    lang = ctx.lang
+    fresh: dict[str, list[str]] = {}
+    for r in data.providers_overview(ctx.db).iter_rows(named=True):
+        if r["provider"] not in shown or r["last_status"] == "ok":
+            continue
+        status = md_escape(run_status_label(lang, r["last_status"]))
+        if tables.data_is_fresh(r):
+            fresh.setdefault(status, []).append(md_escape(r["provider"]))
+            continue
+        st.warning(
+            t(
+                lang,
+                "stale_provider",
+                provider=md_escape(r["provider"]),
+                status=status,
+                age=md_escape(human_age(lang, r["last_good_at"], now)),
+            )
+        )
+    for status, providers in fresh.items():
+        st.caption(t(lang, "partial_fresh", status=status, providers=", ".join(providers)))
 
 
 def render(ctx: Ctx) -> None:
@@ -93,30 +134,28 @@ def render(ctx: Ctx) -> None:
             f"{t(lang, 'data_age')}: "
             + " · ".join(f"{md_escape(p)} {md_escape(age)}" for p, age in ages)
         )
-    # Rule of truth 2: a failed crawl keeps the last good data; say so where it is shown.
-    shown = {p for p, _ in ages}
-    for r in data.providers_overview(ctx.db).iter_rows(named=True):
-        if r["provider"] in shown and r["last_status"] != "ok":
-            st.warning(
-                t(
-                    lang,
-                    "stale_provider",
-                    provider=md_escape(r["provider"]),
-                    status=md_escape(run_status_label(lang, r["last_status"])),
-                    age=md_escape(human_age(lang, r["last_good_at"], now)),
-                )
-            )
+    _run_notes(ctx, {p for p, _ in ages}, now)
     counted = "offers_capped" if capped else "offers_count"
     st.markdown(f"**{t(lang, counted, n=frame.height)}**")
     if answer.stale_left_out:
         st.caption(t(lang, "stale_left_out", n=answer.stale_left_out))
+    if answer.cards_left_out:
+        st.caption(t(lang, "cards_left_out", n=answer.cards_left_out, gpus=filters.gpus))
     if frame.height == 0:
         st.info(t(lang, "no_rows"))
         return
     table = tables.now_table(frame, lang, now)
     rentable = frame["rentable"].to_list()
     shown = tables.grey_unrentable(table, rentable) if not all(rentable) else table
-    st.dataframe(shown, hide_index=True, width="stretch", key="now_table")
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        key="now_table",
+        column_config=link_columns(lang),
+    )
+    if tables.storage_unknown(frame):
+        st.caption(t(lang, "storage_unknown_note"))
     st.download_button(
         t(lang, "index_download"),
         csv_bytes(frame.drop("rentable")),

@@ -8,27 +8,20 @@ import streamlit as st
 
 from dashboards import charts, sizer, tables
 from dashboards.i18n import t
+from dashboards.page import link_columns
 from dashboards.state import Ctx
 from dashboards.text import md_escape
+from dashboards.verdicts import offers_reason_text, verdict_text
 from gpurent import api
 from gpurent.api import Engine, Mode, Objective, model_names, precision_names
 
 DEFAULT_MODEL = "Qwen2.5-7B"
 
-# The speed step's fields (i18n.py is shared; these few labels live with the page for now).
-SPEED_LABELS: dict[str, tuple[str, str]] = {
-    "ttft": ("Target first token (ms, 0 = any)", "首字延迟目标（毫秒，0 = 不限）"),
-    "tps": ("Target tokens/s per user (0 = any)", "每用户生成速度目标（token/秒，0 = 不限）"),
-    "excluded": ("Left out", "已排除"),
-}
-
 # A month of hours, the most a card can run (and the default use), as a widget number.
 MONTH_HOURS = int(api.usage().hours_per_month)
 
-
-def _label(ctx: Ctx, key: str) -> str:
-    en, zh = SPEED_LABELS[key]
-    return en if ctx.lang.value == "en" else zh
+# Every field has a key of its own: Streamlit names a widget without one by its label, so
+# switching the language would make it a new widget back at its default.
 
 
 def _form(ctx: Ctx) -> sizer.SizeRequest | None:
@@ -51,23 +44,42 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
         )
         second = st.columns(4)
         prompt = second[0].number_input(
-            t(lang, "size_prompt"), min_value=0, max_value=2_000_000, value=2048, step=256
+            t(lang, "size_prompt"),
+            min_value=0,
+            max_value=2_000_000,
+            value=2048,
+            step=256,
+            key="size_prompt",
         )
         gen = second[1].number_input(
-            t(lang, "size_gen"), min_value=0, max_value=2_000_000, value=512, step=128
+            t(lang, "size_gen"),
+            min_value=0,
+            max_value=2_000_000,
+            value=512,
+            step=128,
+            key="size_gen",
         )
         batch = second[2].number_input(
-            t(lang, "size_batch"), min_value=1, max_value=4096, value=1, step=1
+            t(lang, "size_batch"), min_value=1, max_value=4096, value=1, step=1, key="size_batch"
         )
         mode = second[3].selectbox(t(lang, "size_mode"), [m.value for m in Mode], key="size_mode")
         third = st.columns(4)
-        ttft = third[2].number_input(_label(ctx, "ttft"), min_value=0, value=0, step=100)
-        tps = third[3].number_input(_label(ctx, "tps"), min_value=0, value=0, step=5)
+        ttft = third[2].number_input(
+            t(lang, "size_ttft"), min_value=0, value=0, step=100, key="size_ttft"
+        )
+        tps = third[3].number_input(
+            t(lang, "size_tps"), min_value=0, value=0, step=5, key="size_tps"
+        )
         objective = third[0].selectbox(
             t(lang, "size_objective"), [o.value for o in Objective], key="size_objective"
         )
         hours = third[1].number_input(
-            t(lang, "filter_hours"), min_value=1, max_value=MONTH_HOURS, value=MONTH_HOURS, step=10
+            t(lang, "filter_hours"),
+            min_value=1,
+            max_value=MONTH_HOURS,
+            value=MONTH_HOURS,
+            step=10,
+            key="size_hours",
         )
         # Rule of truth 11: only what the provider's latest crawl confirmed, unless asked.
         stale = st.checkbox(t(lang, "include_stale"), value=False, key="size_stale")
@@ -116,8 +128,9 @@ def render(ctx: Ctx) -> None:
         st.warning(t(lang, "size_no_fit"))
     breakdown = tables.breakdown_frame(report["placements"], lang)
     st.altair_chart(charts.breakdown_chart(breakdown, lang), width="stretch")
-    # The verdict names offers, and offer labels come from providers: escaped.
-    st.info(md_escape(report["verdict"]))
+    # The verdict names offers, and offer labels come from providers: escaped. It follows
+    # the language (dashboards.verdicts), figures and labels kept as the engine gave them.
+    st.info(md_escape(verdict_text(report["verdict"], lang)))
     st.subheader(t(lang, "size_offers"))
     if report["offers"]:
         st.markdown(f"**{t(lang, 'offers_count', n=report['offers_total'])}**")
@@ -126,12 +139,14 @@ def render(ctx: Ctx) -> None:
             hide_index=True,
             width="stretch",
             key="size_table",
+            column_config=link_columns(lang),
         )
     else:
-        st.info(md_escape(report["offers_reason"] or t(lang, "no_rows")))
+        reason = offers_reason_text(report["offers_reason"], lang)
+        st.info(md_escape(reason or t(lang, "no_rows")))
     if report.get("stale_left_out"):
         st.caption(t(lang, "stale_left_out", n=report["stale_left_out"]))
     if report["excluded"]:
-        st.subheader(_label(ctx, "excluded"))
+        st.subheader(t(lang, "size_excluded"))
         for row in report["excluded"]:
-            st.markdown(md_escape(f"{row['offer']}: {row['reason']}"))
+            st.markdown(md_escape(tables.excluded_line(row, lang)))

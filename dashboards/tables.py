@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 import polars as pl
@@ -18,14 +19,49 @@ from pandas.io.formats.style import Styler
 from dashboards.i18n import (
     Lang,
     enum_label,
+    fact_label,
     human_age,
     money,
     run_status_label,
     status_label,
     t,
+    used_in_cost,
 )
+from dashboards.verdicts import reason_text
+from gpurent.api import names
 
 GREY = "color: #9aa0a6"
+STORAGE_MARK = "*"
+"""After a cost that leaves the storage asked for out (no storage fee in the feed), as the
+command line marks it."""
+
+
+def safe_url(url: str | None) -> str | None:
+    """A provider's page as a link target: http(s) with a host only. The URL came from a
+    scraped page; a ``javascript:`` or ``data:`` one would run in the reader's browser."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def offer_id(row: dict[str, Any]) -> str:
+    """The offer's short id, as `gpurent explain` takes it (the row's, or made the one way)."""
+    return row.get("offer_id") or names.offer_id(row["provider"], row["offer_key"])
+
+
+def gpu_cell(row: dict[str, Any]) -> str:
+    """The card without its size (a column of its own): "H100 SXM" where the model comes in
+    several form factors and the offer says which (``gpurent.api.names.gpu_label``)."""
+    return names.card_name(row["gpu_model"], row.get("gpu_form_factor"))
+
+
+def _cost(value: Any, currency: str, row: dict[str, Any]) -> str:
+    mark = f" {STORAGE_MARK}" if row.get("storage_price_unknown") else ""
+    return money(value, currency) + mark
 
 
 def _price(row: dict[str, Any], lang: Lang) -> str:
@@ -71,17 +107,20 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
         rows.append(
             {
                 t(lang, "col_provider"): r["provider"],
-                t(lang, "col_gpu"): r["gpu_model"],
+                t(lang, "col_gpu"): gpu_cell(r),
                 t(lang, "col_vram"): vram_cell(r["gpu_vram_gb"]),
                 t(lang, "col_count"): r["gpu_count"],
                 t(lang, "col_status"): status_label(lang, r["status"]),
                 t(lang, "col_free"): "" if r["available_count"] is None else r["available_count"],
-                t(lang, "col_true_hourly"): money(r["true_hourly"], cur),
-                t(lang, "col_true_monthly"): money(r["true_monthly"], cur),
+                t(lang, "col_true_hourly"): _cost(r["true_hourly"], cur, r),
+                t(lang, "col_true_monthly"): _cost(r["true_monthly"], cur, r),
                 t(lang, "col_price"): _price(r, lang),
                 t(lang, "col_plan"): plan_label(r["monthly_plan"], lang),
                 t(lang, "col_region"): r["region"] or "",
                 t(lang, "col_age"): age_cell(lang, r, now),
+                # What `gpurent explain ID` takes, and the provider's page to rent it on.
+                t(lang, "col_offer_id"): offer_id(r),
+                t(lang, "col_link"): safe_url(r.get("url")),
                 t(lang, "col_raw_gpu"): r["raw_gpu_name"],
             }
         )
@@ -90,13 +129,18 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
         for k in (
             "col_provider", "col_gpu", "col_vram", "col_count", "col_status", "col_free",
             "col_true_hourly", "col_true_monthly", "col_price", "col_plan", "col_region",
-            "col_age", "col_raw_gpu",
+            "col_age", "col_offer_id", "col_link", "col_raw_gpu",
         )
     ]  # fmt: skip
     # Mixed int/"" cells would make Arrow guess a type per column: show free counts as text.
     out = pd.DataFrame(rows, columns=columns)
     out[t(lang, "col_free")] = out[t(lang, "col_free")].astype(str)
     return out
+
+
+def storage_unknown(frame: pl.DataFrame) -> bool:
+    """Whether any row's storage is left out of its cost (the table's note is then shown)."""
+    return "storage_price_unknown" in frame.columns and bool(frame["storage_price_unknown"].any())
 
 
 def grey_unrentable(table: pd.DataFrame, rentable: list[bool]) -> Styler:
@@ -145,6 +189,13 @@ def providers_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFr
     return pd.DataFrame(rows, columns=columns)
 
 
+def data_is_fresh(run: dict[str, Any]) -> bool:
+    """Whether a provider's shown data comes from its last crawl (``views.provider_runs``
+    row): a partial or auth-required crawl feeds the state; a failed one leaves the last good
+    crawl's data on display, older than the last look."""
+    return run["last_good_run_id"] is not None and run["last_good_run_id"] == run["last_run_id"]
+
+
 def failed_providers(frame: pl.DataFrame) -> list[bool]:
     """Per row of ``providers_table``: whether the last run was not ok (to highlight it)."""
     return [status != "ok" for status in frame["last_status"].to_list()]
@@ -172,11 +223,15 @@ def billing_facts_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
     keys = ("col_fact", "col_value", "col_used", "col_source", "col_as_of")
     out = [
         {
-            t(lang, "col_fact"): r["fact"],
+            # The question and how the cost uses the fact follow the page's language; the
+            # answer is the source's own words.
+            t(lang, "col_fact"): fact_label(lang, r["fact"]),
             t(lang, "col_value"): r["value"]
             if r["value"] is not None
             else t(lang, "billing_unknown"),
-            t(lang, "col_used"): r["used_in_cost"],
+            t(lang, "col_used"): used_in_cost(lang, r["typed"])
+            if r.get("typed") is not None
+            else r["used_in_cost"],
             t(lang, "col_source"): r["source"],
             t(lang, "col_as_of"): r["as_of"].isoformat() if r["as_of"] else "",
         }
@@ -212,9 +267,16 @@ def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
                 else f"{r['tokens_per_s']:.1f}",
                 t(lang, "col_per_mtok"): "" if per_m is None else money(per_m, cur),
                 t(lang, "col_region"): r["region"] or "",
+                t(lang, "col_offer_id"): offer_id(r),
+                t(lang, "col_link"): safe_url(r.get("url")),
             }
         )
     return pd.DataFrame(out)
+
+
+def excluded_line(row: dict[str, Any], lang: Lang) -> str:
+    """An offer the checks left out, and why, in the page's language."""
+    return f"{row['offer']}: {reason_text(row['reason'], lang)}"
 
 
 def breakdown_frame(placements: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
@@ -227,7 +289,8 @@ def breakdown_frame(placements: list[dict[str, Any]], lang: Lang) -> pd.DataFram
                 rows.append(
                     {
                         t(lang, "size_cards"): cards,
-                        t(lang, "size_part"): part,
+                        # The legend follows the language: "KV cache" / "KV 缓存".
+                        t(lang, "size_part"): enum_label(lang, "part", part),
                         t(lang, "size_gib"): gib,
                     }
                 )

@@ -10,7 +10,9 @@
     training    LoRA / QLoRA / full fine-tuning terms
     placement   tensor-parallel degree, usable memory per card, tiers, max concurrency
     speed       decode tokens/s from bandwidth, cost per million tokens
-    recommend   in-stock offers that fit, ranked (reads the warehouse's costed offers)
+    recommend   in-stock offers that fit, every way each can be rented, timed and costed
+    checks      can the card run the precision, does a rental meet the targets (or cannot tell)
+    verdict     which offer to rent and why, and the runner-up
     report      the whole answer as one document
     calibration scoring against measured peaks (benchmarks/sizing_calibration.py)
 

@@ -1,8 +1,9 @@
 """The whole `size` answer, composed once: the CLI and the dashboard both call ``size_answer``.
 
 fits? (placements) -> runs? (context window, precision per card) -> fast enough? (speed
-targets per placement) -> can I rent it, at what true cost? (in-stock offers, ranked). Every
-reason string comes from here, so both front ends say the same thing for the same inputs.
+targets, on the cards each offer rents) -> can I rent it, at what true cost? (in-stock
+offers, ranked). Every reason string comes from here, so both front ends say the same thing
+for the same inputs.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from typing import Any
 
 from gpurent_core.costing import UsageProfile
 from sizing.arch import ModelArch
-from sizing.checks import CheckedOffer, Exclusion, SpeedTargets, check_offers
+from sizing.checks import Checked, CheckedOffer, Exclusion, SpeedTargets, check_offers
 from sizing.placement import Placement, choose, plan
 from sizing.quant import Precision
-from sizing.recommend import Objective, RankedOffer, fitting_offers
+from sizing.recommend import GpuFilter, Objective, RankedOffer, offer_options
 from sizing.report import ModelInfo, build_report
 from sizing.support import context_check
-from sizing.verdict import speed_verdict
+from sizing.verdict import recommendation
 from sizing.workload import Workload
 
 NO_FIT = "no card is large enough at any tensor-parallel degree"
@@ -29,6 +30,14 @@ NO_OFFER = (
 )
 ALL_EXCLUDED = (
     "every in-stock offer that fits was left out by the precision or speed checks (see excluded)"
+)
+NONE_TOLD = (
+    "gpurent cannot tell whether any in-stock offer that fits runs this precision (see "
+    "cannot_tell); the rest were left out (see excluded)"
+)
+NONE_KNOWN = (
+    "no in-stock offer that fits is known to meet the targets: the rest cannot be told "
+    "(see cannot_tell) or were left out (see excluded)"
 )
 
 
@@ -60,6 +69,10 @@ class SizeQuery:
     allow_beyond_context: bool = False
     include_stale: bool = False
     """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
+    gpu: GpuFilter | None = None
+    """Only offers of this card (model, and size and form factor when named)."""
+    notes: tuple[str, ...] = ()
+    """What the front end read into the question ("llama-3-8b is sized as Llama-3.1-8B")."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,9 @@ class SizeAnswer:
     stale_left_out: int = 0
     """Offers that would be in ``offers`` but their provider's latest run did not confirm
     them (left out unless ``SizeQuery.include_stale``)."""
+    cannot_tell: list[CheckedOffer] = field(default_factory=list)
+    """Offers whose precision support, or a speed figure a target needs, is unknown: never
+    ranked among ``offers``."""
 
 
 def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
@@ -87,21 +103,35 @@ def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
         gpus=query.gpus,
         weights_bytes=query.weights_bytes,
     )
-    ranked, reason = _ranked(query, placements, db)
-    kept, excluded = check_offers(ranked, query.targets)
+    options, reason = _options(query, placements, db)
+    checked = check_offers(options, query.targets, query.objective, placements)
     left_out = 0
     if not query.include_stale:
         # Rule of truth 11: stale offers went through the same steps, so the answer can say
-        # how many it leaves out; they are neither ranked nor listed as excluded.
-        stale = {_key(r) for r in ranked if r.stale}
-        left_out = sum(1 for k in kept if _key(k.ranked) in stale)
-        ranked = [r for r in ranked if _key(r) not in stale]
-        kept = [k for k in kept if _key(k.ranked) not in stale]
-        excluded = [e for e in excluded if (e.provider, e.offer_key) not in stale]
-        if reason is None and not ranked:
+        # how many it leaves out; they are neither ranked nor listed apart nor excluded.
+        stale = {ways[0].key for ways in options if ways and ways[0].stale}
+        left_out = sum(1 for k in checked.kept if k.ranked.key in stale)
+        options = [ways for ways in options if ways[0].key not in stale]
+        checked = Checked(
+            kept=[k for k in checked.kept if k.ranked.key not in stale],
+            cannot_tell=[k for k in checked.cannot_tell if k.ranked.key not in stale],
+            excluded=[e for e in checked.excluded if (e.provider, e.offer_key) not in stale],
+        )
+        if reason is None and not options:
             reason = NO_OFFER
-    if ranked and not kept:
+    if options and not checked.kept:
         reason = ALL_EXCLUDED
+        if checked.cannot_tell:
+            reason = NONE_KNOWN if query.targets.any else NONE_TOLD
+    speed_text = recommendation(
+        checked.kept,
+        checked.cannot_tell,
+        checked.excluded,
+        query.targets,
+        query.workload,
+        query.objective,
+        query.limit,
+    )
     report = build_report(
         query.arch,
         query.precision,
@@ -109,27 +139,34 @@ def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
         placements,
         query.info,
         objective=query.objective,
-        offers=kept,
+        offers=checked.kept,
         offers_reason=reason,
         display_currency=query.display_currency,
         limit=query.limit,
-        excluded=excluded,
-        speed_text=speed_verdict(kept, excluded, query.targets, query.workload),
+        excluded=checked.excluded,
+        speed_text=speed_text,
         targets=query.targets,
         warnings=[warning] if warning else [],
         stale_left_out=left_out,
+        cannot_tell=checked.cannot_tell,
+        notes=query.notes,
     )
-    return SizeAnswer(report=report, offers=kept, excluded=excluded, stale_left_out=left_out)
+    if query.gpu is not None:
+        report["gpu_filter"] = query.gpu.describe()
+    return SizeAnswer(
+        report=report,
+        offers=checked.kept,
+        excluded=checked.excluded,
+        stale_left_out=left_out,
+        cannot_tell=checked.cannot_tell,
+    )
 
 
-def _key(offer: RankedOffer) -> tuple[str, str]:
-    return (offer.costed.offer["provider"], offer.costed.offer["offer_key"])
-
-
-def _ranked(
+def _options(
     query: SizeQuery, placements: list[Placement], db: Path
-) -> tuple[list[RankedOffer], str | None]:
-    """Offers that fit in memory, ranked (stale ones too, marked), or none and the reason."""
+) -> tuple[list[list[RankedOffer]], str | None]:
+    """Every offer that fits in memory, as its ways of being rented (stale ones too,
+    marked), or none and the reason."""
     if choose(placements) is None:
         return [], NO_FIT
     from warehouse.db import configured_lake, reading
@@ -140,16 +177,20 @@ def _ranked(
 
     try:
         with reading(db) as con:
-            offers = fitting_offers(
+            options = offer_options(
                 con,
                 placements,
-                objective=query.objective,
                 display_currency=query.display_currency,
                 usage=query.usage,
                 include_stale=True,  # size_answer leaves them out unless asked, and counts them
+                gpu=query.gpu,
             )
     except WarehouseMissing:
         return [], no_warehouse(db)
     except WarehouseError as exc:
         return [], f"warehouse not readable: {exc}"
-    return offers, None if offers else NO_OFFER
+    if options:
+        return options, None
+    if query.gpu is not None:
+        return [], f"{NO_OFFER} (only {query.gpu.describe()} offers were looked at: --gpu)"
+    return [], NO_OFFER

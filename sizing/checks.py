@@ -1,20 +1,33 @@
 """The steps after "fits in memory": can the card run the precision, and is it fast enough.
 
-The decision order is fits? -> runs? -> fast enough? -> at what true cost. Offers that fit
-(``recommend.fitting_offers``) pass through ``check_offers``: an offer whose card cannot run
-the precision, or that misses a speed target, is excluded with its reason; one whose support
-or speed cannot be told (no catalog entry, no TFLOPS or bandwidth figure) is kept and marked.
-Each offer is judged at the fewest cards that hold the workload.
+The decision order is fits? -> runs? -> fast enough? -> at what true cost. Each offer comes
+as the ways it can be rented (``recommend.offer_options``: how many cards, at which
+tensor-parallel degree); ``check_offers`` judges each way and gives every offer one of three
+outcomes:
+
+* **kept**: the card runs the precision and some way of renting it meets every target
+  (known figures only). The way kept is the cheapest that meets them, then the fastest; when
+  it takes more cards, or a higher degree, than the cheapest way, the answer says so
+  ("meets 1000 ms with 4 cards").
+* **cannot tell**: the card's precision support, or a figure a target needs (TFLOPS for the
+  first token, bandwidth for decode), is unknown. An unknown never meets a target: these
+  offers are shown apart, never ranked among the kept ones.
+* **left out** (``Exclusion``): the card cannot run the precision, or every way of renting
+  it misses a target. When more cards of that kind would meet it, the reason says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.recommend import RankedOffer
-from sizing.speed import Latency, latency
+from gpurent_core.normalize.gpu import FAMILIES
+from sizing.objective import Objective
+from sizing.placement import Placement
+from sizing.recommend import RankedOffer, choice_key, rank_key
+from sizing.speed import Latency, Serving, serving_latency
 from sizing.support import Support, Verdict, precision_support
 
 
@@ -44,8 +57,17 @@ class SpeedTargets:
             parts.append(f">= {self.tokens_per_s:g} tokens/s per user")
         return ", ".join(parts)
 
+    def short(self) -> str:
+        """The targets in a few words: "1000 ms", "30 tokens/s per user", or both."""
+        parts = []
+        if self.ttft_ms is not None:
+            parts.append(f"{self.ttft_ms:g} ms")
+        if self.tokens_per_s is not None:
+            parts.append(f"{self.tokens_per_s:g} tokens/s per user")
+        return " and ".join(parts)
+
     def misses(self, lat: Latency) -> list[str]:
-        """Why ``lat`` misses the targets (empty: met, or not known)."""
+        """Why ``lat`` misses the targets, on known figures (empty: met, or not known)."""
         out = []
         if self.ttft_ms is not None and lat.ttft_s is not None:
             ms = lat.ttft_s * 1000
@@ -65,6 +87,12 @@ class SpeedTargets:
             out.append("decode speed unknown (no bandwidth in the GPU catalog)")
         return out
 
+    def meets(self, lat: Latency | None) -> bool:
+        """Every target met on known figures (no target: met). Unknown is never met."""
+        if lat is None:
+            return not self.any
+        return not self.misses(lat) and not self.unknown(lat)
+
 
 @dataclass(frozen=True)
 class Exclusion:
@@ -76,6 +104,8 @@ class Exclusion:
     step: str
     """"precision" (the card cannot run it) or "speed" (misses a target)."""
     reason: str
+    card: str = ""
+    """The card and count without the provider ("A800 80GB x1"): offers are grouped by it."""
 
     def as_row(self) -> dict[str, str]:
         return {
@@ -93,63 +123,210 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class CheckedOffer:
-    """A fitting offer that passed the precision and speed steps."""
+    """A fitting offer after the precision and speed steps: kept, or "cannot tell"."""
 
     ranked: RankedOffer
+    """The way of renting it that was judged (kept: the one that meets the targets best)."""
     support: Support
-    latency: Latency | None
-    """None for training runs (decode speed means nothing there)."""
     marks: tuple[str, ...] = ()
     """What could not be checked on this card (kept, not guessed)."""
+    note: str | None = None
+    """How it meets the targets when that takes more than its cheapest rental ("meets
+    1000 ms with 4 cards (2358 ms on 1)"), or why it cannot be told."""
 
     @property
     def label(self) -> str:
         return self.ranked.label
 
     @property
+    def latency(self) -> Latency | None:
+        """None for training runs (decode speed means nothing there)."""
+        return self.ranked.latency
+
+    @property
     def per_user(self) -> float | None:
-        return None if self.latency is None else self.latency.tokens_per_s_per_user
+        return self.ranked.per_user
 
     def as_row(self) -> dict[str, Any]:
         row = self.ranked.as_row()
         lat = self.latency
         row["precision_support"] = self.support.verdict.value
+        row["precision_note"] = self.support.reason
         row["ttft_ms"] = (
             round(lat.ttft_s * 1000, 1) if lat is not None and lat.ttft_s is not None else None
         )
         per_user = self.per_user
         row["tokens_per_s_per_user"] = round(per_user, 1) if per_user is not None else None
         row["marks"] = list(self.marks)
+        row["note"] = self.note
         return row
 
 
+@dataclass(frozen=True)
+class Checked:
+    """The three outcomes of ``check_offers``."""
+
+    kept: list[CheckedOffer] = field(default_factory=list)
+    """Offers that run the precision and meet every target, ranked by the objective."""
+    cannot_tell: list[CheckedOffer] = field(default_factory=list)
+    """Offers whose support or speed is unknown where a target needs it: shown apart."""
+    excluded: list[Exclusion] = field(default_factory=list)
+
+
 def check_offers(
-    offers: Sequence[RankedOffer], targets: SpeedTargets
-) -> tuple[list[CheckedOffer], list[Exclusion]]:
-    """Offers that can run the workload fast enough (ranking kept), and those left out."""
-    kept: list[CheckedOffer] = []
-    excluded: list[Exclusion] = []
-    for offer in offers:
-        row = offer.costed.offer
-        est = offer.placement.estimate
-
-        def drop(step: str, reason: str, row: Any = row, offer: RankedOffer = offer) -> None:
-            excluded.append(Exclusion(row["provider"], row["offer_key"], offer.label, step, reason))
-
-        support = precision_support(offer.sku, est.precision)
-        if support.verdict is Verdict.NO:
-            drop("precision", support.reason)
+    offers: Sequence[Sequence[RankedOffer]],
+    targets: SpeedTargets,
+    objective: Objective = Objective.MONTHLY,
+    placements: Sequence[Placement] = (),
+) -> Checked:
+    """Judge every offer (given as its ways of being rented) against the precision and the
+    targets. ``placements`` lets a miss say how many cards of that kind would meet it."""
+    out = Checked()
+    for ways in offers:
+        if not ways:
             continue
-        marks = [] if support.verdict is Verdict.YES else [support.reason]
-        lat = None
-        if not est.workload.is_training:
-            lat = latency(
-                est.arch, est.precision, est.workload, offer.sku, offer.placement.tensor_parallel
-            )
-            missed = targets.misses(lat)
-            if missed:
-                drop("speed", "; ".join(missed))
-                continue
-            marks += targets.unknown(lat)
-        kept.append(CheckedOffer(offer, support, lat, tuple(marks)))
-    return kept, excluded
+        cheapest = min(ways, key=lambda r: (*choice_key(objective, r), _degree(r)))
+        support = _support(cheapest)
+        if support.verdict is Verdict.NO:
+            out.excluded.append(_exclusion(cheapest, "precision", support.reason))
+            continue
+        if support.verdict is Verdict.UNKNOWN:
+            note = f"cannot tell whether it runs {_precision(cheapest)}: {support.reason}"
+            out.cannot_tell.append(CheckedOffer(cheapest, support, (support.reason,), note))
+            continue
+        if cheapest.latency is None:  # training: time cost only, fewest cards per copy
+            out.kept.append(CheckedOffer(cheapest, support))
+            continue
+        _judge(ways, cheapest, support, targets, objective, placements, out)
+    out.kept.sort(key=lambda c: rank_key(objective, c.ranked))
+    out.cannot_tell.sort(key=lambda c: rank_key(objective, c.ranked))
+    return out
+
+
+def _judge(
+    ways: Sequence[RankedOffer],
+    cheapest: RankedOffer,
+    support: Support,
+    targets: SpeedTargets,
+    objective: Objective,
+    placements: Sequence[Placement],
+    out: Checked,
+) -> None:
+    def key(r: RankedOffer) -> tuple[Any, ...]:
+        return (*choice_key(objective, r), _degree(r))
+
+    meeting = [r for r in ways if r.latency is not None and targets.meets(r.latency)]
+    if meeting:
+        pick = min(meeting, key=key)
+        marks = () if targets.any else tuple(_unknown_figures(pick))
+        note = _took_more(pick, cheapest, targets) if targets.any else None
+        out.kept.append(CheckedOffer(pick, support, marks, note))
+        return
+    # No way meets every target. One whose figures are missing might: cannot tell.
+    untold = [r for r in ways if r.latency is not None and not targets.misses(r.latency)]
+    if untold:
+        pick = min(untold, key=key)
+        assert pick.latency is not None
+        reasons = targets.unknown(pick.latency)
+        note = "cannot tell: " + "; ".join(reasons)
+        out.cannot_tell.append(CheckedOffer(pick, support, tuple(reasons), note))
+        return
+    best = min(ways, key=_closest)
+    assert best.latency is not None
+    reason = "; ".join(targets.misses(best.latency))
+    if best.cards > _degree(best):  # the closest way runs several copies
+        per = _degree(best)
+        reason += f" (at {per} card{'s' if per > 1 else ''} per copy)"
+    hint = _more_cards_would(best, targets, placements)
+    out.excluded.append(_exclusion(best, "speed", reason + (f"; {hint}" if hint else "")))
+
+
+def _degree(r: RankedOffer) -> int:
+    return r.placement.tensor_parallel
+
+
+def _closest(r: RankedOffer) -> tuple[float, float]:
+    """The way of renting that comes nearest the targets: quickest first token, then the
+    most tokens per user."""
+    return (r.ttft_s or math.inf, -(r.per_user or 0.0))
+
+
+def _took_more(pick: RankedOffer, cheapest: RankedOffer, targets: SpeedTargets) -> str | None:
+    """Say so when the targets are met only by more cards (or more cards per copy) than the
+    offer's cheapest rental: "meets 1000 ms with 4 cards (2358 ms on 1)"."""
+    if pick is cheapest or cheapest.latency is None:
+        return None
+    missed = targets.misses(cheapest.latency)
+    if not missed:
+        return None
+    was = _figure(cheapest, targets)
+    if pick.cards > cheapest.cards:
+        return f"meets {targets.short()} with {pick.cards} cards ({was} on {cheapest.cards})"
+    return (
+        f"meets {targets.short()} at {_degree(pick)} cards per copy of the model "
+        f"({was} at {_degree(cheapest)})"
+    )
+
+
+def _figure(r: RankedOffer, targets: SpeedTargets) -> str:
+    """The figure of ``r`` that a target reads: first-token ms, else tokens/s per user."""
+    if targets.ttft_ms is not None and r.ttft_s is not None:
+        return f"{r.ttft_s * 1000:.0f} ms"
+    return f"{r.per_user or 0.0:.1f} tokens/s per user"
+
+
+def _more_cards_would(
+    best: RankedOffer, targets: SpeedTargets, placements: Sequence[Placement]
+) -> str | None:
+    """When this card at a higher degree than the offer can give would meet the targets."""
+    sku = best.sku
+    if sku is None:
+        return None
+    est = best.placement.estimate
+    for placement in placements:
+        degree = placement.tensor_parallel
+        if not placement.fits or degree <= best.cards:
+            continue
+        lat = serving_latency(est.arch, est.precision, est.workload, sku, Serving(degree, degree))
+        if targets.meets(lat):
+            return f"{degree} cards of this kind would meet it ({_lat_figure(lat, targets)})"
+    return None
+
+
+def _lat_figure(lat: Latency, targets: SpeedTargets) -> str:
+    if targets.ttft_ms is not None and lat.ttft_s is not None:
+        return f"{lat.ttft_s * 1000:.0f} ms"
+    return f"{lat.tokens_per_s_per_user or 0.0:.1f} tokens/s per user"
+
+
+def _unknown_figures(r: RankedOffer) -> list[str]:
+    """Without targets nothing is claimed, but a missing figure is still marked."""
+    lat = r.latency
+    out = []
+    if lat is not None and lat.ttft_s is None:
+        out.append("first-token latency unknown (no TFLOPS in the GPU catalog)")
+    if lat is not None and lat.tokens_per_s_per_user is None:
+        out.append("decode speed unknown (no bandwidth in the GPU catalog)")
+    return out
+
+
+def _precision(r: RankedOffer) -> str:
+    return r.placement.estimate.precision.name
+
+
+def _support(r: RankedOffer) -> Support:
+    if r.sku is None:
+        return Support(Verdict.UNKNOWN, _uncatalogued(r.costed.offer))
+    return precision_support(r.sku, r.placement.estimate.precision)
+
+
+def _uncatalogued(offer: Mapping[str, Any]) -> str:
+    model = str(offer["gpu_model"])
+    if model in FAMILIES:
+        return f"{model}: variant unsaid, and the catalog has no figures for the family"
+    return f"{model}: not in the GPU catalog"
+
+
+def _exclusion(r: RankedOffer, step: str, reason: str) -> Exclusion:
+    o = r.costed.offer
+    return Exclusion(o["provider"], o["offer_key"], r.label, step, reason, card=r.card)

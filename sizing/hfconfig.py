@@ -186,6 +186,21 @@ def _fp8_keeps_attention(quant: Mapping[str, Any]) -> bool:
     return any("attn" in str(m) or "attention" in str(m) for m in skipped)
 
 
+def config_quantisation(config: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The quantisation a config's ``quantization_config`` declares, as (precision name,
+    the method as written), or (None, None) for an unquantised checkpoint (whatever its
+    dtype: a 16-bit checkpoint can be quantised on load, a quantised one cannot be
+    anything else)."""
+    quant = config.get("quantization_config") or {}
+    method = str(quant.get("quant_method") or "")
+    if not method:
+        return None, None
+    own = config_precision({"quantization_config": quant})
+    return own, f"quantization_config {method}" + (
+        f" {quant['bits']}-bit" if quant.get("bits") else ""
+    )
+
+
 def config_precision(config: Mapping[str, Any]) -> str | None:
     """The checkpoint's own precision name (see quant.PRECISIONS), when the config says."""
     quant = config.get("quantization_config") or {}

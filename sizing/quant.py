@@ -158,6 +158,78 @@ def get_precision(name: str) -> Precision:
         ) from None
 
 
+GGUF_ANY = "gguf-any"
+"""A checkpoint that is GGUF without saying which quant (a repository of several)."""
+INT4_ANY = "int4-any"
+"""A checkpoint that says "Int4" and no format: any 4-bit weight-only format fits it."""
+INT8_ANY = "int8-any"
+"""A checkpoint that says "Int8" and no format: any 8-bit weight-only format fits it."""
+
+
+class PrecisionConflict(ValueError):
+    """--precision names another format than the checkpoint's own."""
+
+
+def checkpoint_precision(
+    asked: str | None, declared: str | None, word: str | None, where: str
+) -> tuple[Precision, str | None]:
+    """The precision to size, and a note saying where it came from when not from ``asked``.
+
+    ``declared`` is what the checkpoint says it is (a PRECISIONS name, GGUF_ANY, INT4_ANY,
+    INT8_ANY, or a GGUF quant gpurent has no bits figure for), ``word`` how it says it
+    ("AWQ", "Q4_K_M"), ``where`` the name or file that says it. Sizing a quantised checkpoint
+    as anything else would size weights that are not there (an AWQ 32B is 18 GiB, not 61),
+    so a contradiction raises PrecisionConflict rather than being sized silently."""
+    if declared is None:
+        return get_precision(asked or "bf16"), None
+    said = f"{where}, which says {word}"
+    if declared in (INT4_ANY, INT8_ANY):
+        bits = 4 if declared == INT4_ANY else 8
+        if asked is None:
+            chosen = get_precision(f"gptq-int{bits}")
+            return (
+                chosen,
+                f"precision {chosen.name}: {said} (read as GPTQ; pass --precision if not)",
+            )
+        chosen = get_precision(asked)
+        if chosen.family in ("gptq", "awq", "bnb", "int8") and int(chosen.bits) == bits:
+            return chosen, None
+        raise _conflict(asked, said, f"a {bits}-bit weight-only format")
+    known = get_precision(declared) if _known(declared) else None
+    if known is None:  # GGUF without a quant, or a quant gpurent has no bits figure for
+        if asked is None:
+            raise PrecisionConflict(
+                f"{said}: pass --precision with its GGUF quant "
+                f"({', '.join(n for n, p in PRECISIONS.items() if p.family == 'gguf')})"
+            )
+        chosen = get_precision(asked)
+        if chosen.family != "gguf" and chosen.name not in ("bf16", "fp16"):
+            raise _conflict(asked, said, "a GGUF quant")
+        if declared == GGUF_ANY or chosen.name == declared:
+            return chosen, None
+        return chosen, f"{said}, which gpurent has no bits figure for: sized as {chosen.name}"
+    if asked is None:
+        return known, f"precision {known.name}, read from {where}"
+    chosen = get_precision(asked)
+    if chosen != known:
+        raise _conflict(asked, said, known.name)
+    return chosen, None
+
+
+def _known(name: str) -> bool:
+    try:
+        get_precision(name)
+    except UnknownPrecision:
+        return False
+    return True
+
+
+def _conflict(asked: str, said: str, wanted: str) -> PrecisionConflict:
+    return PrecisionConflict(
+        f"--precision {asked} contradicts {said}: drop --precision, or give {wanted}"
+    )
+
+
 def weight_bytes(counts: ParamCounts, precision: Precision, arch: ModelArch | None = None) -> float:
     """Bytes of the model's weights in ``precision``.
 

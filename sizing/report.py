@@ -90,34 +90,70 @@ def memory_verdict(
     return " ".join(parts)
 
 
-def offers_verdict(offers: Sequence[CheckedOffer], objective: Objective) -> str | None:
-    if not offers:
-        return None
-    top = offers[0].ranked
-    c = top.costed.cost
-    text = (
-        f"Best by {objective.value}: {top.label} at {c.monthly_display:.2f} "
-        f"{c.display_currency}/month ({c.hourly_display:.4f}/h)"
-    )
-    if top.cost_per_million_tokens is not None and top.tokens_per_s:
-        text += (
-            f", ~{top.tokens_per_s:.0f} tokens/s, {top.cost_per_million_tokens} "
-            f"{c.display_currency} per million tokens"
+STEP_WORDS: dict[str, str] = {
+    "precision": "cannot run the precision",
+    "speed": "miss a target",
+}
+
+
+def left_out_groups(excluded: Sequence[Exclusion]) -> list[dict[str, Any]]:
+    """Left-out offers grouped by step, card and reason, largest group first: the same card
+    listed by several providers (or several times by one) is one line with its count."""
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for e in excluded:
+        key = (e.step, e.card or e.label, e.reason)
+        group = groups.setdefault(
+            key, {"step": e.step, "card": key[1], "reason": e.reason, "count": 0, "providers": []}
         )
-    return text + "."
+        group["count"] += 1
+        if e.provider not in group["providers"]:
+            group["providers"].append(e.provider)
+    steps = list(STEP_WORDS)
+    return sorted(
+        groups.values(),
+        key=lambda g: (steps.index(g["step"]) if g["step"] in steps else len(steps), -g["count"]),
+    )
 
 
-def exclusions_verdict(excluded: Sequence[Exclusion]) -> str | None:
-    """One sentence per step that left offers out, with the first reasons."""
+def exclusions_verdict(excluded: Sequence[Exclusion], *, shown: int = 3) -> str | None:
+    """One sentence per step that left offers out: how many, and the largest groups."""
+    groups = left_out_groups(excluded)
     parts = []
-    for step, what in (("precision", "cannot run the precision"), ("speed", "miss a target")):
-        lines = list(dict.fromkeys(e.line for e in excluded if e.step == step))
-        if lines:
-            shown = "; ".join(lines[:3]) + (
-                f"; and {len(lines) - 3} more" if len(lines) > 3 else ""
-            )
-            parts.append(f"Left out, {len(lines)} that {what}: {shown}.")
+    for step, what in STEP_WORDS.items():
+        mine = [g for g in groups if g["step"] == step]
+        if not mine:
+            continue
+        total = sum(g["count"] for g in mine)
+        lines = "; ".join(_group_line(g) for g in mine[:shown])
+        more = f"; and {len(mine) - shown} more" if len(mine) > shown else ""
+        parts.append(f"Left out, {total} that {what}: {lines}{more}.")
     return " ".join(parts) or None
+
+
+def _group_line(group: dict[str, Any]) -> str:
+    count = group["count"]
+    where = ", ".join(group["providers"])
+    times = f"{count} offers" if count > 1 else "1 offer"
+    return f"{group['card']}: {group['reason']} ({times}: {where})"
+
+
+def cannot_tell_verdict(cannot_tell: Sequence[CheckedOffer]) -> str | None:
+    """The offers set apart because a figure the answer needs is unknown."""
+    if not cannot_tell:
+        return None
+    by_card: dict[str, list[CheckedOffer]] = {}
+    for c in cannot_tell:
+        by_card.setdefault(c.ranked.card, []).append(c)
+    lines = "; ".join(
+        f"{card}: {offers[0].note or '; '.join(offers[0].marks)} "
+        f"({len(offers)} offer{'s' if len(offers) > 1 else ''})"
+        for card, offers in list(by_card.items())[:3]
+    )
+    more = f"; and {len(by_card) - 3} more cards" if len(by_card) > 3 else ""
+    return (
+        f"Cannot tell, {len(cannot_tell)} offer{'s' if len(cannot_tell) > 1 else ''} set "
+        f"apart (not ranked): {lines}{more}."
+    )
 
 
 def build_report(
@@ -137,27 +173,29 @@ def build_report(
     targets: SpeedTargets = SpeedTargets(),
     warnings: Sequence[str] = (),
     stale_left_out: int = 0,
+    cannot_tell: Sequence[CheckedOffer] = (),
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The whole answer as plain data (Decimals stay Decimal; the CLI serialises)."""
     chosen = choose(list(placements))
     shown = chosen or placements[-1]
     b = shown.estimate.breakdown
-    notes = [*warnings, *dict.fromkeys(shown.estimate.notes)]
+    all_notes = [*warnings, *notes, *dict.fromkeys(shown.estimate.notes)]
     if info.origin == "params":
-        notes.append(
+        all_notes.append(
             "only a parameter count was given: the KV cache and activations assume a Llama-like shape"
         )
     precision = shown.estimate.precision  # training may swap it (QLoRA on NF4)
-    verdict = memory_verdict(arch, precision, workload, placements)
-    # fits? -> runs? -> fast enough? -> at what true cost: the verdict follows that order.
-    for text in (
-        offers_verdict(offers, objective)
-        or (f"Offers: {offers_reason}" if offers_reason else None),
-        exclusions_verdict(excluded),
+    # One answer first (which offer to rent, and the runner-up), then the details: the
+    # memory it needs, what could not be told, and what was left out, grouped.
+    parts = [
         speed_text,
-    ):
-        if text:
-            verdict = f"{verdict} {text}"
+        memory_verdict(arch, precision, workload, placements),
+        None if offers or not offers_reason else f"Offers: {offers_reason.rstrip('.')}.",
+        cannot_tell_verdict(cannot_tell),
+        exclusions_verdict(excluded),
+    ]
+    verdict = " ".join(p for p in parts if p)
     step_bytes = bytes_per_decode_step(arch, precision, workload)
     model = describe(arch)
     model.update({"origin": info.origin, "source": info.source})
@@ -198,10 +236,14 @@ def build_report(
         # Offers left out because their provider's latest run did not confirm them (rule 11).
         "stale_left_out": stale_left_out,
         "excluded": [e.as_row() for e in excluded],
+        # The same offers grouped by step, card and reason, with counts (what people read).
+        "left_out": left_out_groups(excluded),
+        # Support or a figure a target needs is unknown: never ranked, never "meets".
+        "cannot_tell": [c.as_row() for c in cannot_tell],
         "targets": {"ttft_ms": targets.ttft_ms, "tokens_per_s_per_user": targets.tokens_per_s},
         "speed_verdict": speed_text,
         "dominant_terms": list(shown.estimate.dominant_terms()),
         "offers_reason": offers_reason,
         "verdict": verdict,
-        "notes": notes,
+        "notes": all_notes,
     }

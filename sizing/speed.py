@@ -14,7 +14,8 @@ ranking offers, not benchmarks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 
@@ -87,11 +88,10 @@ def decode_speed(
     read = bytes_per_decode_step(arch, precision, workload)
     memory_s = read / (gpus * float(sku.mem_bandwidth_gbps) * 1e9 * efficiency)
     compute_s = 0.0
-    tflops = sku.bf16_dense_tflops or sku.fp16_dense_tflops
-    if tflops is not None:
-        rate = float(tflops) * (2 if precision.family == "fp8" and sku.fp8 else 1)
+    rate = compute_rate(sku, precision)
+    if rate is not None:
         flops = workload.batch * 2 * arch.param_counts().active
-        compute_s = flops / (gpus * rate * 1e12 * COMPUTE_UTILISATION)
+        compute_s = flops / (gpus * rate * COMPUTE_UTILISATION)
     step = max(memory_s, compute_s)
     bound = Bound.BANDWIDTH if memory_s >= compute_s else Bound.COMPUTE
     return DecodeSpeed(tokens_per_s=workload.batch / step, bytes_per_step=read, bound=bound)
@@ -128,12 +128,17 @@ def prefill_flops(arch: ModelArch, prompt_tokens: int) -> float:
 
 
 def compute_rate(sku: GpuSku, precision: Precision) -> float | None:
-    """Dense tensor FLOP/s of one card for this precision: BF16/FP16 figures, doubled for FP8
-    on cards with FP8 tensor cores; weight-only int4/int8 formats compute in 16-bit."""
-    tflops = sku.bf16_dense_tflops or sku.fp16_dense_tflops
-    if tflops is None:
-        return None
-    return float(tflops) * 1e12 * (2 if precision.family == "fp8" and sku.fp8 else 1)
+    """Dense FLOP/s of one card for this precision, None when the catalog has no figure.
+
+    FP8 runs at the card's FP8 tensor figure where it has FP8 tensor cores and the catalog
+    gives that figure (it is not always twice BF16: Gaudi 3). Everything else computes in
+    16 bits: weight-only int4/int8 formats, and FP8 checkpoints on Ampere, which vLLM runs
+    weight-only through Marlin (FP8 weights, BF16 maths, no FP8 speed-up). A card without
+    tensor cores computes at its FP32 vector figure (``GpuSku.compute_tflops``)."""
+    if precision.family == "fp8" and sku.fp8 and sku.fp8_dense_tflops is not None:
+        return float(sku.fp8_dense_tflops) * 1e12
+    tflops = sku.compute_tflops
+    return None if tflops is None else float(tflops) * 1e12
 
 
 def prefill_seconds(
@@ -165,12 +170,21 @@ class Latency:
     ttft_s: float | None
     """Time to first token (prefill of the user's prompt); None without TFLOPS."""
     decode: DecodeSpeed | None
-    """Decode of all ``batch`` sequences together; None without bandwidth."""
+    """Decode of the ``batch`` sequences one copy of the model serves; None without bandwidth."""
     batch: int
+    """Sequences one copy serves at once."""
+    users: int | None = None
+    """Sequences the whole rental serves (several copies); None: one copy serves them all."""
 
     @property
     def tokens_per_s_per_user(self) -> float | None:
         return None if self.decode is None else self.decode.tokens_per_s / self.batch
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Every user together, over every copy of the model the rental holds."""
+        per_user = self.tokens_per_s_per_user
+        return None if per_user is None else per_user * (self.users or self.batch)
 
 
 def latency(
@@ -180,4 +194,41 @@ def latency(
         ttft_s=prefill_seconds(arch, precision, workload, sku, gpus),
         decode=decode_speed(arch, precision, workload, sku, gpus),
         batch=workload.batch,
+    )
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How a rental of ``cards`` cards serves the workload: one copy of the model per
+    ``tensor_parallel`` cards, the users shared between the copies."""
+
+    cards: int
+    tensor_parallel: int
+
+    def __post_init__(self) -> None:
+        if self.tensor_parallel < 1 or self.cards < self.tensor_parallel:
+            raise ValueError("a rental needs at least tensor_parallel cards")
+
+    def copies(self, users: int) -> int:
+        """Copies that get users: cards // tensor_parallel, never more than the users."""
+        return max(1, min(self.cards // self.tensor_parallel, users))
+
+    def users_per_copy(self, users: int) -> int:
+        return math.ceil(users / self.copies(users))
+
+
+def serving_latency(
+    arch: ModelArch, precision: Precision, workload: Workload, sku: GpuSku | None, serving: Serving
+) -> Latency:
+    """What a user sees on a rental: prefill on ``tensor_parallel`` cards, decode of one
+    copy's share of the users (the busiest copy's, when they do not divide evenly)."""
+    users = workload.batch
+    share = serving.users_per_copy(users)
+    per_copy = replace(workload, batch=share)
+    tp = serving.tensor_parallel
+    return Latency(
+        ttft_s=prefill_seconds(arch, precision, per_copy, sku, tp),
+        decode=decode_speed(arch, precision, per_copy, sku, tp),
+        batch=share,
+        users=users,
     )

@@ -6,7 +6,12 @@ the reason a renter reads, e.g. "V100: no FP8") or unknown (never guessed as yes
 
 Facts used, by precision family:
 
-* fp8: the catalog's ``fp8`` column (the vendor documents FP8 tensor/matrix support).
+* fp8: the catalog's ``fp8`` column (the vendor documents FP8 tensor/matrix support). On
+  NVIDIA Ampere (compute capability 8.0+: A100, A800, A10, A40, RTX 30xx/A-series) vLLM runs
+  FP8 checkpoints weight-only through its FP8 Marlin kernels: the weights stay 1 byte, the
+  maths is BF16, so there is no FP8 speed-up (vLLM's quantization hardware table lists FP8
+  on Ampere through the FP8 Marlin kernel, weight-only). Older NVIDIA cards and other
+  vendors without FP8: no.
 * bf16: NVIDIA from Ampere on (Pascal, Volta and Turing have no BF16 units: NVIDIA's
   architecture whitepapers); AMD CDNA 2 on, Intel Gaudi and Huawei Ascend 910B support it.
   fp16 and fp32 run on every card the catalog holds.
@@ -46,6 +51,13 @@ BF16_ARCHITECTURES: frozenset[str] = frozenset(
 )
 """Non-NVIDIA architectures with BF16 matrix support (AMD CDNA 2+ and RDNA 3 WMMA, Intel
 Gaudi, Huawei Ascend 910B). CDNA (MI100) has BF16 too, but at a quarter rate: still runs."""
+
+
+MARLIN_CAPABILITY = 8.0
+"""vLLM's Marlin kernels (int4 GPTQ/AWQ, and FP8 weight-only) need Ampere or newer."""
+
+FP8_WEIGHT_ONLY = "FP8 weight-only via Marlin (weights 1 byte, BF16 compute, no FP8 speed-up)"
+"""What an FP8 checkpoint is on a card without FP8 tensor cores that Marlin serves."""
 
 
 class Verdict(StrEnum):
@@ -90,6 +102,8 @@ def precision_support(sku: GpuSku | None, precision: Precision) -> Support:
     if family == "fp8":
         if sku.fp8:
             return Support(Verdict.YES, f"{name}: FP8 tensor cores")
+        if cap is not None and cap >= MARLIN_CAPABILITY:
+            return Support(Verdict.YES, f"{name}: {FP8_WEIGHT_ONLY}")
         return Support(Verdict.NO, f"{name}: no FP8")
     if precision.name == "bf16":
         bf16 = _has_bf16(sku)
@@ -119,7 +133,7 @@ def _int4_support(sku: GpuSku, cap: float | None, family: str) -> Support:
     name, label = sku.model, family.upper()
     if cap is None:
         return Support(Verdict.UNKNOWN, f"{name}: {label} int4 kernels unknown off CUDA")
-    if cap >= 8.0:
+    if cap >= MARLIN_CAPABILITY:
         return Support(Verdict.YES, f"{name}: {label} via Marlin kernels")
     need = 7.5 if family == "awq" else 6.0
     if cap < need:

@@ -148,7 +148,7 @@ def test_an_offer_without_a_storage_fee_is_marked_not_priced_as_free(
     monkeypatch.delenv("COLUMNS", raising=False)
     table = invoke("offers", "--provider", "lambda", "--db", str(db)).stdout
     assert "* storage price unknown" in table
-    line = next(x for x in table.splitlines() if "H100 80G" in x)
+    line = next(x for x in table.splitlines() if "H100 SXM 80G" in x)
     assert line.count(" *") == 2  # true/h and true/month
     explained = invoke("explain", "lambda", "gpu_1x_h100", "--db", str(db)).stdout
     assert "Storage price unknown" in explained

@@ -67,8 +67,15 @@ def test_read_commands_before_any_crawl_say_what_to_do(tmp_path: Path) -> None:
     assert not db.exists(), "a read command must not create a database"
 
 
+def empty_warehouse(tmp_path: Path) -> Path:
+    """A warehouse no crawl has written to yet (a missing one is refused: NoWarehouse)."""
+    path = tmp_path / "empty.duckdb"
+    connect(path).close()
+    return path
+
+
 def test_providers_lists_every_spider_before_any_crawl(tmp_path: Path) -> None:
-    rows = invoke_json("providers", "--db", str(tmp_path / "none.duckdb"))
+    rows = invoke_json("providers", "--db", str(empty_warehouse(tmp_path)))
     by_name = {r["provider"]: r for r in rows}
     assert {"autodl", "vastai", "cudo"} <= by_name.keys()
     assert by_name["autodl"]["home"] == "CN"
@@ -79,7 +86,7 @@ def test_providers_lists_every_spider_before_any_crawl(tmp_path: Path) -> None:
 
 
 def test_providers_details_carry_sourced_billing_facts(tmp_path: Path) -> None:
-    rows = invoke_json("providers", "--details", "--db", str(tmp_path / "none.duckdb"))
+    rows = invoke_json("providers", "--details", "--db", str(empty_warehouse(tmp_path)))
     autodl = next(r for r in rows if r["provider"] == "autodl")
     facts = {f["fact"]: f for f in autodl["billing_facts"]}
     assert "per second" in facts["billing_granularity"]["value"]
@@ -96,12 +103,13 @@ def test_providers_details_list_unknown_facts_as_unknown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "300")  # one table row per line
-    rows = invoke_json("providers", "--details", "--db", str(tmp_path / "none.duckdb"))
+    db = empty_warehouse(tmp_path)
+    rows = invoke_json("providers", "--details", "--db", str(db))
     by_name = {r["provider"]: r for r in rows}
     # 算家云: no source on file for any question; each is shown as unknown, never as none.
     assert by_name["suanjia"]["billing_facts"] == []
     assert len(by_name["suanjia"]["unknown_facts"]) == len(CHECKLIST)
-    table = invoke("providers", "--details", "--db", str(tmp_path / "none.duckdb")).stdout
+    table = invoke("providers", "--details", "--db", str(db)).stdout
     assert "unknown (no source on file)" in table
     # Every other provider answers at least part of the checklist.
     assert all(r["billing_facts"] for name, r in by_name.items() if name != "suanjia")

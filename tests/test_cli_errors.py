@@ -188,3 +188,22 @@ def test_a_damaged_warehouse_is_called_damaged_not_busy(tmp_path: Path) -> None:
         assert proc.returncode == USER_ERROR, (kind, proc.stderr[-800:])
         assert len(lines) == 1 and "is damaged" in lines[0], (kind, lines)
         assert "busy" not in lines[0] and "held by another process" not in lines[0], lines
+
+
+def test_providers_without_a_database_says_there_is_none(tmp_path: Path) -> None:
+    # Not a list of providers as if nothing had run: the path is wrong, and that is said.
+    missing = tmp_path / "no" / "such.duckdb"
+    proc = run("providers", "--db", str(missing))
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == USER_ERROR, proc.stderr[-800:]
+    assert len(lines) == 1 and f"No database at {missing}" in lines[0], lines
+    assert proc.stdout.strip() == "" and not (tmp_path / "no").exists()
+
+
+def test_index_export_into_a_missing_folder_refuses_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "typo" / "index.csv"
+    proc = run("index", "export", "--out", str(out), "--db", str(tmp_path / "w.duckdb"))
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == USER_ERROR, proc.stderr[-800:]
+    assert len(lines) == 1 and "does not exist" in lines[0], lines
+    assert not (tmp_path / "typo").exists()

@@ -36,6 +36,10 @@ def test_json_is_one_array_of_every_sku() -> None:
     assert h100["mem_bandwidth_gbps"] == "3350"  # Decimals as strings, like every gpurent JSON
     assert h100["vram_gb"] == 80 and h100["fp8"] is True
     assert isinstance(h100["source"], list) and h100["source"]
+    assert (h100["compute_tflops"], h100["compute_basis"]) == ("989.5", "bf16")
+    assert h100["fp8_dense_tflops"] == "1979"
+    gtx = next(r for r in rows if r["model"] == "GTX 1070")
+    assert (gtx["compute_tflops"], gtx["compute_basis"]) == ("6.46", "fp32")
 
 
 def test_filters_by_vendor_and_min_vram() -> None:
@@ -89,3 +93,15 @@ def test_help_mentions_options() -> None:
     assert result.exit_code == 0
     for option in ("--vendor", "--min-vram", "--format"):
         assert option in result.stdout
+
+
+def test_table_shows_compute_and_marks_what_is_unknown() -> None:
+    result = runner.invoke(_app(), ["gpus", "--min-vram", "32"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert "16-bit TFLOPS" in result.stdout and "FP8 TFLOPS" in result.stdout
+    line = next(x for x in result.stdout.splitlines() if "RTX 5090 " in x and "32" in x)
+    assert "209.5" in line and "419" in line
+    ascend = next(x for x in result.stdout.splitlines() if "Ascend 910B2" in x)
+    assert "?" in ascend  # unknown, never shown as empty or zero
+    pascal = runner.invoke(_app(), ["gpus", "--vendor", "nvidia"], env={"COLUMNS": "250"})
+    assert "6.46 (FP32)" in pascal.stdout and "125 (FP16)" in pascal.stdout

@@ -33,7 +33,7 @@ from gpurent_core.enums import (
 )
 from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
 from gpurent_core.terms import FeeTerms, PlanTerms
-from warehouse.queries import latest_offers
+from warehouse.queries import latest_offer_conditions, latest_offers
 from warehouse.ranking import BoundQuery, Unbounded, cheapest_first, latest_rows, stale_to_rank
 
 
@@ -62,6 +62,8 @@ class CostedOffer:
             "offer_key": o["offer_key"],
             "gpu_model": o["gpu_model"],
             "gpu_vram_gb": o["gpu_vram_gb"],
+            # PCIe, SXM, NVL...; None when the provider's name leaves it open.
+            "gpu_form_factor": o.get("gpu_form_factor"),
             "gpu_count": self.gpus_rented,
             "status": o["status"],
             "available_count": o["available_count"],
@@ -223,6 +225,7 @@ def costed_latest_offers(
     gpu_vram_gb: int | None = None,
     limit: int | None = None,
     include_stale: bool = False,
+    gpu_form_factor: str | None = None,
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
@@ -243,6 +246,7 @@ def costed_latest_offers(
         "min_vram_gb": min_vram_gb,
         "provider": provider,
         "gpu_vram_gb": gpu_vram_gb,
+        "gpu_form_factor": gpu_form_factor,
     }
 
     cache: dict[tuple[Any, ...], TrueCost | None] = {}
@@ -290,6 +294,7 @@ def stale_left_out(
     provider: str | None = None,
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
+    gpu_form_factor: str | None = None,
 ) -> int:
     """How many stale offers ``costed_latest_offers`` with the same arguments leaves out
     (what ``include_stale=True`` would add to its ranking, before any ``limit``): offers the
@@ -300,8 +305,51 @@ def stale_left_out(
         "min_vram_gb": min_vram_gb,
         "provider": provider,
         "gpu_vram_gb": gpu_vram_gb,
+        "gpu_form_factor": gpu_form_factor,
     }
     return stale_to_rank(con, profile, filters=filters, in_stock_only=in_stock_only)
+
+
+def cards_left_out(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    gpu_vram_gb: int | None = None,
+    gpu_form_factor: str | None = None,
+    include_stale: bool = False,
+) -> int:
+    """How many per-card offers an in-stock ranking for ``profile`` leaves out only because
+    no free count shows the profile's cards on one machine (``cards_to_rent`` is None: a card
+    price with no free count, or fewer free than wanted, says nothing of a machine with that
+    many). Offers the filters keep, in a rentable status, ranked ones only (stale ones too
+    with ``include_stale``). 0 for one card: every offer lists at least one."""
+    if profile.gpus <= 1:
+        return 0
+    condition, params = latest_offer_conditions(
+        gpu_model=gpu_model,
+        min_vram_gb=min_vram_gb,
+        provider=provider,
+        in_stock_only=True,
+        gpu_vram_gb=gpu_vram_gb,
+        gpu_form_factor=gpu_form_factor,
+        confirmed_only=not include_stale,
+    )
+    # The per-card branch of cards_to_rent, negated: fewer listed than wanted and no free
+    # count that covers them (a NULL free count shows nothing).
+    short = (
+        "o.price_basis = ? AND o.gpu_count < ? "
+        "AND (o.available_count IS NULL OR o.available_count < ?)"
+    )
+    where = f"{condition} AND {short}" if condition else f"WHERE {short}"
+    wanted = profile.gpus
+    row = con.execute(
+        f"SELECT count(*) FROM current_offer_rows AS o {where}",
+        [*params, PriceBasis.GPU.value, wanted, wanted],
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def rank(offers: Iterable[CostedOffer]) -> list[CostedOffer]:
@@ -316,6 +364,7 @@ def _rank_key(c: CostedOffer) -> tuple[Any, ...]:
 __all__ = [
     "CostedOffer",
     "FxError",
+    "cards_left_out",
     "cards_to_rent",
     "cost_offer",
     "costed_latest_offers",

@@ -86,6 +86,7 @@ def latest_offers(
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
     confirmed_only: bool = False,
+    gpu_form_factor: str | None = None,
 ) -> pl.DataFrame:
     """The offers of each provider's latest good run, with their fees and plans.
 
@@ -101,7 +102,8 @@ def latest_offers(
     Offers without fees or plans get empty lists. ``gpu_vram_gb`` is null when unknown;
     ``min_vram_gb`` never keeps those. ``gpu_model`` matches the
     canonical model case-insensitively; ``gpu_vram_gb`` keeps that exact VRAM (never
-    unknown); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
+    unknown); ``gpu_form_factor`` that form factor (never unknown: an H100 that does not say
+    SXM is no SXM answer); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
     in stock either; ``gpurent_core.costing.rentable`` then checks the free cards);
     ``confirmed_only`` leaves the stale rows out (what is ranked). Ordered by provider,
     gpu_model, offer_key.
@@ -113,6 +115,7 @@ def latest_offers(
         in_stock_only=in_stock_only,
         gpu_vram_gb=gpu_vram_gb,
         confirmed_only=confirmed_only,
+        gpu_form_factor=gpu_form_factor,
     )
     # The view reads current_offers: the cost does not grow with history.
     return frame(
@@ -131,6 +134,7 @@ def latest_offer_conditions(
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
     confirmed_only: bool = False,
+    gpu_form_factor: str | None = None,
 ) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (``''`` when there is no filter) and its ``?`` parameters of
     ``latest_offers``' filters, over the view aliased ``o`` (or ``current_offer_rows``, which
@@ -148,6 +152,10 @@ def latest_offer_conditions(
     if gpu_vram_gb is not None:
         where.append("o.gpu_vram_gb = ?")
         params.append(gpu_vram_gb)
+    if gpu_form_factor is not None:
+        # Unknown (NULL) never matches: it may be the other form factor.
+        where.append("lower(o.gpu_form_factor) = lower(?)")
+        params.append(gpu_form_factor)
     if provider is not None:
         where.append("o.provider = ?")
         params.append(provider)

@@ -428,6 +428,7 @@ def rental_heat(
     fx: FxTable | None = None,
     profile: UsageProfile | None = None,
     now: datetime | None = None,
+    by_form_factor: bool = False,
 ) -> list[dict[str, Any]]:
     """Per GPU (model + VRAM) in the latest state: how rentable it is right now.
 
@@ -436,33 +437,43 @@ def rental_heat(
     in-stock offers summed; None when no in-stock offer gives one), providers (listing it),
     providers_in_stock, median_true_hourly (per card, ``profile`` default: always on, 50 GB
     kept) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past).
+
+    ``by_form_factor``: one row per model, VRAM and form factor as listed (H100 PCIe and
+    SXM differ in speed; offers that do not say are a row of their own, form_factor None).
     """
     fx = fx or fx_table_for(con)
     profile = profile or UsageProfile()
     now = now or datetime.now(UTC)
+    keys = ["gpu_model", "gpu_vram_gb"] + (["gpu_form_factor"] if by_form_factor else [])
     current = latest_offers(con)
     past = offers_at(con, now - timedelta(days=TREND_DAYS))
-    medians_now = _median_true_hourly(current, profile, display_currency, fx)
-    medians_then = _median_true_hourly(past, profile, display_currency, fx)
+    medians_now = _median_true_hourly(current, profile, display_currency, fx, keys)
+    medians_then = _median_true_hourly(past, profile, display_currency, fx, keys)
     rows = []
     groups = sorted(
-        current.group_by(["gpu_model", "gpu_vram_gb"]),
-        key=lambda kg: (str(kg[0][0]), kg[0][1] is None, int(kg[0][1] or 0)),
+        current.group_by(keys),
+        key=lambda kg: (
+            str(kg[0][0]),
+            kg[0][1] is None,
+            int(kg[0][1] or 0),
+            *((kg[0][2] is None, str(kg[0][2] or "")) if by_form_factor else ()),
+        ),
     )
-    for (model, vram), group in groups:
+    for key, group in groups:
+        model, vram = key[0], key[1]
         in_stock = group.filter(pl.col("status").is_in(_RENTABLE))
         counts = in_stock["available_count"].drop_nulls()
-        now_median = medians_now.get((model, vram))
-        then_median = medians_then.get((model, vram))
+        now_median = medians_now.get(tuple(key))
+        then_median = medians_then.get(tuple(key))
         trend = None
         if now_median is not None and then_median:
             trend = ((now_median - then_median) / then_median).quantize(Decimal("0.0001"))
-        forms = group["gpu_form_factor"].drop_nulls()
+        form = key[2] if by_form_factor else _commonest(group["gpu_form_factor"])
         rows.append(
             {
                 "gpu_model": model,
                 "gpu_vram_gb": vram,
-                "form_factor": forms.mode().sort()[0] if forms.len() else None,
+                "form_factor": form,
                 "offers": group.height,
                 "in_stock_share": round(in_stock.height / group.height, 4),
                 "free_cards": int(counts.sum()) if counts.len() else None,
@@ -476,15 +487,25 @@ def rental_heat(
     return rows
 
 
+def _commonest(forms: pl.Series) -> str | None:
+    """The most common form factor listed (ties: the first alphabetically), or None."""
+    listed = forms.drop_nulls()
+    return listed.mode().sort()[0] if listed.len() else None
+
+
 def _median_true_hourly(
-    offers: pl.DataFrame, profile: UsageProfile, currency: str, fx: FxTable
-) -> dict[tuple[str, int], Decimal]:
-    per_card: dict[tuple[str, int], list[Decimal]] = defaultdict(list)
+    offers: pl.DataFrame,
+    profile: UsageProfile,
+    currency: str,
+    fx: FxTable,
+    keys: list[str],
+) -> dict[tuple[Any, ...], Decimal]:
+    per_card: dict[tuple[Any, ...], list[Decimal]] = defaultdict(list)
     for row in offers.filter(pl.col("status").is_in(_RENTABLE)).iter_rows(named=True):
         costed = cost_offer(row, profile, display_currency=currency, fx=fx)
         if costed is None:
             continue
-        per_card[(row["gpu_model"], row["gpu_vram_gb"])].append(
+        per_card[tuple(row[k] for k in keys)].append(
             costed.cost.hourly_display / costed.gpus_rented
         )
     return {k: _money(median(v)) for k, v in per_card.items()}

@@ -12,7 +12,11 @@ month, 50 GB of storage). Only offers their provider's latest run confirmed are 
 (``include_stale=True`` adds the stale ones, marked ``stale``); ``cheapest`` and ``offers``
 return an ``OfferList``, a list whose ``stale_left_out`` says how many they left out.
 Refusals are ``api.ApiError`` subclasses (``ValueError``) with one line each:
-``NoWarehouse``, ``WarehouseBusy``, ``UnknownName`` (with suggestions), ``NoSuchOffer``, ``BadUsage``.
+``NoWarehouse``, ``WarehouseBusy``, ``WarehouseDamaged``, ``UnknownName`` (with suggestions),
+``NoSuchOffer`` (``AmbiguousOfferId``: a short id two offers share), ``BadUsage``.
+
+Every offer carries a short id (``Offer.offer_id``, ``api.offer_id(provider, offer_key)``),
+the same in every run, which ``explain`` takes in place of provider and key.
 """
 
 from __future__ import annotations
@@ -23,14 +27,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gpurent.api import names, views
     from gpurent.api.errors import (
+        AmbiguousOfferId,
         ApiError,
         BadUsage,
         NoSuchOffer,
         NoWarehouse,
         UnknownName,
         WarehouseBusy,
+        WarehouseDamaged,
     )
     from gpurent.api.market import IndexPoint, ProviderState, index, providers
+    from gpurent.api.names import offer_id
     from gpurent.api.pricing import Explanation, Offer, OfferList, cheapest, explain, offers
     from gpurent.api.profile import usage, with_gpus
     from gpurent.api.sizing import (
@@ -50,9 +57,19 @@ if TYPE_CHECKING:
 # modules before an answer is asked for.
 _HOME = {
     **dict.fromkeys(
-        ("ApiError", "BadUsage", "NoSuchOffer", "NoWarehouse", "UnknownName", "WarehouseBusy"),
+        (
+            "AmbiguousOfferId",
+            "ApiError",
+            "BadUsage",
+            "NoSuchOffer",
+            "NoWarehouse",
+            "UnknownName",
+            "WarehouseBusy",
+            "WarehouseDamaged",
+        ),
         "errors",
     ),
+    "offer_id": "names",
     **dict.fromkeys(("IndexPoint", "ProviderState", "index", "providers"), "market"),
     **dict.fromkeys(
         ("Explanation", "Offer", "OfferList", "cheapest", "explain", "offers"), "pricing"
@@ -77,6 +94,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AmbiguousOfferId",
     "ApiError",
     "BadUsage",
     "CannotSize",
@@ -93,11 +111,13 @@ __all__ = [
     "SizeAnswer",
     "UnknownName",
     "WarehouseBusy",
+    "WarehouseDamaged",
     "cheapest",
     "explain",
     "index",
     "model_names",
     "names",
+    "offer_id",
     "offers",
     "precision_names",
     "providers",

@@ -34,3 +34,16 @@ class NoSuchOffer(ApiError):
 
 class BadUsage(ApiError):
     """Usage numbers the cost engine refuses (hours beyond a month, negative storage...)."""
+
+
+class AmbiguousOfferId(NoSuchOffer):
+    """Two latest offers of one provider share a short id (their keys hash alike, rare): the
+    message names their keys, to ask for one by provider and key instead."""
+
+
+class WarehouseDamaged(NoWarehouse):
+    """The warehouse file cannot be read back (a checksum mismatch, a file cut short), found
+    when opening it or while reading: waiting will not help; a backup or a new one will.
+
+    A kind of ``NoWarehouse`` (there is no readable warehouse at the path), so a caller that
+    already handles a missing one handles this too; catch it first to say "damaged"."""

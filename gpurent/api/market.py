@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.api.names import resolve_currency, resolve_gpu
-from gpurent.api.warehouse import open_warehouse, retried_read, warehouse_exists
+from gpurent.api.warehouse import open_warehouse, retried_read
 
 
 @dataclass(frozen=True)
@@ -94,15 +94,14 @@ class ProviderState:
 
 @retried_read
 def providers(*, db: Path | str | None = None) -> list[ProviderState]:
-    """Every provider gpurent knows, with its last run from the warehouse when there is one."""
+    """Every provider gpurent knows, with its last run from the warehouse (None before its
+    first run). No warehouse at ``db`` is ``NoWarehouse``, as for every answer: a path with
+    nothing there is a mistake to say, not a market where nothing ran yet."""
     from flows.providers import provider_infos
+    from warehouse.queries import provider_status
 
-    status: dict[str, dict[str, Any]] = {}
-    if warehouse_exists(db):
-        from warehouse.queries import provider_status
-
-        with open_warehouse(db) as con:
-            status = {r["provider"]: r for r in provider_status(con).iter_rows(named=True)}
+    with open_warehouse(db) as con:
+        status = {r["provider"]: r for r in provider_status(con).iter_rows(named=True)}
     states = []
     for name, info in provider_infos().items():
         st = status.get(name, {})

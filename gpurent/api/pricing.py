@@ -13,8 +13,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpurent.api.errors import NoSuchOffer
-from gpurent.api.names import display_currency, resolve_gpu, resolve_provider
+from gpurent.api.errors import AmbiguousOfferId, NoSuchOffer, UnknownName
+from gpurent.api.names import (
+    display_currency,
+    match_offer_id,
+    offer_id,
+    provider_code,
+    read_gpu,
+    resolve_provider,
+    split_offer_id,
+)
 from gpurent.api.profile import usage as make_usage
 from gpurent.api.warehouse import open_warehouse, retried_read
 
@@ -35,9 +43,14 @@ class Offer:
 
     provider: str
     offer_key: str
+    offer_id: str
+    """The short id `gpurent explain` takes (``gpurent.api.names.offer_id``): the same for the
+    same offer in every run."""
     gpu_model: str
     gpu_vram_gb: int | None
     """None: the provider's name leaves the size open (never counted as fitting)."""
+    gpu_form_factor: str | None
+    """PCIe, SXM, NVL, OAM...; None when the provider's name leaves it open."""
     gpu_count: int
     """Cards the cost is for: the offer's count, or the cards asked for on per-card offers."""
     status: StockStatus
@@ -62,6 +75,7 @@ class Offer:
     """The storage asked for is not in the cost: the feed lists no price for it."""
     region: str | None
     url: str | None
+    """The provider's page (or the endpoint) the offer was read from, where it has one."""
     observed_at: datetime
     stale: bool
     """Not confirmed by its provider's latest run (which could not see it, or failed): this is
@@ -83,6 +97,7 @@ class Offer:
         terms = costed.terms()
         return cls(
             **{k: row[k] for k in _ROW_FIELDS},
+            offer_id=offer_id(row["provider"], row["offer_key"]),
             status=StockStatus(row["status"]),
             raw_gpu_name=costed.offer.get("raw_gpu_name"),
             fees=tuple(FeeTerms(**f) for f in terms["fees"]),
@@ -93,7 +108,7 @@ class Offer:
     def as_row(self, *, terms: bool = True) -> dict[str, Any]:
         """A flat dict (JSON and CSV rows); with ``terms`` also ``fees`` and ``plans`` as
         dicts, so a reader can recompute the cost."""
-        row: dict[str, Any] = {k: getattr(self, k) for k in (*_ROW_FIELDS, "status")}
+        row: dict[str, Any] = {k: getattr(self, k) for k in (*_ROW_FIELDS, "offer_id", "status")}
         row["status"] = self.status.value
         if terms:
             row["fees"] = [_plain(asdict(f)) for f in self.fees]
@@ -102,19 +117,27 @@ class Offer:
 
 
 class OfferList(list[Offer]):
-    """The offers of an answer, in its order, and ``stale_left_out``: how many offers the
-    answer would hold but left out because their provider's latest run did not confirm them
-    (stale rows: rule of truth 11; ``include_stale=True`` adds them, marked ``stale``). Counted
-    before ``limit``; 0 when stale rows were asked for."""
+    """The offers of an answer, in its order, and what it left out, counted before ``limit``:
+
+    ``stale_left_out``: offers the answer would hold but left out because their provider's
+    latest run did not confirm them (stale rows: rule of truth 11; ``include_stale=True``
+    adds them, marked ``stale``); 0 when stale rows were asked for.
+
+    ``cards_left_out``: in-stock answers for more than one card (``cheapest(gpus=N)``) only:
+    per-card offers left out because no free count shows N cards on one machine."""
 
     stale_left_out: int
+    cards_left_out: int
 
-    def __init__(self, offers: Iterable[Offer] = (), *, stale_left_out: int = 0) -> None:
+    def __init__(
+        self, offers: Iterable[Offer] = (), *, stale_left_out: int = 0, cards_left_out: int = 0
+    ) -> None:
         super().__init__(offers)
         self.stale_left_out = stale_left_out
+        self.cards_left_out = cards_left_out
 
 
-_NOT_FROM_ROW = {"status", "raw_gpu_name", "fees", "plans", "cost"}
+_NOT_FROM_ROW = {"offer_id", "status", "raw_gpu_name", "fees", "plans", "cost"}
 _ROW_FIELDS = tuple(f for f in Offer.__dataclass_fields__ if f not in _NOT_FROM_ROW)
 
 
@@ -132,24 +155,38 @@ def _costed(
     *,
     gpu: str | None = None,
     gpu_model: str | None = None,
+    form_factor: str | None = None,
     min_vram: int | None = None,
     provider: str | None = None,
     in_stock: bool = False,
     limit: int | None = None,
     include_stale: bool = False,
 ) -> OfferList:
-    from warehouse.costed import costed_latest_offers, stale_left_out
+    from warehouse.costed import cards_left_out, costed_latest_offers, stale_left_out
 
     shown_in = display_currency(currency)
-    model, vram = resolve_gpu(gpu) if gpu is not None else (gpu_model, None)
+    model, vram, form = gpu_model, None, form_factor
+    if gpu is not None:
+        name = read_gpu(gpu)
+        if (
+            name.form_factor
+            and form_factor
+            and name.form_factor.casefold() != form_factor.casefold()
+        ):
+            raise UnknownName(
+                f"{gpu!r} names {name.form_factor}, and form_factor={form_factor!r} was asked: "
+                "no offer is both",
+                argument="gpu",
+            )
+        model, vram, form = name.model, name.vram_gb, name.form_factor or form_factor
     with open_warehouse(db) as con:
-        name = resolve_provider(con, provider) if provider is not None else None
+        provider_name = resolve_provider(con, provider) if provider is not None else None
         filters: dict[str, Any] = {
             "gpu_model": model,
             "gpu_vram_gb": vram,
+            "gpu_form_factor": form,
             "min_vram_gb": min_vram,
-            "provider": name,
-            "in_stock_only": in_stock,
+            "provider": provider_name,
         }
         costed = costed_latest_offers(
             con,
@@ -157,16 +194,27 @@ def _costed(
             display_currency=shown_in,
             limit=limit,  # only the first `limit` are costed exactly (warehouse.ranking)
             include_stale=include_stale,
+            in_stock_only=in_stock,
             **filters,
         )
-        left_out = 0 if include_stale else stale_left_out(con, profile, **filters)
-    return OfferList((Offer.from_costed(c) for c in costed), stale_left_out=left_out)
+        left_out = (
+            0 if include_stale else stale_left_out(con, profile, in_stock_only=in_stock, **filters)
+        )
+        # Machines that may hold N cards but whose free count does not say so (rule: 16
+        # cards are never assumed from a card price), counted so the answer can say why.
+        short = (
+            cards_left_out(con, profile, include_stale=include_stale, **filters) if in_stock else 0
+        )
+    return OfferList(
+        (Offer.from_costed(c) for c in costed), stale_left_out=left_out, cards_left_out=short
+    )
 
 
 def offers(
     *,
     gpu: str | None = None,
     gpu_model: str | None = None,
+    form_factor: str | None = None,
     min_vram: int | None = None,
     provider: str | None = None,
     in_stock: bool = False,
@@ -179,8 +227,10 @@ def offers(
     """The latest offers (sold-out and unknown ones too unless ``in_stock``), cheapest first
     by true monthly cost, then true hourly.
 
-    ``gpu`` is read as a provider's name is ('4090', 'A100 80G': a size picks that size);
-    ``gpu_model`` is a catalog model name taken as it is (every size); ``provider`` by its
+    ``gpu`` is read as a provider's name is ('4090', 'A100 80G': a size picks that size;
+    'H100 SXM': a form factor picks that one, and offers that do not say theirs are left
+    out); ``gpu_model`` is a catalog model name taken as it is (every size); ``form_factor``
+    keeps that form factor (PCIe, SXM, NVL...; never an unknown one); ``provider`` by its
     gpurent name; ``currency`` is the display currency (default: the settings').
 
     Stale offers (not confirmed by their provider's latest run: their last good state,
@@ -194,6 +244,7 @@ def offers(
         currency,
         gpu=gpu,
         gpu_model=gpu_model,
+        form_factor=form_factor,
         min_vram=min_vram,
         provider=provider,
         in_stock=in_stock,
@@ -211,15 +262,19 @@ def cheapest(
     currency: str | None = None,
     db: Path | str | None = None,
     include_stale: bool = False,
+    gpu: str | None = None,
+    form_factor: str | None = None,
 ) -> OfferList:
     """The cheapest offers that can be rented now for ``gpus`` cards of at least
-    ``min_vram`` GB each, by true monthly cost (ties: true hourly).
+    ``min_vram`` GB each, by true monthly cost (ties: true hourly); ``gpu`` and
+    ``form_factor`` narrow them as in ``offers``.
 
     Sold-out offers, offers of unknown stock and machines with fewer free cards than they
-    rent are left out; the storage asked for is counted on every provider. Only offers
-    their provider's latest run confirmed are ranked (rule of truth 11): ``include_stale``
-    ranks the stale ones too (their last good state, marked ``stale``); the answer's
-    ``stale_left_out`` counts the ones left out.
+    rent are left out; so is a per-card offer whose free count does not show ``gpus`` cards
+    on one machine (the answer's ``cards_left_out`` counts those). The storage asked for is
+    counted on every provider. Only offers their provider's latest run confirmed are ranked
+    (rule of truth 11): ``include_stale`` ranks the stale ones too (their last good state,
+    marked ``stale``); the answer's ``stale_left_out`` counts the ones left out.
     """
     from dataclasses import replace
 
@@ -228,6 +283,8 @@ def cheapest(
         db,
         profile,
         currency,
+        gpu=gpu,
+        form_factor=form_factor,
         min_vram=min_vram,
         in_stock=True,
         limit=limit,
@@ -256,14 +313,19 @@ class Explanation:
 @retried_read
 def explain(
     provider: str,
-    offer_key: str,
+    offer_key: str | None = None,
     *,
     gpus: int = 1,
     usage: UsageProfile | None = None,
     currency: str | None = None,
     db: Path | str | None = None,
 ) -> Explanation:
-    """The true cost of one latest offer, line by line (``NoSuchOffer`` if it is not listed)."""
+    """The true cost of one latest offer, line by line (``NoSuchOffer`` if it is not listed).
+
+    The offer is ``provider`` and ``offer_key``, or, without ``offer_key``, the short id an
+    answer gave it (``Offer.offer_id``, e.g. "gp-3kq7xw2"), given as ``provider``. An id
+    that two latest offers share (their keys hash alike) is refused with
+    ``AmbiguousOfferId`` naming them: it never picks one."""
     from dataclasses import replace
 
     from warehouse.costed import cost_offer, fx_table_for
@@ -272,7 +334,10 @@ def explain(
     profile = replace(usage, gpus=gpus) if usage is not None else make_usage(gpus=gpus)
     shown_in = display_currency(currency)
     with open_warehouse(db) as con:
-        name = resolve_provider(con, provider)
+        if offer_key is None:
+            name, offer_key = _offer_by_id(con, provider)
+        else:
+            name = resolve_provider(con, provider)
         frame = latest_offers(con, provider=name)
         rows = [r for r in frame.iter_rows(named=True) if r["offer_key"] == offer_key]
         if not rows:
@@ -288,3 +353,41 @@ def explain(
         offer_key=offer_key,
         gpus=gpus,
     )
+
+
+def _offer_by_id(con: Any, text: str) -> tuple[str, str]:
+    """(provider, offer_key) of the latest offer whose short id is ``text``: among the
+    latest offers of the providers whose code it starts with."""
+    from warehouse.queries import known_providers
+
+    parts = split_offer_id(text)
+    if parts is None:
+        raise UnknownName(
+            f"{text!r} is not an offer id (like gp-3kq7xw2: the id column of `gpurent offers` "
+            "and `cheapest`); or give PROVIDER OFFER_KEY",
+            argument="offer_id",
+        )
+    wanted = text.strip().casefold()
+    known = [p for p in known_providers(con) if provider_code(p) == parts[0]]
+    offers = [
+        (p, k)
+        for p, k in con.execute(
+            "SELECT provider, offer_key FROM current_offer_rows WHERE list_contains(?, provider)",
+            [known],
+        ).fetchall()
+    ]
+    found = match_offer_id(wanted, offers)
+    if not found:
+        raise NoSuchOffer(
+            f"no latest offer has the id {wanted!r} (gone since the answer that showed it?); "
+            "list them with `gpurent offers`",
+            argument="offer_id",
+        )
+    if len(found) > 1:
+        named = ", ".join(f"{p} {k!r}" for p, k in sorted(found))
+        raise AmbiguousOfferId(
+            f"the id {wanted!r} is shared by {len(found)} offers ({named}); give one as "
+            "`gpurent explain PROVIDER OFFER_KEY`",
+            argument="offer_id",
+        )
+    return found[0]

@@ -3,6 +3,10 @@
 The path comes from the caller, else ``GPURENT_DB``, else the user data directory; after
 ``make demo`` the data is in the checkout, and a reader without a path is told so. Opening
 and closing goes through ``warehouse.db.reading`` (waits briefly for a writer's lock).
+
+A damaged file is ``WarehouseDamaged`` (an ``ApiError``) whether DuckDB finds the damage when
+the file opens or only when a read reaches the bad block: a program never meets a raw DuckDB
+exception for it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpurent.api.errors import NoWarehouse, WarehouseBusy
+from gpurent.api.errors import NoWarehouse, WarehouseBusy, WarehouseDamaged
 
 if TYPE_CHECKING:
     import duckdb
@@ -80,8 +84,12 @@ def warehouse_exists(db: Path | str | None) -> bool:
 
 @contextmanager
 def open_warehouse(db: Path | str | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to the warehouse, closed on leaving the block."""
+    """A read-only connection to the warehouse, closed on leaving the block.
+
+    Damage DuckDB meets inside the block (a read reaching a bad block) leaves it as
+    ``WarehouseDamaged`` naming the file."""
     from warehouse.db import connect  # DuckDB loads only when something is read
+    from warehouse.errors import WarehouseDamaged as Damaged
     from warehouse.errors import WarehouseLocked, WarehouseMissing
 
     path = require_db(db)
@@ -93,17 +101,45 @@ def open_warehouse(db: Path | str | None) -> Iterator[duckdb.DuckDBPyConnection]
         raise WarehouseBusy(
             f"{exc}: a crawl or load is writing; try again when it is done", argument="db"
         ) from exc
+    except Damaged as exc:
+        raise WarehouseDamaged(str(exc), argument="db") from exc
+    except Exception as exc:
+        damaged = _damage(exc, path)
+        if damaged is None:
+            raise  # not a DuckDB file, a newer DuckDB's...: said by the front door
+        raise damaged from exc
     try:
         yield con
+    except Exception as exc:
+        damaged = _damage(exc, path)
+        if damaged is None:
+            raise
+        raise damaged from exc
     finally:
         con.close()
+
+
+def _damage(exc: BaseException, path: object | None) -> WarehouseDamaged | None:
+    """``WarehouseDamaged`` for a DuckDB error that says the file is damaged, else None.
+
+    DuckDB is looked up, not imported: an error can only come from it once it is loaded."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is None or not isinstance(exc, duckdb.Error):
+        return None
+    from warehouse.errors import damaged_message, is_damage
+
+    if not is_damage(str(exc)):
+        return None
+    return WarehouseDamaged(damaged_message(path or "file"), argument="db")
 
 
 def retried_read(read: F) -> F:
     """``read`` (which opens the warehouse itself) again, on a fresh connection, when the lake
     aborted it under a writer's maintenance step: up to LAKE_READ_TRIES tries, a short pause
     between, then `WarehouseBusy`. Readers get the last committed state, never a database
-    error, while a loader works (issue 13). Any other failure is raised at once."""
+    error, while a loader works (issue 13). Damage DuckDB reports is ``WarehouseDamaged``
+    (``open_warehouse`` names the file; this is the net for a read outside its block). Any
+    other failure is raised at once."""
 
     @functools.wraps(read)
     def retrying(*args: Any, **kwargs: Any) -> Any:
@@ -113,6 +149,9 @@ def retried_read(read: F) -> F:
             except Exception as exc:
                 lake = sys.modules.get("warehouse.lake")  # loaded by any lake connection
                 if lake is None or not lake.is_read_conflict(exc):
+                    damaged = _damage(exc, None)
+                    if damaged is not None:
+                        raise damaged from exc
                     raise
                 if attempt == LAKE_READ_TRIES:
                     raise WarehouseBusy(lake.READ_CONFLICT_BUSY, argument="db") from exc

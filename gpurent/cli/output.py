@@ -19,6 +19,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -69,16 +70,49 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-# A cell that is a number (with an optional " *" marker), and a number inside any cell.
+# A cell that is a number (with an optional " *" marker), and the words that never fold: one
+# holding a digit, or a hyphen between letters or digits (an offer id, "us-east").
 _WHOLE_NUMBER = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?%?(?: \*)?$")
-_DIGIT = re.compile(r"\d")
+_UNBROKEN = re.compile(r"\d|[A-Za-z0-9]-[A-Za-z0-9]")
 
 
 def _unbroken_width(cells: Sequence[str]) -> int | None:
     """The narrowest a text column may get without splitting a word that holds a number (a
-    price beside its unit, an offer id, "5090") across lines; other words may fold."""
-    words = (word for cell in cells for word in cell.split() if _DIGIT.search(word))
+    price beside its unit, "5090") or an offer id ("gp-abcdefg") across lines; other words
+    may fold."""
+    words = (word for cell in cells for word in cell.split() if _UNBROKEN.search(word))
     return max(map(len, words), default=0) or None
+
+
+def _fitted_widths(columns: Sequence[tuple[bool, int, int]], width: int) -> list[int] | None:
+    """Each column's width so that the table fits ``width`` (None: it fits as it is, or
+    cannot fit at all, and Rich lays it out).
+
+    ``columns``: (a number column, narrowest, widest). Numbers keep their width; the text
+    columns start at their narrowest and share what is left in proportion to what they
+    would use beyond it. Rich's own reduction shrinks the widest text columns first and can
+    leave a table wider than the terminal once no column may go below its minimum (an
+    offer id, a price): the right-hand columns are then cut off."""
+    frame = 3 * len(columns) + 1  # a border and a space each side of every cell
+    room = width - frame
+    if sum(widest for _, _, widest in columns) <= room:
+        return None
+    fixed = [widest if number else narrowest for number, narrowest, widest in columns]
+    spare = room - sum(fixed)
+    if spare < 0:
+        return None
+    wants = [0 if number else widest - narrowest for number, narrowest, widest in columns]
+    total = sum(wants)
+    shares = [spare * want // total if total else 0 for want in wants]
+    left = spare - sum(shares)
+    # What integer division left over goes to the columns that want the most.
+    for i in sorted(range(len(columns)), key=lambda i: -wants[i]):
+        if left <= 0:
+            break
+        if wants[i] > shares[i]:
+            shares[i] += 1
+            left -= 1
+    return [f + min(share, want) for f, share, want in zip(fixed, shares, wants, strict=True)]
 
 
 def _csv_cell(value: Any) -> str:
@@ -130,17 +164,27 @@ def render(
         out.print(Text(empty_message, style="yellow"))
         return
     table = Table(title=title, header_style="bold")
+    specs: list[tuple[bool, int, int]] = []
     for c in cols:
         cells = [_cell(r.get(c)) for r in rows]
-        if isinstance(rows[0].get(c), int | float | Decimal) or all(
-            _WHOLE_NUMBER.match(cell) for cell in cells if cell
-        ):
-            # A number column never wraps (its header words go one to a line instead);
-            # the text columns fold to make room.
-            header = Text("\n".join(c.split()))
-            table.add_column(header, justify="right", no_wrap=True)
+        # (A column with no value at all is text: its header may fold.)
+        number = isinstance(rows[0].get(c), int | float | Decimal) or (
+            any(cells) and all(_WHOLE_NUMBER.match(cell) for cell in cells if cell)
+        )
+        # A number column never wraps (its header words go one to a line instead); the
+        # text columns fold to make room, never inside a word that holds a number.
+        heading = c.split() if number else [c]
+        widest = max(cell_len(line) for text in (*cells, *heading) for line in text.split("\n"))
+        narrowest = widest if number else min(widest, max(_unbroken_width(cells) or 0, 3))
+        specs.append((number, narrowest, widest))
+    widths = _fitted_widths(specs, out.width)
+    for i, (c, (number, _, _)) in enumerate(zip(cols, specs, strict=True)):
+        width = widths[i] if widths is not None else None
+        if number:
+            table.add_column(Text("\n".join(c.split())), justify="right", no_wrap=True)
         else:
-            table.add_column(c, overflow="fold", min_width=_unbroken_width(cells))
+            cells = [_cell(r.get(c)) for r in rows]
+            table.add_column(c, overflow="fold", min_width=_unbroken_width(cells), width=width)
     for r in rows:
         table.add_row(*(Text(_cell(r.get(c))) for c in cols))
     out.print(table)

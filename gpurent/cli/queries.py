@@ -32,14 +32,14 @@ __all__ = ["close_matches"]  # re-exported: older callers find it here
 
 # fmt: off
 OFFER_COLUMNS = [
-    "provider", "gpu_model", "gpu_vram_gb", "gpu_count", "status", "available_count",
-    "price", "currency", "billing_unit", "price_basis", "true_hourly", "true_monthly",
-    "cost_currency", "region", "age",
+    "provider", "offer_id", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count",
+    "status", "available_count", "price", "currency", "billing_unit", "price_basis",
+    "true_hourly", "true_monthly", "cost_currency", "region", "age", "url",
 ]
 JSON_EXTRA = [
     "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
     "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "stale", "age_s",
-    "run_id", "url", "rentable", "storage_price_unknown", "fees", "plans",
+    "run_id", "rentable", "storage_price_unknown", "fees", "plans",
 ]
 # fmt: on
 # The table marks what the true cost leaves out or what cannot be rented as listed.
@@ -109,7 +109,10 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     mark = f" {STORAGE_MARK}" if row.get("storage_price_unknown") else ""
     return {
         "provider": row["provider"],
-        "gpu": f"{row['gpu_model']} {vram_label(row['gpu_vram_gb'])}G",
+        # What `gpurent explain ID` takes: rows that read alike are told apart by it.
+        "id": row["offer_id"],
+        # "H100 SXM 80G" where the model comes in several form factors and the offer says.
+        "gpu": api.names.gpu_label(row["gpu_model"], row["gpu_vram_gb"], row["gpu_form_factor"]),
         "n": row["gpu_count"],
         "status": status_label(row),
         "price": f"{shown} {row['currency']}/{unit}{per}",
@@ -125,14 +128,27 @@ def storage_footnote(costed: Sequence[Any]) -> str | None:
     return STORAGE_NOTE if any(c.cost.storage_price_unknown for c in costed) else None
 
 
-def answer_footnote(found: api.OfferList, fmt: OutputFormat) -> str | None:
-    """The table's notes: rows whose storage price is unknown, and how many stale offers the
-    answer left out. JSON and CSV keep stdout to their rows: the count goes to stderr."""
-    left_out = stale_note(found.stale_left_out)
-    if left_out is not None and fmt is not OutputFormat.TABLE:
-        typer.echo(left_out, err=True)
-        left_out = None
-    notes = [n for n in (storage_footnote(found), left_out) if n]
+def cards_note(left_out: int, gpus: int) -> str | None:
+    """The line under an answer for ``gpus`` cards that left per-card offers out because no
+    free count shows that many cards on one machine (None when it left none)."""
+    if left_out <= 0:
+        return None
+    offers = "offer" if left_out == 1 else "offers"
+    return f"{left_out} per-card {offers} left out: no free count shows {gpus} cards on one machine"
+
+
+def answer_footnote(found: api.OfferList, fmt: OutputFormat, *, gpus: int = 1) -> str | None:
+    """The table's notes: rows whose storage price is unknown, how many stale offers the
+    answer left out, and how many per-card offers cannot be seen to hold ``gpus`` cards.
+    JSON and CSV keep stdout to their rows: the counts go to stderr."""
+    counts = [
+        n for n in (stale_note(found.stale_left_out), cards_note(found.cards_left_out, gpus)) if n
+    ]
+    if counts and fmt is not OutputFormat.TABLE:
+        for line in counts:
+            typer.echo(line, err=True)
+        counts = []
+    notes = [n for n in (storage_footnote(found), *counts) if n]
     return "\n".join(notes) or None
 
 
@@ -196,6 +212,12 @@ def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
 # The commands of this module; the console script (gpurent.cli.app) adds them to its app.
 app = typer.Typer()
 
+GPU_HELP = (
+    "GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; see `gpurent "
+    "normalize gpu`). A form factor narrows to it ('H100 SXM', 'H100 PCIe'): offers that do "
+    "not say theirs are left out."
+)
+
 
 @app.command()
 @usage_options
@@ -204,8 +226,7 @@ def offers(
         str | None,
         typer.Option(
             "--gpu",
-            help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; "
-            "see `gpurent normalize gpu`).",
+            help=GPU_HELP,
         ),
     ] = None,
     min_vram: Annotated[
@@ -238,7 +259,7 @@ def offers(
     stock now) and says how many, unless --include-stale.
     """
     with as_usage_errors():
-        model, vram = api.names.resolve_gpu(gpu) if gpu is not None else (None, None)
+        name = api.names.read_gpu(gpu) if gpu is not None else None
         shown = api.offers(
             gpu=gpu,
             min_vram=min_vram,
@@ -252,7 +273,7 @@ def offers(
         )
     rows, columns = _rows(shown, fmt)
     asked = [
-        *([f"--gpu {model}" + (f" {vram}G" if vram else "")] if model else []),
+        *([f"--gpu {name.describe()}"] if name else []),
         *([f"--min-vram {min_vram}"] if min_vram is not None else []),
         *([f"--provider {provider.strip().lower()}"] if provider else []),
         *(["--in-stock"] if in_stock else []),
@@ -278,6 +299,7 @@ def offers(
 def cheapest(
     min_vram: Annotated[int, typer.Option("--min-vram", help="Minimum VRAM per card, GB.", min=0)],
     gpus: GpusOption = 1,
+    gpu: Annotated[str | None, typer.Option("--gpu", help=GPU_HELP)] = None,
     currency: DisplayCurrencyOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Rows to show.")] = 10,
     db: DbOption = None,
@@ -297,11 +319,16 @@ def cheapest(
     Only offers their provider's latest run confirmed are ranked: an offer a partial run
     could not read, or every offer of a provider whose latest run failed, is left out and
     counted under the table, unless --include-stale (then marked "stale" with its age).
+
+    With --gpus N, a per-card offer counts only where its free count shows N cards on one
+    machine (a card price says nothing of how many a machine has); the ones left out for
+    that are counted under the table too.
     """
     with as_usage_errors():
         shown = api.cheapest(
             min_vram,
             gpus=gpus,
+            gpu=gpu,
             limit=limit,
             usage=usage,
             currency=currency,
@@ -309,18 +336,23 @@ def cheapest(
             include_stale=include_stale,
         )
     rows, columns = _rows(shown, fmt)
-    footnote = answer_footnote(shown, fmt)
+    footnote = answer_footnote(shown, fmt, gpus=gpus)
     render(
         rows,
         fmt,
         columns=columns,
-        title=f"cheapest in-stock, >= {min_vram} GB x {gpus} "
+        title=f"cheapest in-stock{_gpu_words(gpu)}, >= {min_vram} GB x {gpus} "
         f"({api.with_gpus(usage, gpus).describe()})",
         empty_message=_with_note(
             "No in-stock offer fits. Try a lower --min-vram, or crawl again.", footnote
         ),
         footnote=footnote,
     )
+
+
+def _gpu_words(gpu: str | None) -> str:
+    """ " H100 SXM" for a title, when the answer is narrowed to a card."""
+    return f" {api.names.read_gpu(gpu).describe()}" if gpu is not None else ""
 
 
 @app.command()
@@ -376,10 +408,22 @@ def providers(
 @app.command()
 @usage_options
 def explain(
-    provider: Annotated[str, typer.Argument(help="Provider name, as `gpurent providers`.")],
-    offer_key: Annotated[
-        str, typer.Argument(help="The offer's key (the offer_key field of `offers -f json`).")
+    provider: Annotated[
+        str,
+        typer.Argument(
+            help="The offer's id (the id column of `offers` and `cheapest`, e.g. gp-3kq7xw2), "
+            "or the provider's name (as `gpurent providers`) followed by OFFER_KEY.",
+            metavar="ID | PROVIDER",
+        ),
     ],
+    offer_key: Annotated[
+        str | None,
+        typer.Argument(
+            help="The offer's key (the offer_key field of `offers -f json`), after PROVIDER.",
+            metavar="[OFFER_KEY]",
+            show_default=False,
+        ),
+    ] = None,
     gpus: GpusOption = 1,
     currency: DisplayCurrencyOption = None,
     db: DbOption = None,
@@ -389,21 +433,29 @@ def explain(
 ) -> None:
     """How one offer's true cost is made: price, add-on fees, billing terms, plan chosen.
 
-    Every line can be recomputed by hand. The provider's billing terms (granularity,
-    minimum rental, when billing starts) come from `gpurent providers --details`; terms
-    not on file are named, with what was assumed instead.
+    Name the offer by its id (`gpurent explain gp-3kq7xw2`, as the answers list it) or by
+    provider and key (`gpurent explain gpushare 35889`). Every line can be recomputed by
+    hand. The provider's billing terms (granularity, minimum rental, when billing starts)
+    come from `gpurent providers --details`; terms not on file are named, with what was
+    assumed instead.
     """
-    with as_usage_errors(provider="PROVIDER"):
+    with as_usage_errors(provider="PROVIDER" if offer_key is not None else "ID", offer_id="ID"):
         answer = api.explain(provider, offer_key, gpus=gpus, usage=usage, currency=currency, db=db)
     offer = answer.offer
     if offer is None:
-        typer.echo(f"{answer.provider}/{offer_key} cannot supply {gpus} GPU(s).", err=True)
+        typer.echo(f"{answer.provider}/{answer.offer_key} cannot supply {gpus} GPU(s).", err=True)
         raise typer.Exit(1)
     cost = offer.cost
     if fmt is OutputFormat.TABLE:
         console = output_console()
-        console.print(f"{answer.provider} {offer_key}", markup=False)
+        card = api.names.gpu_label(offer.gpu_model, offer.gpu_vram_gb, offer.gpu_form_factor)
+        console.print(
+            f"{answer.provider} {answer.offer_key} (id {offer.offer_id}): {card}", markup=False
+        )
         console.print(answer.text(), markup=False)
+        if offer.url:
+            # The page (or, for an API, the endpoint) the provider lists the offer at.
+            console.print(f"Listed at: {offer.url}", markup=False)
         if not offer.rentable:
             console.print(
                 f"Not rentable now for {offer.gpu_count} card(s): "

@@ -32,11 +32,14 @@ from sizing.models import catalog
 from sizing.objective import Objective
 
 OFFER_COLUMNS = [
+    "offer_id",
     "provider",
     "gpu_model",
     "gpu_vram_gb",
+    "gpu_form_factor",
     "gpu_count",
     "tensor_parallel",
+    "copies",
     "status",
     "available_count",
     "true_hourly",
@@ -49,10 +52,12 @@ OFFER_COLUMNS = [
     "region",
     "offer_key",
     "stale",
+    "note",
 ]
 
 # For people: short headers, money rounded (JSON and CSV keep every digit).
 TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("offer_id", "id"),
     ("provider", "provider"),
     ("card", "card"),
     ("cards", "cards"),
@@ -77,8 +82,10 @@ def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("stale"):
         status += f", {_stale_age(row.get('age_s'))}"
     return {
+        "id": row.get("offer_id"),
         "provider": row["provider"],
-        "card": f"{row['gpu_model']} {row['gpu_vram_gb']}GB",
+        # The form factor where the model comes in several (H100 PCIe and SXM differ in speed).
+        "card": row["card"],
         "cards": row["gpu_count"],
         "TP": row["tensor_parallel"],
         "status": status,
@@ -147,16 +154,64 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
             [_table_offer(o) for o in report["offers"]],
             OutputFormat.TABLE,
             columns=[header for _, header in TABLE_COLUMNS],
-            title=f"in-stock offers that fit, by {report['objective']} ({currency})",
+            title=f"in-stock offers that fit{_meeting(report)}, by {report['objective']} "
+            f"({currency})",
+            console=console,
+        )
+        for n, row in enumerate(report["offers"], start=1):
+            if row.get("note"):
+                line = f"· row {n}, {row['provider']} {row['card']}: {row['note']}"
+                console.print(Text(line, style="dim"))
+    if report["cannot_tell"]:
+        # Unknown is never a yes: these are not ranked with the offers above.
+        render(
+            [_table_untold(o) for o in report["cannot_tell"]],
+            OutputFormat.TABLE,
+            columns=list(UNTOLD_COLUMNS),
+            title=f"cannot tell ({len(report['cannot_tell'])}): not ranked, a figure is unknown",
             console=console,
         )
     left_out = stale_note(report.get("stale_left_out", 0))
     if left_out:
         console.print(Text(left_out, style="dim"))
-    for row in report["excluded"]:
+    groups = report["left_out"]
+    for group in groups[:LEFT_OUT_SHOWN]:
+        count = group["count"]
+        offers = f"{count} offers" if count > 1 else "1 offer"
         console.print(
-            Text(f"left out ({row['step']}): {row['offer']}: {row['reason']}", style="dim")
+            Text(
+                f"left out ({group['step']}), {offers}: {group['card']}: {group['reason']} "
+                f"[{', '.join(group['providers'])}]",
+                style="dim",
+            )
         )
+    if len(groups) > LEFT_OUT_SHOWN:
+        rest = groups[LEFT_OUT_SHOWN:]
+        console.print(
+            Text(
+                f"left out, {sum(g['count'] for g in rest)} more offers in {len(rest)} groups "
+                "(--format json lists every offer under excluded)",
+                style="dim",
+            )
+        )
+
+
+LEFT_OUT_SHOWN = 12
+"""Groups of left-out offers the table prints, largest first (JSON lists every offer)."""
+
+
+def _meeting(report: dict[str, Any]) -> str:
+    targets = report["targets"]
+    return " and meet the targets" if any(v is not None for v in targets.values()) else ""
+
+
+UNTOLD_COLUMNS = ("provider", "card", "cards", "status", "true/h", "true/month", "why")
+
+
+def _table_untold(row: dict[str, Any]) -> dict[str, Any]:
+    shown = _table_offer(row)
+    shown["why"] = row.get("note") or "; ".join(row.get("marks") or [])
+    return {column: shown[column] for column in UNTOLD_COLUMNS}
 
 
 @usage_options
@@ -172,7 +227,12 @@ def size(
     ],
     model: Annotated[
         str | None,
-        typer.Option("--model", "-m", help="Catalog model name (see `gpurent models`)."),
+        typer.Option(
+            "--model",
+            "-m",
+            help="Catalog model name or Hugging Face id (see `gpurent models`); a "
+            "quantisation in the id (AWQ, GPTQ-Int4, FP8, Q4_K_M) is its precision.",
+        ),
     ] = None,
     config: Annotated[
         Path | None,
@@ -235,6 +295,15 @@ def size(
             help="Size a prompt + generation longer than the model's context window (warned).",
         ),
     ] = False,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu",
+            help="Only offers of this card, read as a provider's name is ('H100', 'H100 SXM', "
+            "'A100 80G'); a form factor named keeps only offers that say it.",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
     currency: DisplayCurrencyOption = None,
     db: DbOption = None,
@@ -277,6 +346,7 @@ def size(
             limit=limit,
             db=db,
             include_stale=include_stale,
+            gpu=gpu,
         ).report
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n")
@@ -285,6 +355,13 @@ def size(
         left_out = stale_note(report["stale_left_out"])
         if left_out:
             typer.echo(left_out, err=True)  # stdout stays CSV
+        untold = len(report["cannot_tell"])
+        if untold:  # never among the rows: a figure they need is unknown
+            typer.echo(
+                f"{untold} offer{'s' if untold > 1 else ''} set apart, not ranked: gpurent "
+                "cannot tell (--format json lists them under cannot_tell)",
+                err=True,
+            )
     else:
         _print_table(report, Console())
 

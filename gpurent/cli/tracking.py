@@ -35,6 +35,8 @@ from gpurent.cli.output import OutputFormat, render
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
+    from gpurent_core.catalog import GpuSku
+
 SHOW_DAYS = 30
 """Days `index show` lists when not given --from."""
 
@@ -48,8 +50,9 @@ INDEX_EXPORT_COLUMNS = [
     "in_stock_share", "method_version", "withheld_reason", "n_observed", "screened_out",
 ]  # fmt: skip
 RANK_COLUMNS = [
-    "perf_rank", "heat_rank", "gpu_model", "gpu_vram_gb", "form_factor", "mem_bandwidth_gbps",
-    "bf16_dense_tflops", "fp8", "interconnect", "in_stock_share", "free_cards",
+    "perf_rank", "heat_rank", "gpu_model", "gpu_vram_gb", "form_factor", "figures_of",
+    "mem_bandwidth_gbps", "compute_tflops", "compute_basis", "bf16_dense_tflops",
+    "fp8_dense_tflops", "fp8", "interconnect", "in_stock_share", "free_cards",
     "median_true_hourly", "trend_7d", "cost_currency", "providers", "providers_in_stock",
     "offers",
 ]  # fmt: skip
@@ -119,8 +122,19 @@ def write_index_csv(rows: list[dict[str, Any]], out: Path, *, excel_bom: bool) -
     writer.writerow(INDEX_EXPORT_COLUMNS)
     for row in rows:
         writer.writerow([_csv_cell(row.get(c)) for c in INDEX_EXPORT_COLUMNS])
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(buf.getvalue(), encoding="utf-8-sig" if excel_bom else "utf-8")
+
+
+def check_out_path(out: Path) -> None:
+    """Refuse, in one line (exit 2) and before any work, an --out that cannot be written as
+    given: a folder, or a file in a folder that does not exist. A mistyped folder is not
+    created: the file would land somewhere the user does not look."""
+    if out.is_dir():
+        refuse(f"--out {out} is a folder: give the CSV file's path (e.g. {out / 'index.csv'})")
+    folder = out.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        refuse(f"--out {out}: the folder {folder} {what}; create it first or choose another path")
 
 
 def _csv_cell(value: Any) -> str:
@@ -138,28 +152,30 @@ def _money(value: Decimal | None) -> str:
 
 
 def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
-    """Per GPU: the catalog's performance line beside the latest state's rental heat."""
+    """Per GPU and form factor listed: the catalog's performance beside the latest state's
+    rental heat. perf_rank orders by the dense 16-bit compute figure sizing uses (BF16
+    tensor, else FP16 tensor, else FP32 on cards without tensor cores), then bandwidth; a
+    card whose compute the catalog does not know has no perf_rank and comes last, never
+    ranked as if it had none."""
     from gpurent.cli.common import reader
-    from gpurent_core.catalog import get_catalog
     from warehouse.trends import rental_heat
 
     with reader(db) as con:
-        heat = rental_heat(con, display_currency=currency)
-    catalog = get_catalog()
+        heat = rental_heat(con, display_currency=currency, by_form_factor=True)
     rows = []
     for h in heat:
-        sku = catalog.find(h["gpu_model"], h["gpu_vram_gb"], h["form_factor"]) or catalog.find(
-            h["gpu_model"], h["gpu_vram_gb"]
-        )
-        variants = [s for s in catalog.variants(h["gpu_model"]) if s.vram_gb == h["gpu_vram_gb"]]
-        sku = sku or (variants[0] if variants else None)
+        sku = rank_sku(h["gpu_model"], h["gpu_vram_gb"], h["form_factor"])
         rows.append(
             {
                 "gpu_model": h["gpu_model"],
                 "gpu_vram_gb": h["gpu_vram_gb"],
-                "form_factor": sku.form_factor if sku else h["form_factor"],
+                "form_factor": h["form_factor"],
+                "figures_of": sku.label if sku else None,
                 "mem_bandwidth_gbps": sku.mem_bandwidth_gbps if sku else None,
+                "compute_tflops": sku.compute_tflops if sku else None,
+                "compute_basis": sku.compute_basis if sku else None,
                 "bf16_dense_tflops": sku.bf16_dense_tflops if sku else None,
+                "fp8_dense_tflops": sku.fp8_dense_tflops if sku else None,
                 "fp8": sku.fp8 if sku else None,
                 "interconnect": sku.interconnect if sku else None,
                 **{
@@ -169,16 +185,61 @@ def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
                 },
             }
         )
-    # Performance: dense BF16 first; heat: the scarcest first (lowest in-stock share).
-    by_perf = sorted(
-        rows, key=lambda r: (r["bf16_dense_tflops"] is None, -(r["bf16_dense_tflops"] or 0))
+    # Performance: known compute first, fastest first; unknown apart, after them, unranked.
+    known = sorted(
+        (r for r in rows if r["compute_tflops"] is not None),
+        key=lambda r: (-r["compute_tflops"], -(r["mem_bandwidth_gbps"] or 0)),
     )
-    for n, r in enumerate(by_perf, start=1):
+    unknown = [r for r in rows if r["compute_tflops"] is None]
+    for n, r in enumerate(known, start=1):
         r["perf_rank"] = n
+    for r in unknown:
+        r["perf_rank"] = None
     by_heat = sorted(rows, key=lambda r: (r["in_stock_share"], -r["offers"]))
     for n, r in enumerate(by_heat, start=1):
         r["heat_rank"] = n
-    return by_perf
+    return known + unknown
+
+
+def rank_sku(model: str, vram_gb: int | None, form_factor: str | None) -> GpuSku | None:
+    """The catalog card whose figures a rank row shows. Where the listing leaves the VRAM or
+    form factor open (A100 80G: PCIe or SXM), the slowest it can be, so that no card is
+    ranked above what it may be; None when one of those lacks a figure (unknown, not
+    guessed)."""
+    from gpurent_core.catalog import get_catalog
+
+    candidates = [
+        s
+        for s in get_catalog().variants(model)
+        if (vram_gb is None or s.vram_gb == vram_gb)
+        and (form_factor is None or (s.form_factor or "").casefold() == form_factor.casefold())
+    ]
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates or any(
+        s.compute_tflops is None or s.mem_bandwidth_gbps is None for s in candidates
+    ):
+        return None
+    return min(candidates, key=lambda s: (s.compute_tflops, s.mem_bandwidth_gbps))
+
+
+def rank_gpu(row: dict[str, Any]) -> str:
+    """The card as the rank table shows it: "H100 SXM 80G"; "A100 80G (form ?)" where the
+    model comes in several form factors and the offers do not say which."""
+    from gpurent.api.names import gpu_label as labelled
+    from gpurent.api.names import several_form_factors
+
+    text = labelled(row["gpu_model"], row["gpu_vram_gb"], row["form_factor"])
+    if row["form_factor"] is None and several_form_factors(row["gpu_model"]):
+        text += " (form ?)"
+    return text
+
+
+def _rank_compute(row: dict[str, Any]) -> str:
+    value, basis = row["compute_tflops"], row["compute_basis"]
+    if value is None:
+        return "?"
+    return f"{value}" + ("" if basis == "bf16" else f" ({str(basis).upper()})")
 
 
 DEMO_STAGES = {
@@ -268,7 +329,10 @@ def index_export(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Write the index as CSV: one row per date, GPU and currency (UTF-8)."""
+    """Write the index as CSV: one row per date, GPU and currency (UTF-8).
+
+    The folder of --out must exist: it is not created."""
+    check_out_path(out)
     rows = index_rows(db, gpu=gpu, currency=currency, start=_day(start), end=_day(end))
     write_index_csv(rows, out, excel_bom=excel_bom)
     dates = sorted({r["date"] for r in rows})
@@ -278,7 +342,14 @@ def index_export(
 
 @app.command()
 def history(
-    gpu: Annotated[str, typer.Option("--gpu", help="Canonical GPU model, e.g. 'RTX 4090'.")],
+    gpu: Annotated[
+        str,
+        typer.Option(
+            "--gpu",
+            help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G': a "
+            "size picks that size; see `gpurent normalize gpu`).",
+        ),
+    ],
     vram: Annotated[
         int | None, typer.Option("--vram", min=1, help="Only this VRAM size, GB.")
     ] = None,
@@ -299,13 +370,30 @@ def history(
     provider, and each hour at least 2 polls on 2 different days; below that it says
     "not enough history (N polls over D days)". Every pattern says how many polls back it.
     """
+    from gpurent import api
+    from gpurent.cli.api_errors import as_usage_errors
     from gpurent.cli.common import reader
     from warehouse import trends
 
+    # The name is read as `offers` reads it (suggestions for an unknown one), before the
+    # warehouse is opened; a size in the name ("A100 80G") is --vram unless that is given.
+    with as_usage_errors():
+        name = api.names.read_gpu(gpu)
+    gpu, vram = name.model, vram if vram is not None else name.vram_gb
+    if name.form_factor is not None:
+        # The history is kept by model and size: it cannot tell form factors apart yet.
+        typer.secho(
+            f"note: history does not tell form factors apart: showing every {gpu} "
+            f"{'' if vram is None else f'{vram}G '}offer, not only {name.form_factor}",
+            err=True,
+            fg="yellow",
+        )
     label = f"{gpu} {vram}G" if vram else gpu
     first, last = _day(start), _day(end)
     code = normalise_currency(currency)  # refused before the warehouse is opened
     with reader(db) as con:
+        # A provider as `offers` reads it too: a typo is refused with close names.
+        provider = api.names.resolve_provider(con, provider) if provider is not None else None
         polls = trends.poll_availability(
             con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
         )
@@ -366,20 +454,22 @@ def rank(
 ) -> None:
     """Two rankings side by side: performance (catalog) and rental heat (latest state).
 
-    perf_rank orders by dense BF16 TFLOPS; heat_rank puts the scarcest GPU first (lowest
-    share of offers in stock). median_true_hourly is per card, always on, 50 GB kept;
-    trend_7d is its change over seven days.
+    One row per card and form factor listed (H100 PCIe and SXM apart). perf_rank orders by
+    the dense 16-bit TFLOPS sizing uses (BF16, else FP16, else FP32 without tensor cores);
+    a card the catalog has no compute figure for is "?" and comes last. heat_rank puts the
+    scarcest GPU first (lowest share of offers in stock). median_true_hourly is per card,
+    always on, 50 GB kept; trend_7d is its change over seven days.
     """
     display = normalise_currency(currency) or settings().currency
     rows = rank_rows(db, display)
     if fmt is OutputFormat.TABLE:
         shown = [
             {
-                "perf": r["perf_rank"],
+                "perf": "?" if r["perf_rank"] is None else r["perf_rank"],
                 "heat": r["heat_rank"],
-                "gpu": gpu_label(r["gpu_model"], r["gpu_vram_gb"]),
-                "BF16 TF": r["bf16_dense_tflops"],
-                "GB/s": r["mem_bandwidth_gbps"],
+                "gpu": rank_gpu(r),
+                "16-bit TF": _rank_compute(r),
+                "GB/s": "?" if r["mem_bandwidth_gbps"] is None else r["mem_bandwidth_gbps"],
                 "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
                 "in stock": f"{r['in_stock_share']:.0%}",
                 "free": r["free_cards"],

@@ -98,16 +98,25 @@ def _render_watches(
 
 
 def _resolve_gpu(gpu: str | None, min_vram: int | None) -> tuple[str | None, int | None]:
+    """The watch's model and minimum VRAM: the name read as `offers` reads it, with close
+    names suggested for an unknown one (``gpurent.api.names.read_gpu``)."""
     if gpu is None:
         return None, min_vram
-    from gpurent_core.normalize.gpu import UnresolvedGpuName, resolve_gpu
+    from gpurent.api.names import read_gpu
+    from gpurent.cli.api_errors import as_usage_errors
 
-    try:
-        identity = resolve_gpu(gpu)
-    except UnresolvedGpuName as exc:
-        raise typer.BadParameter(f"{exc} (see `gpurent gpus`)", param_hint="--gpu") from exc
+    with as_usage_errors():
+        name = read_gpu(gpu)
+    if name.form_factor is not None:
+        # A watch matches by model and VRAM: it would alert on the other form factor too.
+        raise typer.BadParameter(
+            f"watches cannot tell form factors apart yet: {gpu!r} names {name.form_factor}, "
+            f"and the watch would alert on every {name.model} too; drop the form factor to "
+            "watch them all",
+            param_hint="--gpu",
+        )
     # "A100 80GB" names a size: watch that size unless --min-vram says otherwise.
-    return identity.model, min_vram if min_vram is not None else identity.vram_gb
+    return name.model, min_vram if min_vram is not None else name.identity.vram_gb
 
 
 def _price_cap(
@@ -223,7 +232,12 @@ def add(
         ),
     ] = None,
     gpu: Annotated[
-        str | None, typer.Option("--gpu", help="GPU model, e.g. 'RTX 4090' (see `gpurent gpus`).")
+        str | None,
+        typer.Option(
+            "--gpu",
+            help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; "
+            "see `gpurent gpus`).",
+        ),
     ] = None,
     min_vram: Annotated[
         int | None, typer.Option("--min-vram", min=1, help="Minimum VRAM per card, GB.")

@@ -20,7 +20,18 @@ A SKU is (vendor, model, vram_gb, form_factor). Naming convention for ``model``:
 Spec figures are what the vendor publishes; an empty cell means "not known to us", never 0.
 TFLOPS are dense (NVIDIA datasheets quote sparse figures with a footnote: we halve them),
 tensor/matrix-core throughput with FP32 accumulate (GeForce datasheets also quote a twice
-as high FP16-accumulate figure, which we do not use).
+as high FP16-accumulate figure, which we do not use). Where a vendor page gives only the
+sparse "AI TOPS" of a GeForce card, the dense figure is derived from it and the source says
+how (Ada: BF16 = AI TOPS / 8, FP8 = AI TOPS / 4; Blackwell, whose AI TOPS are FP4: BF16 =
+AI TOPS / 16, FP8 = AI TOPS / 8).
+
+* ``fp8_dense_tflops`` is the FP8 tensor figure of a card with FP8 (``fp8``); it is not
+  always twice the BF16 one (Gaudi 3 runs both at 1835), so it is never assumed.
+* ``fp32_tflops`` is the FP32 vector (CUDA-core) figure of a card without tensor or matrix
+  cores (Pascal, GTX 16xx): engines compute 16-bit models in FP32 there (GP104 runs FP16 at
+  1/64 rate), so it is that card's compute figure. Left empty on cards with tensor cores.
+  The one card without tensor cores that has an ``fp16_dense_tflops`` figure is the P100,
+  whose GP100 runs FP16 natively at twice its FP32 rate (NVIDIA's datasheet figure).
 """
 
 from __future__ import annotations
@@ -51,6 +62,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "mem_bandwidth_gbps",
     "bf16_dense_tflops",
     "fp16_dense_tflops",
+    "fp8_dense_tflops",
+    "fp32_tflops",
     "fp8",
     "interconnect",
     "tdp_w",
@@ -81,6 +94,10 @@ class GpuSku:
     """Memory bandwidth in GB/s (decimal gigabytes, as vendors quote it)."""
     bf16_dense_tflops: Decimal | None
     fp16_dense_tflops: Decimal | None
+    fp8_dense_tflops: Decimal | None
+    """Dense FP8 tensor TFLOPS (cards with ``fp8`` only)."""
+    fp32_tflops: Decimal | None
+    """FP32 vector TFLOPS of a card without tensor/matrix cores (its compute figure)."""
     fp8: bool
     """True when the vendor documents FP8 tensor/matrix support."""
     interconnect: str | None
@@ -96,6 +113,25 @@ class GpuSku:
     def key(self) -> tuple[str, int, str | None]:
         """The identity of a SKU within the catalog."""
         return (self.model, self.vram_gb, self.form_factor)
+
+    @property
+    def compute_tflops(self) -> Decimal | None:
+        """The card's dense throughput for a 16-bit model: the BF16 tensor figure, else the
+        FP16 one (Volta, Turing), else the FP32 vector figure of a card without tensor cores.
+        None when the catalog has none of them: unknown, never zero."""
+        return self.bf16_dense_tflops or self.fp16_dense_tflops or self.fp32_tflops
+
+    @property
+    def compute_basis(self) -> str | None:
+        """Which figure ``compute_tflops`` is: "bf16", "fp16", "fp32" or None (unknown)."""
+        for basis, value in (
+            ("bf16", self.bf16_dense_tflops),
+            ("fp16", self.fp16_dense_tflops),
+            ("fp32", self.fp32_tflops),
+        ):
+            if value is not None:
+                return basis
+        return None
 
     @property
     def label(self) -> str:
@@ -246,6 +282,10 @@ def _row_to_sku(row: dict[str, str], line: int) -> GpuSku:
     source = _split(row["source"])
     if not source:
         raise CatalogError(f"line {line}: {model} has no source")
+    fp8 = _bool(row["fp8"], "fp8", line)
+    fp8_tflops = _decimal(row["fp8_dense_tflops"], "fp8_dense_tflops", line)
+    if fp8_tflops is not None and not fp8:
+        raise CatalogError(f"line {line}: {model} has an FP8 figure but fp8 is false")
     return GpuSku(
         vendor=vendor,
         model=model,
@@ -257,7 +297,9 @@ def _row_to_sku(row: dict[str, str], line: int) -> GpuSku:
         mem_bandwidth_gbps=_decimal(row["mem_bandwidth_gbps"], "mem_bandwidth_gbps", line),
         bf16_dense_tflops=_decimal(row["bf16_dense_tflops"], "bf16_dense_tflops", line),
         fp16_dense_tflops=_decimal(row["fp16_dense_tflops"], "fp16_dense_tflops", line),
-        fp8=_bool(row["fp8"], "fp8", line),
+        fp8_dense_tflops=fp8_tflops,
+        fp32_tflops=_decimal(row["fp32_tflops"], "fp32_tflops", line),
+        fp8=fp8,
         interconnect=_opt(row["interconnect"]),
         tdp_w=_int(row["tdp_w"], "tdp_w", line),
         modded=_bool(row["modded"], "modded", line),

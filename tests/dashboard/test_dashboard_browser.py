@@ -88,6 +88,18 @@ def test_a_filter_changes_the_table(page: Page, watch, dashboard_url: str) -> No
     assert_clean(page, watch)
 
 
+def test_the_form_factor_tells_h100s_apart(page: Page, watch, dashboard_url: str) -> None:
+    open_page(page, dashboard_url, "now")
+    cells_when(page, lambda rows: len(rows) == 6)
+    choose(page, "Form factor", "SXM")
+    assert offers_count(page) == 2
+    rows = cells_when(page, lambda rows: len(rows) == 2)
+    # The H100 comes as PCIe, SXM and NVL: the GPU column says which one an offer is.
+    assert {r[GPU] for r in rows} == {"H100 SXM"}
+    assert {r[PROVIDER] for r in rows} == {"autodl", "vastai"}
+    assert_clean(page, watch)
+
+
 def test_sold_out_only_on_request(page: Page, watch, dashboard_url: str) -> None:
     open_page(page, dashboard_url, "now")
     shown = cells_when(page, lambda rows: len(rows) == 6)

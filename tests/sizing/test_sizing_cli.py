@@ -145,7 +145,7 @@ def test_size_ranks_only_in_stock_offers_that_fit(market: Path) -> None:
         assert Decimal(o["cost_per_million_tokens"]) == pytest.approx(
             per_million, rel=Decimal("0.01")
         )
-    assert "Best by monthly: acme A100 80GB x1" in data["verdict"]
+    assert data["verdict"].startswith("Rent acme A100 80GB SXM x1 (row 1): the cheapest by")
 
 
 def test_size_bills_sessions_and_boot_by_the_providers_terms(market: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,52 @@ def test_rank_puts_the_catalog_beside_the_market(db: Path) -> None:
     assert "performance vs rental heat" in invoke("rank", "--db", str(db)).stdout
 
 
+def test_rank_splits_form_factors_and_never_ranks_an_unknown_as_zero(tmp_path: Path) -> None:
+    kit = FeedKit(tmp_path)
+    path = tmp_path / "rank.duckdb"
+    con = connect(path)
+    try:
+        run = kit.run(1)
+        load_run(con, run, kit.write("cards", [
+            kit.offer(run, "sxm"),
+            kit.offer(run, "pcie", gpu_form_factor="PCIe", price=D("1.99")),
+            kit.offer(run, "unsaid", gpu_form_factor=None),
+            kit.offer(run, "5090", gpu_model="RTX 5090", gpu_vram_gb=32, gpu_form_factor=None),
+            kit.offer(run, "1070", gpu_model="GTX 1070", gpu_vram_gb=8, gpu_form_factor=None),
+            kit.offer(run, "910b", gpu_vendor="huawei", gpu_model="Ascend 910B",
+                      gpu_vram_gb=64, gpu_form_factor=None),
+        ]))  # fmt: skip
+    finally:
+        con.close()
+    app = typer.Typer()
+    app.add_typer(tracking.app)  # the rank command alone
+
+    def rank(*args: str) -> str:
+        result = CliRunner().invoke(app, ["rank", "--db", str(path), *args],
+                                    env={"COLUMNS": "200"})  # fmt: skip
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    rows = json.loads(rank("--currency", "USD", "--format", "json"))
+    by = {(r["gpu_model"], r["form_factor"]): r for r in rows}
+    sxm, pcie, unsaid = by[("H100", "SXM")], by[("H100", "PCIe")], by[("H100", None)]
+    assert (sxm["mem_bandwidth_gbps"], pcie["mem_bandwidth_gbps"]) == ("3350", "2000")
+    assert sxm["perf_rank"] < pcie["perf_rank"]
+    # An offer that does not say its form factor is shown as the slowest it can be.
+    assert unsaid["figures_of"] == "H100 80GB PCIe"
+    # Before: no BF16 figure for the RTX 5090, so it ranked below a GTX 1070.
+    assert by[("RTX 5090", None)]["perf_rank"] < by[("GTX 1070", None)]["perf_rank"]
+    assert by[("GTX 1070", None)]["compute_basis"] == "fp32"
+    ascend = by[("Ascend 910B", None)]
+    assert ascend["perf_rank"] is None and ascend["compute_tflops"] is None
+    assert rows[-1] is not None and rows[-1]["gpu_model"] == "Ascend 910B"  # apart, last
+    lines = rank().splitlines()
+    assert any("H100 SXM 80G" in x for x in lines) and any("H100 PCIe 80G" in x for x in lines)
+    assert any("H100 80G (form ?)" in x for x in lines)
+    last = [x for x in lines if "Ascend 910B" in x]
+    assert last and "?" in last[0].split("│")[1]  # perf "?" and not a number
+
+
 def test_every_command_has_help() -> None:
     for args in (["index", "show"], ["index", "export"], ["history"], ["rank"], ["demo"]):
         assert "Usage" in invoke(*args, "--help").stdout
@@ -171,3 +218,36 @@ def test_dates_of_the_history_window(db: Path) -> None:
     rows = invoke_json("history", "--gpu", "H100", "--from", "2026-11-02", "--db", str(db))
     assert {r["date"] for r in rows} == {"2026-11-02"}
     assert invoke_json("index", "show", "--to", "2026-10-01", "--db", str(db)) == []
+
+
+def refused(app: typer.Typer, *args: str) -> str:
+    """What a refused command says (exit 2), on one line, without the error box's frame."""
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+    assert result.exit_code == 2, result.output
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+
+
+def test_history_reads_gpu_names_as_offers_does(db: Path) -> None:
+    # A provider's spelling, as `offers --gpu` takes it: "4090" is the RTX 4090.
+    days = invoke_json("history", "--gpu", "4090", "--provider", "acme", "--db", str(db))
+    assert [r["date"] for r in days] == ["2026-11-01", "2026-11-02"]
+    assert invoke_json("history", "--gpu", "rtx4090", "--db", str(db)) == invoke_json(
+        "history", "--gpu", "RTX 4090", "--db", str(db)
+    )
+    app = typer.Typer()
+    app.add_typer(tracking.app)
+    wrong = refused(app, "history", "--gpu", "4090x", "--db", str(db))
+    assert "did you mean RTX 4090" in wrong
+    typo = refused(app, "history", "--gpu", "H100", "--provider", "acmee", "--db", str(db))
+    assert "did you mean acme" in typo
+
+
+def test_index_export_refuses_a_folder_that_does_not_exist(db: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.add_typer(tracking.app)
+    out = tmp_path / "no" / "such" / "index.csv"
+    said = refused(app, "index", "export", "--out", str(out), "--db", str(db))
+    assert f"the folder {out.parent} does not exist" in said
+    assert not (tmp_path / "no").exists()  # a mistyped folder is not created
+    folder = refused(app, "index", "export", "--out", str(tmp_path), "--db", str(db))
+    assert "is a folder" in folder

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests import cli_helpers
+from tests.test_catalog import DEMO_CARDS, NO_FIGURES
 from warehouse.db import connect
 
 REQUIRED = {
@@ -68,6 +69,18 @@ def test_history_and_rank_read_the_demo(demo_db: Path) -> None:
         gpurent("rank", "--db", str(demo_db), "--format", "json").stdout
     )
     assert rank and {"perf_rank", "heat_rank", "in_stock_share"} <= set(rank[0])
+    # Every card the recordings list is one tests/test_catalog.py knows, and has compute and
+    # bandwidth figures unless its vendor publishes none (then unranked, last).
+    listed = {(r["gpu_model"], r["gpu_vram_gb"], r["form_factor"]) for r in rank}
+    assert {card for card in listed if card[1] is not None} <= DEMO_CARDS
+    for r in rank:
+        if r["gpu_model"] in NO_FIGURES:
+            assert r["perf_rank"] is None
+        elif r["gpu_vram_gb"] is not None:
+            assert r["compute_tflops"] and r["mem_bandwidth_gbps"], r
+    ranked = [r["perf_rank"] for r in rank if r["perf_rank"] is not None]
+    assert ranked == list(range(1, len(ranked) + 1))
+    assert all(r["perf_rank"] is None for r in rank[len(ranked) :])
     busiest = max(rank, key=lambda r: r["providers"])
     pattern = json.loads(
         gpurent("history", "--gpu", busiest["gpu_model"], "--by", "pattern",

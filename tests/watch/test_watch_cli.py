@@ -59,6 +59,20 @@ def test_add_list_remove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert "no watch #1" in cli("watch", "remove", "1", "--db", db, code=1).output
 
 
+def test_add_reads_the_gpu_as_offers_does_and_suggests(tmp_path: Path) -> None:
+    db = str(tmp_path / "w.duckdb")
+    out = flat(cli("watch", "add", "--gpu", "4090x", "--notify", "json://h/x", "--db", db,
+                   code=2).output)  # fmt: skip
+    assert "did you mean RTX 4090" in out
+    # A watch matches by model and size: one naming a form factor would alert on the other.
+    out = flat(cli("watch", "add", "--gpu", "H100 SXM", "--notify", "json://h/x", "--db", db,
+                   code=2).output)  # fmt: skip
+    assert "cannot tell form factors apart" in out
+    assert not Path(db).exists()
+    (added,) = cli_json("watch", "add", "--gpu", "A100 80G", "--notify", "json://h/x", "--db", db)
+    assert (added["gpu"], added["min_vram_gb"]) == ("A100", 80)
+
+
 def test_add_needs_a_gpu_or_a_vram_and_good_urls(tmp_path: Path) -> None:
     db = str(tmp_path / "w.duckdb")
     out = cli("watch", "add", "--notify", "json://127.0.0.1:1/x", "--db", db, code=2).output

@@ -1,0 +1,289 @@
+"""The dashboard's pages rendered without a browser (Streamlit's AppTest runs a page's script
+in-process): what a first run shows, the Now page's notes on each provider's last crawl, the
+Size page's inputs across a language switch, and the generated text in both languages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from dash_kit import build_demo_db
+from streamlit.testing.v1 import AppTest
+
+from dashboards import data, tables
+from dashboards.i18n import Lang, used_in_cost
+from dashboards.verdicts import offers_reason_text, reason_text, verdict_text
+from gpurent import api
+from gpurent_core.billing_facts import BillingFactKind, facts_for
+from gpurent_core.model import RunStatus
+from tests.warehouse.wh_kit import FeedKit
+from warehouse.db import connect
+from warehouse.load import load_run
+
+
+def page(db: str, name: str) -> None:
+    """One page, as the app runs it; the language comes from the session ("lang", as the
+    sidebar keeps it), so a test can switch it between runs."""
+    from pathlib import Path
+
+    import streamlit as st
+
+    from dashboards import pages_availability, pages_index, pages_now, pages_size
+    from dashboards.i18n import Lang
+    from dashboards.state import Ctx
+
+    pages = {
+        "now": pages_now,
+        "size": pages_size,
+        "index": pages_index,
+        "availability": pages_availability,
+    }
+    lang = Lang(st.session_state.get("lang", "en"))
+    pages[name].render(Ctx(db=Path(db), lang=lang, currency="CNY"))
+
+
+def run_page(db: Path, name: str, lang: str = "en") -> AppTest:
+    app = AppTest.from_function(page, args=(str(db), name), default_timeout=120)
+    app.session_state["lang"] = lang
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def texts(elements: Any) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What the quick start leaves: one crawl of each provider. Two partial on purpose (an
+    unreadable item each: their data is fresh) and one whose crawl failed after a good one."""
+    root = tmp_path_factory.mktemp("first-run")
+    kit = FeedKit(root)
+    path = root / "demo.duckdb"
+    con = connect(path)
+    try:
+        for provider, status in (
+            ("autodl", RunStatus.OK),
+            ("featurize", RunStatus.PARTIAL),
+            ("hyperstack", RunStatus.PARTIAL),
+            ("vastai", RunStatus.OK),
+        ):
+            run = kit.run(1, status, provider=provider)
+            lines: list[Any] = [kit.offer(run, "h100-1"), kit.offer(run, "h100-2")]
+            if status is RunStatus.PARTIAL:
+                lines.append(kit.quarantine(run))
+            load_run(con, run, kit.write(provider, lines))
+        good = kit.run(1, provider="lambda")
+        load_run(con, good, kit.write("lambda", [kit.offer(good, "gpu_1x_h100")]))
+        load_run(con, kit.run(2, RunStatus.FAILED, provider="lambda", message="HTTP 500"), None)
+    finally:
+        con.close()
+    return path
+
+
+# --- a first run ---------------------------------------------------------------------------
+
+
+def test_index_and_availability_say_what_to_run_after_one_crawl(first_run: Path) -> None:
+    for name in ("index", "availability"):
+        app = run_page(first_run, name)
+        hints = [x for x in texts(app.info) if "gpurent demo --db" in x]
+        assert len(hints) == 1, (name, texts(app.info))
+        assert "\n" not in hints[0]
+        # No wall of "too few polls" lines: the one hint says it.
+        assert not [x for x in texts(app.markdown) if "too few polls" in x], name
+    zh = run_page(first_run, "index", "zh")
+    assert any("gpurent demo --db" in x and "历史" in x for x in texts(zh.info))
+
+
+def test_a_history_draws_without_the_hint(tmp_path: Path) -> None:
+    db = build_demo_db(tmp_path, datetime.now(UTC), days=3)
+    app = run_page(db, "index")
+    assert not [x for x in texts(app.info) if "gpurent demo --db" in x]
+
+
+def test_a_partial_crawl_with_fresh_data_is_one_caption_not_a_banner_each(
+    first_run: Path,
+) -> None:
+    app = run_page(first_run, "now")
+    assert texts(app.warning) == []  # lambda failed, but its offers are stale: not shown
+    notes = [x for x in texts(app.caption) if x.startswith("Last crawl partial")]
+    assert notes == [
+        "Last crawl partial, its data fresh (details on the Providers page): featurize, hyperstack."
+    ]
+    # Asked for, the failed provider's stale offers come with a warning of their own.
+    app.checkbox(key="now_stale").check().run()
+    warned = texts(app.warning)
+    assert len(warned) == 1 and warned[0].startswith("lambda: last crawl failed")
+    assert len([x for x in texts(app.caption) if x.startswith("Last crawl partial")]) == 1
+
+
+# --- the Size page across a language switch --------------------------------------------------
+
+
+def test_the_size_form_keeps_its_inputs_when_the_language_changes(first_run: Path) -> None:
+    app = run_page(first_run, "size")
+    app.number_input(key="size_prompt").set_value(4096)
+    app.number_input(key="size_batch").set_value(8)
+    app.number_input(key="size_tps").set_value(25)
+    app.selectbox(key="size_mode").set_value("lora")
+    next(b for b in app.button if b.label == "Size it").click()  # a form commits on submit
+    app.run()
+    app.session_state["lang"] = "zh"
+    app.run()
+    assert not app.exception
+    shown = {
+        key: app.number_input(key=key).value for key in ("size_prompt", "size_batch", "size_tps")
+    }
+    assert shown == {"size_prompt": 4096, "size_batch": 8, "size_tps": 25}
+    assert app.selectbox(key="size_mode").value == "lora"
+    assert app.number_input(key="size_prompt").label == "输入 tokens"  # the labels did switch
+    assert app.number_input(key="size_tps").label.startswith("每用户生成速度目标")
+
+
+# --- the Now page's rows ---------------------------------------------------------------------
+
+
+def test_now_rows_carry_the_offer_id_the_page_and_the_form_factor(tmp_path: Path) -> None:
+    db = build_demo_db(tmp_path, datetime.now(UTC))
+    frame = data.now_offers(db, data.NowFilters(include_sold_out=True))
+    table = tables.now_table(frame, Lang.EN, datetime.now(UTC))
+    ids = [api.offer_id(p, k) for p, k in frame.select("provider", "offer_key").iter_rows()]
+    assert table["Offer id"].to_list() == ids
+    assert table["Listed at"].str.startswith("https://").all()
+    h100 = table[table["GPU"].str.startswith("H100")]
+    assert set(h100["GPU"]) == {"H100 SXM"}  # the H100 comes in PCIe, SXM and NVL
+    assert set(table[table["GPU"].str.startswith("RTX")]["GPU"]) == {"RTX 4090", "RTX 3090"}
+    sxm = data.now_offers(db, data.NowFilters(form_factor="SXM", include_sold_out=True))
+    assert set(sxm["gpu_form_factor"]) == {"SXM"} and sxm.height < frame.height
+    options = data.filter_options(db)
+    assert options.form_factors == ["SXM"]
+
+
+def test_a_scraped_link_is_only_followed_to_a_web_page() -> None:
+    assert tables.safe_url("https://cloud.vast.ai/create/?offer_id=1") == (
+        "https://cloud.vast.ai/create/?offer_id=1"
+    )
+    for bad in ("javascript:alert(1)", "data:text/html,x", "//x", "ftp://x/y", "", None):
+        assert tables.safe_url(bad) is None, bad
+
+
+def test_rows_whose_storage_price_is_unknown_are_marked(tmp_path: Path) -> None:
+    db = build_demo_db(tmp_path, datetime.now(UTC))
+    frame = data.now_offers(db, data.NowFilters())
+    assert not tables.storage_unknown(frame)
+    unknown = frame.with_columns(
+        storage_price_unknown=pl.Series([True] + [False] * (frame.height - 1))
+    )
+    assert tables.storage_unknown(unknown)
+    for lang, hourly in ((Lang.EN, "True / hour"), (Lang.ZH, "真实每小时")):
+        shown = tables.now_table(unknown, lang, datetime.now(UTC))[hourly].to_list()
+        assert shown[0].endswith(" *") and not any(s.endswith("*") for s in shown[1:])
+
+
+def test_the_page_counts_per_card_offers_it_left_out_for_n_cards(tmp_path: Path) -> None:
+    db = build_demo_db(tmp_path, datetime.now(UTC))
+    answer = data.now_answer(db, data.NowFilters(gpus=4))
+    # Every demo offer is one card priced per card; autodl's 4090 shows 5 free, the rest less.
+    assert answer.cards_left_out == 5 and answer.frame.height == 1
+    assert data.now_answer(db, data.NowFilters()).cards_left_out == 0
+
+
+# --- generated text in both languages --------------------------------------------------------
+
+
+def test_billing_facts_follow_the_language() -> None:
+    rows = data.billing_facts("autodl")
+    zh = tables.billing_facts_table(rows, Lang.ZH)
+    en = tables.billing_facts_table(rows, Lang.EN)
+    assert "计费粒度" in set(zh["问题"]) and "billing_granularity" in set(en["Question"])
+    assert "每次会话向上取整到 1 秒" in set(zh["计入成本的方式"])
+    assert "rounds each session up to 1 s" in set(en["Used in the cost"])
+    # English is the engine's own sentence, for every fact on file.
+    for provider in ("autodl", "runpod", "hyperstack", "vastai"):
+        for fact in facts_for(provider):
+            assert used_in_cost(Lang.EN, fact) == fact.used_in_cost()
+            if fact.fees:
+                assert "费用" in used_in_cost(Lang.ZH, fact)
+    granularity = next(
+        f for f in facts_for("hyperstack") if f.fact is BillingFactKind.BILLING_GRANULARITY
+    )
+    assert used_in_cost(Lang.ZH, granularity) == "每次会话向上取整到 1 分钟"
+
+
+def test_the_memory_chart_legend_follows_the_language() -> None:
+    placements = [{"tensor_parallel": 1, "breakdown_gib": {"weights": 14.2, "kv_cache": 0.1}}]
+    zh = tables.breakdown_frame(placements, Lang.ZH)
+    assert set(zh["组成"]) == {"权重", "KV 缓存"}
+    assert set(tables.breakdown_frame(placements, Lang.EN)["Part"]) == {"weights", "KV cache"}
+
+
+@pytest.mark.parametrize(
+    ("english", "chinese"),
+    [
+        (
+            "Qwen2.5-7B bf16, 1 x (2048 + 512) tokens on vllm: needs 19.2 GiB per GPU on 1 card "
+            "(weights 14.2, KV 0.1, activations 1.4, overhead 1.5, headroom 1.9). Smallest "
+            "tier: 1 x 20 GB (19.4 GiB usable each), room for 2 sequences of 2560 tokens.",
+            "Qwen2.5-7B bf16，1 条并发序列 ×（输入 2048 + 生成 512）tokens，vllm：1 张卡时每卡"
+            "需要 19.2 GiB（权重 14.2，KV 缓存 0.1，激活 1.4，运行开销 1.5，余量 1.9）。最小档"
+            "位：1 × 20 GB（每卡可用 19.4 GiB），可容纳 2 条 2560 tokens 的序列。",
+        ),
+        (
+            "Left out, 5 that cannot run the precision: V100 32GB SXM x1: V100: no BF16 "
+            "(Volta); use fp16 (5 offers: gpushare, autodl).",
+            "已排除 5 个无法运行该精度的报价：V100 32GB SXM x1: V100: 不支持 BF16（Volta），"
+            "请改用 fp16（5 个报价：gpushare, autodl）。",
+        ),
+        (
+            "This workload is bandwidth-bound: the faster card is the better buy for throughput.",
+            "此负载受带宽限制：更快的卡在吞吐上更划算。",
+        ),
+    ],
+)
+def test_verdict_sentences_in_chinese(english: str, chinese: str) -> None:
+    assert verdict_text(english, Lang.ZH) == chinese
+    assert verdict_text(english, Lang.EN) == english
+
+
+def test_an_unknown_sentence_stays_as_the_engine_wrote_it() -> None:
+    text = "A sentence no template knows. Smallest tier: 1 x 20 GB (19.4 GiB usable each), room for 2 sequences of 2560 tokens."
+    shown = verdict_text(text, Lang.ZH)
+    assert shown.startswith("A sentence no template knows. 最小档位")
+
+
+def test_reasons_follow_the_language() -> None:
+    assert reason_text("V100: no FP8", Lang.ZH) == "V100: 不支持 FP8"
+    assert reason_text("first token 3618 ms > 1000 ms target", Lang.ZH) == (
+        "首字 3618 毫秒 > 目标 1000 毫秒"
+    )
+    assert (
+        offers_reason_text("no card is large enough at any tensor-parallel degree", Lang.ZH)
+        == "任何张量并行度下都没有足够大的卡"
+    )
+
+
+def test_a_real_sizing_answer_reads_in_chinese(tmp_path: Path) -> None:
+    db = build_demo_db(tmp_path, datetime.now(UTC))
+    answer = api.size("Qwen2.5-7B", prompt_tokens=2048, gen_tokens=512, db=db)
+    zh = verdict_text(answer.report["verdict"], Lang.ZH)
+    assert "每卡需要" in zh and "最小档位" in zh
+    for english in ("needs", "per GPU", "Smallest tier", "usable each"):
+        assert english not in zh
+    missing = api.size("Qwen2.5-7B", prompt_tokens=2048, gen_tokens=512, db=tmp_path / "no.duckdb")
+    assert offers_reason_text(missing.report["offers_reason"], Lang.ZH).startswith(
+        "无法读取数据仓库"
+    )
+
+
+def test_a_damaged_warehouse_is_said_as_damaged(tmp_path: Path) -> None:
+    def damaged() -> None:
+        raise api.WarehouseDamaged("the warehouse x is damaged")
+
+    with pytest.raises(data.DataUnavailable) as info:
+        data._page_read(damaged)()
+    assert info.value.kind == "damaged"

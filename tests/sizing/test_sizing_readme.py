@@ -1,0 +1,31 @@
+"""The README's sizing example shows what the answer promises: a target met by an offer
+whose speed is known, never "unknown" worded as meeting."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def sizing_example() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Sizing") : text.index("## Benchmarks")]
+    blocks = re.findall(r"```\n(\$ gpurent size.*?)```", section, flags=re.S)
+    assert len(blocks) == 1, "one worked example in the Sizing section"
+    return blocks[0]
+
+
+def test_the_example_meets_a_target_with_a_known_speed() -> None:
+    example = sizing_example()
+    assert "--ttft-ms" in example or "--tokens-per-s" in example
+    flat = " ".join(example.split())
+    pick = re.search(r"Rent (?P<offer>.+?) \(row 1\): .*?meets the targets \((?P<t>[^)]*)\)", flat)
+    assert pick, "the answer starts with the offer to rent, meeting the targets"
+    told = flat[pick.start() : flat.find(". ", pick.end())]  # the pick's own sentence
+    ttft = re.search(r"first token (\d+) ms, ", told)
+    target = re.search(r"first token <= (\d+) ms", pick["t"])
+    assert ttft and target and int(ttft[1]) <= int(target[1])
+    assert "unknown" not in told
+    assert "first token unknown" not in flat
