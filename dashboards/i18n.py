@@ -239,6 +239,28 @@ LABELS: dict[str, tuple[str, str]] = {
     "size_ttft": ("Target first token (ms, 0 = any)", "首字延迟目标（毫秒，0 = 不限）"),
     "size_tps": ("Target tokens/s per user (0 = any)", "每用户生成速度目标（token/秒，0 = 不限）"),
     "size_excluded": ("Left out", "已排除"),
+    # Offers whose precision support, or a figure a target needs, is unknown: shown apart,
+    # never ranked (sizing/checks.py).
+    "size_cannot_tell": (
+        "Cannot tell ({n}): not ranked, a figure is unknown",
+        "无法判断（{n}）：未排名，缺少某项数据",
+    ),
+    "col_why": ("Why", "原因"),
+    # Left-out offers grouped by card and reason (report["left_out"]), as `gpurent size`.
+    "size_left_out_group": (
+        "{offers}, {step}: {card}: {reason} [{providers}]",
+        "{offers}，{step}：{card}：{reason} [{providers}]",
+    ),
+    "size_one_offer": ("1 offer", "1 个报价"),
+    "size_n_offers": ("{n} offers", "{n} 个报价"),
+    "size_step_precision": ("cannot run the precision", "无法运行该精度"),
+    "size_step_speed": ("miss a target", "未达目标"),
+    "size_left_out_more": (
+        "{n} more offers in {groups} groups (`gpurent size --format json` lists every offer "
+        "under excluded).",
+        "另有 {groups} 组共 {n} 个报价（`gpurent size --format json` 在 excluded 下列出每个报价）。",
+    ),
+    "size_row_note": ("Row {n}, {offer}: {note}", "第 {n} 行，{offer}：{note}"),
     # the memory breakdown's parts (sizing's Breakdown.as_dict keys)
     "part_weights": ("weights", "权重"),
     "part_kv_cache": ("KV cache", "KV 缓存"),

@@ -141,12 +141,27 @@ def render(ctx: Ctx) -> None:
             key="size_table",
             column_config=link_columns(lang),
         )
+        # How a row meets the targets when that takes more cards than its cheapest rental.
+        for line in sizer.row_notes(report["offers"], lang):
+            st.caption(md_escape(line))
     else:
         reason = offers_reason_text(report["offers_reason"], lang)
         st.info(md_escape(reason or t(lang, "no_rows")))
     if report.get("stale_left_out"):
         st.caption(t(lang, "stale_left_out", n=report["stale_left_out"]))
-    if report["excluded"]:
+    if report["cannot_tell"]:
+        # Unknown is never a yes: these offers are not ranked with the ones above.
+        st.subheader(t(lang, "size_cannot_tell", n=len(report["cannot_tell"])))
+        st.dataframe(
+            sizer.untold_table(report["cannot_tell"], lang),
+            hide_index=True,
+            width="stretch",
+            key="size_untold",
+            column_config=link_columns(lang),
+        )
+    if report["left_out"]:
+        # One line per card and reason with its count, not one per offer (the same card
+        # listed by many providers would be a wall of identical lines).
         st.subheader(t(lang, "size_excluded"))
-        for row in report["excluded"]:
-            st.markdown(md_escape(tables.excluded_line(row, lang)))
+        for line in sizer.left_out_lines(report["left_out"], lang):
+            st.markdown(md_escape(line))

@@ -1,6 +1,9 @@
 """The sizing form's answer, through the library API (``gpurent.api.size``), the same call
 `gpurent size` makes: the dashboard and the CLI give the same estimate, checks, reasons,
-ranking and verdict for the same inputs.
+ranking and verdict for the same inputs; and the parts of the answer the page shows beside
+the ranked table, in the page's language, as `gpurent size` prints them: the offers that
+cannot be told (their own table, with why), the left-out offers grouped by reason with
+counts, and how a ranked offer meets the targets.
 """
 
 from __future__ import annotations
@@ -8,11 +11,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
+
+from dashboards.i18n import Lang, enum_label, money, status_label, t
+from dashboards.tables import offer_id, safe_url
+from dashboards.verdicts import reason_text
 from gpurent import api
 from gpurent.api import Engine, Mode, Objective, SizeAnswer
 
-__all__ = ["SizeAnswer", "SizeRequest", "SizingError", "size_workload"]
+__all__ = [
+    "LEFT_OUT_SHOWN",
+    "SizeAnswer",
+    "SizeRequest",
+    "SizingError",
+    "left_out_lines",
+    "row_notes",
+    "size_workload",
+    "untold_table",
+]
 
 
 class SizingError(ValueError):
@@ -68,3 +86,83 @@ def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
         )
     except api.ApiError as exc:
         raise SizingError(str(exc)) from exc
+
+
+# --- what the page shows beside the ranked offers --------------------------------------------
+
+LEFT_OUT_SHOWN = 12
+"""Groups of left-out offers the page lists, largest first (as `gpurent size` prints them);
+the rest are counted on one line."""
+
+
+def untold_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
+    """The offers the answer cannot tell (``report["cannot_tell"]``): never ranked, so
+    without rank or speed columns, each with why it cannot be told."""
+    out = []
+    for r in rows:
+        cur = r["cost_currency"]
+        why = r.get("note") or "; ".join(r.get("marks") or [])
+        out.append(
+            {
+                t(lang, "col_provider"): r["provider"],
+                t(lang, "col_gpu"): reason_text(r["card"], lang),  # "(form unsaid)"
+                t(lang, "col_count"): r["gpu_count"],
+                t(lang, "col_status"): status_label(lang, r["status"]),
+                t(lang, "col_free"): ""
+                if r["available_count"] is None
+                else str(r["available_count"]),
+                t(lang, "col_true_hourly"): money(r["true_hourly"], cur),
+                t(lang, "col_true_monthly"): money(r["true_monthly"], cur),
+                t(lang, "col_why"): reason_text(why, lang),
+                t(lang, "col_offer_id"): offer_id(r),
+                t(lang, "col_link"): safe_url(r.get("url")),
+            }
+        )
+    keys = (
+        "col_provider", "col_gpu", "col_count", "col_status", "col_free", "col_true_hourly",
+        "col_true_monthly", "col_why", "col_offer_id", "col_link",
+    )  # fmt: skip
+    return pd.DataFrame(out, columns=[t(lang, k) for k in keys])
+
+
+def left_out_lines(
+    groups: list[dict[str, Any]], lang: Lang, *, shown: int = LEFT_OUT_SHOWN
+) -> list[str]:
+    """``report["left_out"]`` as lines: one per group of offers left out for the same
+    reason on the same card (its count and providers), the largest ``shown``, then one
+    line counting the rest. Every offer stays in ``report["excluded"]``."""
+    lines = [
+        t(
+            lang,
+            "size_left_out_group",
+            offers=t(lang, "size_n_offers" if g["count"] > 1 else "size_one_offer", n=g["count"]),
+            # Which check left it out, in words ("size_step_speed"); an unknown one as is.
+            step=enum_label(lang, "size_step", g["step"]),
+            card=reason_text(g["card"], lang),
+            reason=reason_text(g["reason"], lang),
+            providers=", ".join(g["providers"]),
+        )
+        for g in groups[:shown]
+    ]
+    rest = groups[shown:]
+    if rest:
+        lines.append(
+            t(lang, "size_left_out_more", n=sum(g["count"] for g in rest), groups=len(rest))
+        )
+    return lines
+
+
+def row_notes(rows: list[dict[str, Any]], lang: Lang) -> list[str]:
+    """How a ranked offer meets the targets when that takes more cards than its cheapest
+    rental ("meets 1000 ms with 4 cards (2358 ms on 1)"), one line per row that has one."""
+    return [
+        t(
+            lang,
+            "size_row_note",
+            n=n,
+            offer=f"{r['provider']} {r['card']}",
+            note=reason_text(r["note"], lang),
+        )
+        for n, r in enumerate(rows, start=1)
+        if r.get("note")
+    ]

@@ -27,7 +27,6 @@ from dashboards.i18n import (
     t,
     used_in_cost,
 )
-from dashboards.verdicts import reason_text
 from gpurent.api import names
 
 GREY = "color: #9aa0a6"
@@ -272,11 +271,6 @@ def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(out)
-
-
-def excluded_line(row: dict[str, Any], lang: Lang) -> str:
-    """An offer the checks left out, and why, in the page's language."""
-    return f"{row['offer']}: {reason_text(row['reason'], lang)}"
 
 
 def breakdown_frame(placements: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:

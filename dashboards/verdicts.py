@@ -39,9 +39,46 @@ def _some(m: re.Match[str], name: str, text: str) -> str:
     return text.format(**{name: value}) if value else ""
 
 
+def _figure(text: str) -> str:
+    """A figure a target reads, as the checks write it: "655 ms", "75.3 tokens/s per user",
+    or both joined by "and" (``SpeedTargets.short``)."""
+    parts = []
+    for part in text.split(" and "):
+        found = re.fullmatch(rf"(?P<x>{_NUM}) (?P<unit>ms|tokens/s per user)", part.strip())
+        if found is None:
+            return text  # not a figure the checks write: as given
+        x = found["x"]
+        parts.append(f"{x} 毫秒" if found["unit"] == "ms" else f"每用户 {x} tokens/秒")
+    return " 且 ".join(parts)
+
+
 # --- reasons: the checks' words about one card (also alone, in the excluded list) ----------
 
 _REASONS: list[Rule] = [
+    # How an offer meets the targets only with more cards than its cheapest rental
+    # (sizing/checks.py: _took_more), and how many cards of a kind would (_more_cards_would).
+    # First: the rules below would rewrite the figures inside them half-way. No \b before
+    # "meets": after "；它" (a word character) there is no word boundary.
+    _rule(
+        r"(?<![A-Za-z])meets (?P<t>[^()]+?) with (?P<n>\d+) cards "
+        r"\((?P<was>[^()]*) on (?P<m>\d+)\)",
+        lambda m: (
+            f"用 {m['n']} 张卡可满足 {_figure(m['t'])}（{m['m']} 张卡时为 {_figure(m['was'])}）"
+        ),
+    ),
+    _rule(
+        r"(?<![A-Za-z])meets (?P<t>[^()]+?) at (?P<d>\d+) cards per copy of the model "
+        r"\((?P<was>[^()]*) at (?P<d0>\d+)\)",
+        lambda m: (
+            f"每个模型副本用 {m['d']} 张卡时可满足 {_figure(m['t'])}（每副本 {m['d0']} 张时为 "
+            f"{_figure(m['was'])}）"
+        ),
+    ),
+    _rule(
+        r"(?<![\d.])(?P<n>\d+) cards? of this kind would meet it \((?P<f>[^()]*)\)",
+        lambda m: f"{m['n']} 张这种卡可以满足（{_figure(m['f'])}）",
+    ),
+    _rule(r" ?\(at (?P<n>\d+) cards? per copy\)", lambda m: f"（每个模型副本 {m['n']} 张卡）"),
     _rule(r"\bFP8 tensor cores\b", lambda m: "有 FP8 张量核心"),
     _rule(
         r"\bFP8 weight-only via Marlin \(weights 1 byte, BF16 compute, no FP8 speed-up\)",
@@ -84,7 +121,7 @@ _REASONS: list[Rule] = [
     ),
     _rule(r"\b(?P<p>\S+) support unknown\b", lambda m: f"{m['p']} 支持情况未知"),
     _rule(r"cannot tell whether it runs (?P<p>\S+?):\s*", lambda m: f"无法判断能否运行 {m['p']}："),
-    _rule(r"\bcannot tell:", lambda m: "无法判断："),
+    _rule(r"\bcannot tell:\s*", lambda m: "无法判断："),
     _rule(
         rf"first token (?P<ms>{_NUM}) ms > (?P<t>{_NUM}) ms target",
         lambda m: f"首字 {m['ms']} 毫秒 > 目标 {m['t']} 毫秒",
@@ -108,6 +145,11 @@ _REASONS: list[Rule] = [
         r" \((?P<n>\d+) offers?: (?P<who>[^()]*)\)",
         lambda m: f"（{m['n']} 个报价：{m['who']}）",
     ),
+    # A card sold in several form factors whose offer does not say which (sizing/recommend.py).
+    _rule(r" \(form unsaid\)", lambda m: "（未注明外形规格）"),
+    # A card's offers that cannot be told: "(2 offers)" (sizing/report.py).
+    _rule(r" \((?P<n>\d+) offers?\)", lambda m: f"（{m['n']} 个报价）"),
+    _rule(r"^no figures$", lambda m: "没有数据"),
 ]
 
 # --- why there are no offers (sizing/answer.py) ----------------------------------------
@@ -134,6 +176,18 @@ _OFFERS_REASONS: list[Rule] = [
         r"no in-stock offer that fits is known to meet the targets: the rest cannot be told "
         r"\(see cannot_tell\) or were left out \(see excluded\)",
         lambda m: "没有已知满足目标的装得下的有货报价：其余的无法判断或已被排除",
+    ),
+    _rule(
+        r"gpurent cannot tell whether any in-stock offer that fits runs this precision "
+        r"\(see cannot_tell\); the rest were left out \(see excluded\)",
+        lambda m: (
+            "gpurent 无法判断装得下的有货报价能否运行此精度（见“无法判断”）；"
+            "其余的已被排除（见“已排除”）"
+        ),
+    ),
+    _rule(
+        r" \(only (?P<g>.+?) offers were looked at: --gpu\)",
+        lambda m: f"（只看了 {m['g']} 的报价：--gpu）",
     ),
     _rule(
         r"warehouse not readable: no warehouse at (?P<path>.+?) yet: run `gpurent crawl "
@@ -220,6 +274,11 @@ def _reasons(text: str) -> str:
     return text
 
 
+def _marks(text: str) -> str:
+    """What could not be checked, joined by "; " (``CheckedOffer.marks``)."""
+    return "；".join(_reasons(mark) for mark in text.split("; "))
+
+
 _CLAUSES: list[Rule] = [
     # what the workload needs (sizing/report.py: memory_verdict)
     _rule(
@@ -273,7 +332,12 @@ _CLAUSES: list[Rule] = [
             f"首字 {_ttft(m['ttft'])}，每百万 tokens {m['pm']} {m['cur']}"
         ),
     ),
-    _rule(r"; its speed is unknown \((?P<why>[^)]*)\)", lambda m: f"；速度未知（{m['why']}）"),
+    # The marks hold parentheses of their own ("... (no TFLOPS in the GPU catalog)").
+    _rule(
+        r"; its speed is unknown \((?P<why>(?:[^()]|\([^()]*\))*)\)",
+        lambda m: f"；速度未知（{_marks(m['why'])}）",
+    ),
+    _rule(r"; it (?=meets )", lambda m: "；它"),
     _rule(
         r" \((?P<c>\d+) cards, (?P<tp>\d+) per copy of the model(?:, (?P<k>\d+) copies)?\)",
         lambda m: (

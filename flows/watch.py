@@ -111,7 +111,9 @@ def plan_task(db_path: Path, min_interval_s: int | None) -> PollPlan:
         watches = list_watches(con)
         if not watches:
             return PollPlan(crawl=[], skipped={p: "no active watch" for p in provider_infos()})
-        offers = latest_offers(con).select("provider", "gpu_model", "gpu_vram_gb", "region")
+        offers = latest_offers(con).select(
+            "provider", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "region"
+        )
         listed: dict[str, list[dict[str, Any]]] = {}
         for row in offers.unique().iter_rows(named=True):
             listed.setdefault(row["provider"], []).append(row)

@@ -52,6 +52,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "content hash steps", "sql/0015_content_hash_steps.sql"),
     Migration(16, "skipped items", "sql/0016_skipped_items.sql"),
     Migration(17, "confirmed offers", "sql/0017_confirmed_offers.sql"),
+    Migration(18, "watch form factor", "sql/0018_watch_form_factor.sql"),
 )
 
 

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     import duckdb
 
 LIST_COLUMNS = [
-    "id", "gpu", "min_vram_gb", "count", "max_price", "providers", "regions", "notify",
-    "created_at",
+    "id", "gpu", "form_factor", "min_vram_gb", "count", "max_price", "providers", "regions",
+    "notify", "created_at",
 ]  # fmt: skip
 POLL_COLUMNS = ["provider", "action", "status", "offers", "message"]
 TABLE_LIST_COLUMNS = ["id", "watch", "notify", "created_at"]
@@ -76,6 +76,7 @@ def _watch_row(watch: Any) -> dict[str, Any]:
     return {
         "id": watch.watch_id,
         "gpu": watch.gpu_model,
+        "form_factor": watch.gpu_form_factor,
         "min_vram_gb": watch.min_vram_gb,
         "count": watch.gpu_count,
         "max_price": watch.cap_text(),
@@ -97,26 +98,23 @@ def _render_watches(
     render(rows, fmt, columns=columns, title=title, empty_message=empty_message)
 
 
-def _resolve_gpu(gpu: str | None, min_vram: int | None) -> tuple[str | None, int | None]:
-    """The watch's model and minimum VRAM: the name read as `offers` reads it, with close
-    names suggested for an unknown one (``gpurent.api.names.read_gpu``)."""
+def _resolve_gpu(
+    gpu: str | None, min_vram: int | None
+) -> tuple[str | None, int | None, str | None]:
+    """The watch's model, minimum VRAM and form factor: the name read as `offers` reads
+    it, with close names suggested for an unknown one (``gpurent.api.names.read_gpu``).
+    The form factor is kept where the name pins one down that the model leaves open
+    ("H100 SXM"): the watch then alerts only on offers that say SXM."""
     if gpu is None:
-        return None, min_vram
+        return None, min_vram, None
     from gpurent.api.names import read_gpu
     from gpurent.cli.api_errors import as_usage_errors
 
     with as_usage_errors():
         name = read_gpu(gpu)
-    if name.form_factor is not None:
-        # A watch matches by model and VRAM: it would alert on the other form factor too.
-        raise typer.BadParameter(
-            f"watches cannot tell form factors apart yet: {gpu!r} names {name.form_factor}, "
-            f"and the watch would alert on every {name.model} too; drop the form factor to "
-            "watch them all",
-            param_hint="--gpu",
-        )
     # "A100 80GB" names a size: watch that size unless --min-vram says otherwise.
-    return name.model, min_vram if min_vram is not None else name.identity.vram_gb
+    vram = min_vram if min_vram is not None else name.identity.vram_gb
+    return name.model, vram, name.form_factor
 
 
 def _price_cap(
@@ -235,8 +233,9 @@ def add(
         str | None,
         typer.Option(
             "--gpu",
-            help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G'; "
-            "see `gpurent gpus`).",
+            help="GPU model, read as a provider's name is ('4090', 'RTX 4090', 'A100 80G', "
+            "'H100 SXM'; see `gpurent gpus`). A form factor named keeps only offers that say "
+            "it.",
         ),
     ] = None,
     min_vram: Annotated[
@@ -289,7 +288,7 @@ def add(
 
     if gpu is None and min_vram is None:
         raise typer.BadParameter("give --gpu MODEL, --min-vram GB, or both")
-    model, vram = _resolve_gpu(gpu, min_vram)
+    model, vram, form = _resolve_gpu(gpu, min_vram)
     price, code, unit = _price_cap(max_price, currency, per, count)
     providers = list(provider or [])
     try:
@@ -310,6 +309,7 @@ def add(
             price_per=unit,
             providers=providers,
             regions=list(region or []),
+            gpu_form_factor=form,
         )
     _render_watches([watch], fmt, title="watch added")
     if fmt is OutputFormat.TABLE:

@@ -210,6 +210,26 @@ def test_size_my_workload_returns_offers(page: Page, watch, dashboard_url: str) 
     assert_clean(page, watch)
 
 
+def test_size_groups_what_it_left_out(page: Page, watch, dashboard_url: str) -> None:
+    open_page(page, dashboard_url, "size")
+    choose(page, "Model", "Qwen2.5-7B")
+    page.get_by_label("Target first token (ms, 0 = any)").fill("200")
+    page.get_by_role("button", name="Size it").click()
+    wait_idle(page)
+    page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
+    text = main_text(page)
+    # One line per card and reason, with its count and providers (a provider's name is
+    # hostile text: shown as typed, never run).
+    left = [line for line in text.splitlines() if ", miss a target: " in line]
+    assert len(left) == 2, text
+    assert left[0].startswith("1 offer, miss a target: RTX 3090 24GB x1: first token 777 ms")
+    assert left[1].startswith("1 offer, miss a target: L4 24GB x1: first token 456 ms")
+    assert left[1].endswith(f"[{HOSTILE_PROVIDER}]")
+    assert "Cannot tell (" not in text  # every card here can be told
+    assert_inert(page, watch, HOSTILE)
+    assert_clean(page, watch)
+
+
 def test_price_index_lines_and_csv(page: Page, watch, dashboard_url: str, tmp_path: Path) -> None:
     open_page(page, dashboard_url, "index")
     assert_clean(page, watch)

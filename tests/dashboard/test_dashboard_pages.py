@@ -4,7 +4,9 @@ Size page's inputs across a language switch, and the generated text in both lang
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,14 @@ from streamlit.testing.v1 import AppTest
 
 from dashboards import data, tables
 from dashboards.i18n import Lang, used_in_cost
+from dashboards.text import md_escape
 from dashboards.verdicts import offers_reason_text, reason_text, verdict_text
 from gpurent import api
 from gpurent_core.billing_facts import BillingFactKind, facts_for
-from gpurent_core.model import RunStatus
+from gpurent_core.catalog import get_catalog
+from gpurent_core.model import PriceBasis, RunStatus
+from gpurent_core.normalize.gpu import FAMILIES
+from tests.sizing.sizing_kit import build_warehouse, offer, run_for
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import connect
 from warehouse.load import load_run
@@ -243,6 +249,36 @@ def test_the_memory_chart_legend_follows_the_language() -> None:
             "This workload is bandwidth-bound: the faster card is the better buy for throughput.",
             "此负载受带宽限制：更快的卡在吞吐上更划算。",
         ),
+        # sizing/checks.py: how an offer meets the targets at a higher degree on the same
+        # cards, and the closest miss of a machine that serves several copies
+        (
+            "Rent acme RTX 4090 24GB x8 (row 1): the cheapest by true monthly cost that fits "
+            "and runs bf16 and meets the targets (first token <= 800 ms), at 5840.00 "
+            "USD/month (8.0000/h); it meets 800 ms at 8 cards per copy of the model (977 ms "
+            "at 4).",
+            "租用 acme RTX 4090 24GB x8（第 1 行）：按真实月成本最便宜、装得下、能运行 bf16、"
+            "满足目标（首字 ≤ 800 毫秒），每月 5840.00 USD（每小时 8.0000）；它每个模型副本用 "
+            "8 张卡时可满足 800 毫秒（每副本 4 张时为 977 毫秒）。",
+        ),
+        (
+            "Closest: RTX 4090 24GB x8: 26.6 tokens/s per user < 1000 target (at 1 card per "
+            "copy); 8 cards of this kind would meet it (1000.1 tokens/s per user).",
+            "最接近的：RTX 4090 24GB x8: 每用户 26.6 tokens/秒 < 目标 1000（每个模型副本 1 张卡）；"
+            "8 张这种卡可以满足（每用户 1000.1 tokens/秒）。",
+        ),
+        (
+            "Runner-up: row 2, acme RTX 3090 24GB x8, is no faster but costs less per token "
+            "(0.91 vs 1.20 USD per million tokens).",
+            "次选：第 2 行 acme RTX 3090 24GB x8，速度不更快，但每 token 更便宜（每百万 tokens "
+            "0.91 对 1.20 USD）。",
+        ),
+        (
+            "Rent acme H100 80GB (form unsaid) x1 (row 1): the cheapest by true hourly cost "
+            "that fits and runs bf16, at 1606.00 USD/month (2.2000/h); its speed is unknown "
+            "(no figures).",
+            "租用 acme H100 80GB（未注明外形规格） x1（第 1 行）：按真实小时成本最便宜、装得下、"
+            "能运行 bf16，每月 1606.00 USD（每小时 2.2000）；速度未知（没有数据）。",
+        ),
     ],
 )
 def test_verdict_sentences_in_chinese(english: str, chinese: str) -> None:
@@ -278,6 +314,232 @@ def test_a_real_sizing_answer_reads_in_chinese(tmp_path: Path) -> None:
     assert offers_reason_text(missing.report["offers_reason"], Lang.ZH).startswith(
         "无法读取数据仓库"
     )
+
+
+# --- every sentence the sizing answer writes, in Chinese --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def market(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small market that makes the sizing answer say each of its kinds of sentence: cards
+    the catalog lacks figures for (A10G, RTX 5090D), cards whose support cannot be told
+    (MTT S4000, an Ascend 910B of unsaid variant, AMD for AWQ), cards that cannot run the
+    precision (V100, T4), per-card offers that meet a target only with more cards, whole
+    machines, and the same card listed by several providers."""
+    acme, zeta = run_for("acme"), run_for("zeta")
+    p = Decimal
+    return build_warehouse(
+        tmp_path_factory.mktemp("market") / "market.duckdb",
+        {
+            "acme": [
+                offer(acme, "3090", "RTX 3090", 24, price=p("1.00")),
+                offer(acme, "4090", "RTX 4090", 24, price=p("2.00")),
+                offer(acme, "h100", "H100", 80, gpu_form_factor="SXM", price=p("2.50"),
+                      available_count=1),
+                offer(acme, "a10g", "A10G", 24, gpu_form_factor="PCIe", price=p("0.50")),
+                offer(acme, "v100", "V100", 32, gpu_form_factor="SXM", price=p("0.40")),
+                offer(acme, "a100", "A100", 80, gpu_form_factor="SXM", price=p("1.50"),
+                      available_count=1),
+                offer(acme, "5090d", "RTX 5090D", 32, gpu_count=4, price=p("2.00"),
+                      price_basis=PriceBasis.INSTANCE),
+                offer(acme, "h100x8", "H100", 80, gpu_form_factor="SXM", gpu_count=8,
+                      available_count=8, price=p("20.00"), price_basis=PriceBasis.INSTANCE),
+                offer(acme, "mtt", "MTT S4000", 48, gpu_form_factor="PCIe", price=p("0.30"),
+                      gpu_vendor="moore_threads"),
+                offer(acme, "910b", "Ascend 910B", 64, price=p("0.90"), gpu_vendor="huawei"),
+                offer(acme, "mi210", "MI210", 64, gpu_form_factor="PCIe", price=p("0.80"),
+                      gpu_vendor="amd"),
+                offer(acme, "4090x8", "RTX 4090", 24, gpu_count=8, available_count=None,
+                      price=p("8.00"), price_basis=PriceBasis.INSTANCE),
+                offer(acme, "h100-unsaid", "H100", 80, price=p("2.10"), available_count=1),
+                offer(acme, "a800-1", "A800", 80, gpu_form_factor="PCIe", available_count=1),
+                offer(acme, "a800-2", "A800", 80, gpu_form_factor="PCIe", available_count=1),
+            ],
+            "zeta": [
+                offer(zeta, "h100-card", "H100", 80, gpu_form_factor="SXM", available_count=8,
+                      price=p("2.50")),
+                offer(zeta, "h100-one", "H100", 80, gpu_form_factor="SXM", available_count=1,
+                      price=p("2.20")),
+                offer(zeta, "a800", "A800", 80, gpu_form_factor="PCIe", available_count=1),
+                offer(zeta, "l40s", "L40S", 48, gpu_form_factor="PCIe", price=p("0.95")),
+                offer(zeta, "t4", "T4", 16, gpu_form_factor="PCIe", price=p("0.20")),
+            ],
+        },
+    )  # fmt: skip
+
+
+LLAMA8 = {"model": "llama-3.1-8b", "prompt_tokens": 1000, "gen_tokens": 500}
+QWEN32_AWQ = {
+    "model": "qwen2.5-32b", "precision": "awq", "prompt_tokens": 16000, "gen_tokens": 1000,
+    "batch": 8, "ttft_ms": 1000,
+}  # fmt: skip
+WORKLOADS: list[dict[str, Any]] = [
+    {"model": "Qwen2.5-7B", "prompt_tokens": 2048, "gen_tokens": 512},
+    {**LLAMA8, "prompt_tokens": 8000, "gpus": 1, "precision": "fp8"},
+    QWEN32_AWQ,
+    {**QWEN32_AWQ, "gpu": "RTX 5090D"},
+    {**LLAMA8, "batch": 64},
+    {**LLAMA8, "batch": 8, "tokens_per_s": 200},
+    {**LLAMA8, "batch": 8, "tokens_per_s": 30, "ttft_ms": 300},
+    {**LLAMA8, "batch": 64, "tokens_per_s": 1000, "gpu": "RTX 4090"},
+    {**LLAMA8, "batch": 256, "gpu": "RTX 3090"},
+    {**LLAMA8, "gpu": "A100"},
+    {**LLAMA8, "gpu": "A10G"},
+    {**LLAMA8, "gpu": "MTT S4000"},
+    {**LLAMA8, "gpu": "B200"},
+    {**LLAMA8, "objective": "hourly", "gpu": "H100"},
+    {**LLAMA8, "mode": "qlora"},
+    {"model": "llama-3.1-405b", "prompt_tokens": 100000, "gen_tokens": 500},
+]
+
+# Each kind of sentence the workloads above must still make the sizing answer write, so
+# the test keeps covering them (a reworded template makes one vanish: then add a workload).
+SENTENCES_REACHED = (
+    "its speed is unknown (",
+    "Of the offers whose speed is known",
+    "; it meets ",
+    "cards of this kind would meet it",
+    "FP8 weight-only via Marlin",
+    "bandwidth-bound",
+    "you pay for the memory that holds it",
+    "The catalog's next faster card",
+    "compute-bound",
+    "Speed unknown:",
+    "No offer in stock is known to meet the targets",
+    "Closest:",
+    "Cannot tell, ",
+    "Left out, ",
+    "offer set apart",
+    "(form unsaid)",
+    "fine-tuning",
+    "gpurent cannot tell whether any in-stock offer",
+    "no in-stock offer that fits is known to meet the targets",
+    "offers were looked at: --gpu",
+    "no in-stock offer fits this placement",
+)
+
+# Two English words in a row (or one of these) is English the page did not translate;
+# single technical words (vllm, tokens, GiB, USD, BF16, Marlin) are not sentences.
+_WORD = r"(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])"  # "int4", "x8" are no words
+_PHRASE = re.compile(rf"{_WORD}(?:[\s-]+{_WORD})+")
+_ENGLISH_WORDS = re.compile(
+    r"(?<![A-Za-z])(?:the|and|of|per|with|is|it|its|cannot|unknown|offers?|cards?|row|rent|"
+    r"left|out|faster|meets?|target|would|no|not)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+def english_left(text: str, names: list[str]) -> list[str]:
+    """The English words left in ``text`` once the names it carries over are taken out."""
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace(name, " □ ")
+    return _PHRASE.findall(text) + _ENGLISH_WORDS.findall(text)
+
+
+def names_in(report: dict[str, Any]) -> list[str]:
+    """What the answer carries over as it is: cards and their catalog labels, providers,
+    the model, precisions (in both languages where the page rewrites a card's words)."""
+    catalog = get_catalog()
+    names = [sku.label for sku in catalog.all()] + list(catalog.models()) + list(FAMILIES)
+    names += ["acme", "zeta", report["model"]["name"], report["precision"], report["engine"]]
+    for rows in (report["offers"], report["cannot_tell"]):
+        names += [row["card"] for row in rows]
+    names += [group["card"] for group in report["left_out"]]
+    return names + [reason_text(name, Lang.ZH) for name in names]
+
+
+def test_every_sentence_the_sizing_answer_writes_reads_in_chinese(market: Path) -> None:
+    english = []
+    for workload in WORKLOADS:
+        fields = dict(workload)
+        report = api.size(fields.pop("model"), **fields, currency="USD", db=market).report
+        names = names_in(report)
+        shown = {
+            "verdict": (report["verdict"], verdict_text(report["verdict"], Lang.ZH)),
+            "offers_reason": (
+                report["offers_reason"],
+                offers_reason_text(report["offers_reason"], Lang.ZH),
+            ),
+        }
+        notes = [row["note"] for row in [*report["offers"], *report["cannot_tell"]]]
+        notes += [group["reason"] for group in report["left_out"]]
+        for n, note in enumerate(filter(None, notes)):
+            shown[f"note {n}"] = (note, reason_text(note, Lang.ZH))
+        for where, (en, zh) in shown.items():
+            if en:
+                english.append(en)
+                left = english_left(zh, names)
+                assert not left, (workload, where, left, zh)
+    written = " ".join(english)
+    missing = [marker for marker in SENTENCES_REACHED if marker not in written]
+    assert not missing, missing
+
+
+# --- the Size page: what cannot be told, and what was left out -------------------------------
+
+
+@pytest.fixture(scope="module")
+def v100s(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """For the Size form's defaults (Qwen2.5-7B, bf16): a card that runs it, the same card
+    that cannot (V100) listed three times, and a card whose BF16 support is unknown."""
+    acme, zeta = run_for("acme"), run_for("zeta")
+    return build_warehouse(
+        tmp_path_factory.mktemp("v100s") / "v100s.duckdb",
+        {
+            "acme": [
+                offer(acme, "3090", "RTX 3090", 24),
+                offer(acme, "v100-a", "V100", 32, gpu_form_factor="SXM", price=Decimal("0.40")),
+                offer(acme, "v100-b", "V100", 32, gpu_form_factor="SXM", price=Decimal("0.41")),
+                offer(acme, "mtt", "MTT S4000", 48, gpu_form_factor="PCIe",
+                      price=Decimal("0.30"), gpu_vendor="moore_threads"),
+            ],
+            "zeta": [
+                offer(zeta, "v100", "V100", 32, gpu_form_factor="SXM", price=Decimal("0.39")),
+            ],
+        },
+    )  # fmt: skip
+
+
+def sized(db: Path, lang: str = "en") -> AppTest:
+    app = run_page(db, "size", lang)
+    next(b for b in app.button if b.label in ("Size it", "开始估算")).click()
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_the_size_page_shows_what_cannot_be_told_apart_and_groups_what_was_left_out(
+    v100s: Path,
+) -> None:
+    app = sized(v100s)
+    headers = texts(app.subheader)
+    assert "Cannot tell (1): not ranked, a figure is unknown" in headers
+    ranked, untold = (frame.value for frame in app.dataframe)
+    assert list(ranked["Provider"]) == ["acme"]  # the RTX 3090 only: unknown is never ranked
+    assert untold["GPU"].tolist() == ["MTT S4000 48GB"]
+    assert untold["Why"].tolist() == [
+        "cannot tell whether it runs bf16: MTT S4000: BF16 support unknown"
+    ]
+    assert "Left out" in headers
+    # Before: three lines, one per V100 offer.
+    lines = [x for x in texts(app.markdown) if "V100" in x and "BF16" in x]
+    assert lines == [
+        md_escape(
+            "3 offers, cannot run the precision: V100 32GB SXM x1: V100: no BF16 (Volta); use "
+            "fp16 [zeta, acme]"
+        )
+    ]
+
+
+def test_the_size_page_reads_in_chinese(v100s: Path) -> None:
+    app = sized(v100s, "zh")
+    assert "无法判断（1）：未排名，缺少某项数据" in texts(app.subheader)
+    untold = app.dataframe[1].value
+    assert untold["原因"].tolist() == ["无法判断能否运行 bf16：MTT S4000: BF16 支持情况未知"]
+    [verdict] = [x for x in texts(app.info) if "最小档位" in x]
+    assert "无法判断，1 个报价单独列出" in verdict and "（1 个报价）" in verdict
+    lines = [x for x in texts(app.markdown) if "V100" in x]
+    assert len(lines) == 1 and lines[0].startswith("3 个报价，无法运行该精度")
 
 
 def test_a_damaged_warehouse_is_said_as_damaged(tmp_path: Path) -> None:

@@ -261,6 +261,63 @@ def test_sizing_ranks_stale_offers_only_on_request(demo_db: Path) -> None:
     assert status[0].startswith("in stock, stale, ")
 
 
+def _group(n: int, count: int, step: str = "speed") -> dict[str, object]:
+    return {
+        "step": step,
+        "card": f"A800 80GB PCIe x{n}",
+        "reason": "first token 7477 ms > 1000 ms target",
+        "count": count,
+        "providers": ["acme", "zeta"] if count > 1 else ["acme"],
+    }
+
+
+def test_left_out_offers_are_one_line_per_group_with_its_count() -> None:
+    groups = [_group(1, 7, "precision"), _group(2, 1)] + [_group(n, 2) for n in range(3, 17)]
+    lines = sizer.left_out_lines(groups, Lang.EN)
+    assert len(lines) == sizer.LEFT_OUT_SHOWN + 1
+    assert lines[0] == (
+        "7 offers, cannot run the precision: A800 80GB PCIe x1: first token 7477 ms > 1000 ms "
+        "target [acme, zeta]"
+    )
+    assert lines[1].startswith("1 offer, miss a target: A800 80GB PCIe x2:")
+    # The groups past the first twelve: counted on one line, never dropped silently.
+    assert lines[-1].startswith("8 more offers in 4 groups")
+    zh = sizer.left_out_lines(groups[:1], Lang.ZH)
+    assert zh == [
+        "7 个报价，无法运行该精度：A800 80GB PCIe x1：首字 7477 毫秒 > 目标 1000 毫秒 [acme, zeta]"
+    ]
+
+
+def test_offers_that_cannot_be_told_have_a_table_of_their_own(demo_db: Path) -> None:
+    answer = sizer.size_workload(demo_db, sizer.SizeRequest(model="Qwen2.5-7B"))
+    row = dict(answer.report["offers"][0])
+    row["note"] = None
+    row["marks"] = ["decode speed unknown (no bandwidth in the GPU catalog)"]
+    en = sizer.untold_table([row], Lang.EN)
+    assert list(en.columns) == [
+        "Provider", "GPU", "GPUs", "Status", "Free", "True / hour", "True / month", "Why",
+        "Offer id", "Listed at",
+    ]  # fmt: skip
+    assert en["Why"].tolist() == ["decode speed unknown (no bandwidth in the GPU catalog)"]
+    assert en["True / month"].str.startswith("¥").all()
+    zh = sizer.untold_table([row], Lang.ZH)
+    assert zh["原因"].tolist() == ["解码速度未知（GPU 目录中没有带宽数据）"]
+
+
+def test_a_row_that_meets_the_targets_with_more_cards_says_so() -> None:
+    note = "meets 1000 ms with 4 cards (2358 ms on 1)"
+    rows = [
+        {"provider": "acme", "card": "RTX 3090 24GB", "note": None},
+        {"provider": "zeta", "card": "H100 80GB SXM", "note": note},
+    ]
+    assert sizer.row_notes(rows, Lang.EN) == [
+        "Row 2, zeta H100 80GB SXM: meets 1000 ms with 4 cards (2358 ms on 1)"
+    ]
+    assert sizer.row_notes(rows, Lang.ZH) == [
+        "第 2 行，zeta H100 80GB SXM：用 4 张卡可满足 1000 毫秒（1 张卡时为 2358 毫秒）"
+    ]
+
+
 def test_sizing_errors_are_reported_not_raised_raw(tmp_path: Path) -> None:
     with pytest.raises(sizer.SizingError):
         sizer.size_workload(tmp_path / "x.duckdb", sizer.SizeRequest(model="no-such-model"))

@@ -64,13 +64,23 @@ def test_add_reads_the_gpu_as_offers_does_and_suggests(tmp_path: Path) -> None:
     out = flat(cli("watch", "add", "--gpu", "4090x", "--notify", "json://h/x", "--db", db,
                    code=2).output)  # fmt: skip
     assert "did you mean RTX 4090" in out
-    # A watch matches by model and size: one naming a form factor would alert on the other.
-    out = flat(cli("watch", "add", "--gpu", "H100 SXM", "--notify", "json://h/x", "--db", db,
-                   code=2).output)  # fmt: skip
-    assert "cannot tell form factors apart" in out
     assert not Path(db).exists()
     (added,) = cli_json("watch", "add", "--gpu", "A100 80G", "--notify", "json://h/x", "--db", db)
-    assert (added["gpu"], added["min_vram_gb"]) == ("A100", 80)
+    assert (added["gpu"], added["min_vram_gb"], added["form_factor"]) == ("A100", 80, None)
+
+
+def test_a_watch_names_a_form_factor_and_lists_it(tmp_path: Path) -> None:
+    db = str(tmp_path / "w.duckdb")
+    # Before: refused ("watches cannot tell form factors apart yet").
+    (sxm,) = cli_json("watch", "add", "--gpu", "H100 SXM", "--notify", "json://h/x", "--db", db)
+    assert (sxm["gpu"], sxm["form_factor"], sxm["min_vram_gb"]) == ("H100", "SXM", 80)
+    (any_h100,) = cli_json("watch", "add", "--gpu", "H100", "--notify", "json://h/x", "--db", db)
+    assert any_h100["form_factor"] is None
+    listed = cli_json("watch", "list", "--db", db)
+    assert [w["form_factor"] for w in listed] == ["SXM", None]
+    table = cli("watch", "list", "--db", db).stdout
+    assert "H100 SXM >= 80 GB x1" in table
+    assert "form_factor" in cli("watch", "list", "--db", db, "--format", "csv").stdout
 
 
 def test_add_needs_a_gpu_or_a_vram_and_good_urls(tmp_path: Path) -> None:

@@ -239,6 +239,42 @@ def test_filters_on_provider_region_and_vram(
     assert states(con) == {}
 
 
+def test_a_watch_on_a_form_factor_alerts_only_on_offers_that_say_it(
+    con: duckdb.DuckDBPyConnection, market: Market
+) -> None:
+    sxm = watch(con, gpu_model="H100", gpu_form_factor="SXM")
+    assert list_watches(con)[0].gpu_form_factor == "SXM"  # stored and read back
+    h100 = {"gpu_model": "H100", "gpu_vram_gb": 80, "raw_gpu_name": "H100 80GB"}
+    forms = {"sxm": "SXM", "pcie": "PCIe", "unsaid": None}
+    sold = [
+        market.offer(key, **h100, gpu_form_factor=form, status=StockStatus.SOLD_OUT,
+                     available_count=0)
+        for key, form in forms.items()
+    ]  # fmt: skip
+    free = [
+        market.offer(key, **h100, gpu_form_factor=form, available_count=2)
+        for key, form in forms.items()
+    ]
+    market.poll(sold)
+    assert evaluate(con, market) == []
+    market.poll(free)
+    # The PCIe offer is another card; the one that does not say may be either: no alert.
+    assert evaluate(con, market) == ["restock"]
+    assert states(con) == {(sxm.watch_id, "acme", "sxm"): "fired"}
+    body = con.execute("SELECT body FROM outbox").fetchall()[0][0]
+    assert "H100 SXM 80 GB freed up at acme" in body
+    assert f"Watch #{sxm.watch_id}: H100 SXM x1." in body
+
+
+def test_a_form_factor_needs_its_model() -> None:
+    with pytest.raises(ValueError, match="form factor"):
+        Watch(
+            watch_id=1, created_at=T0, gpu_model=None, min_vram_gb=80, gpu_count=1,
+            max_price=None, currency=None, price_per=None, providers=(), regions=(),
+            notify_urls=(HOOK,), gpu_form_factor="SXM",
+        )  # fmt: skip
+
+
 def test_every_destination_gets_its_own_row(con: duckdb.DuckDBPyConnection, market: Market) -> None:
     watch(con, notify_urls=[HOOK, "json://127.0.0.1:10/other"])
     market.poll([market.offer(status=StockStatus.SOLD_OUT, available_count=0)])

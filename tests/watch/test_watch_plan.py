@@ -81,6 +81,18 @@ def test_vram_and_region_watches() -> None:
     assert relevant_providers([watch(regions=("elsewhere",))], ["alpha", "beta"], LISTED) == {}
 
 
+def test_a_form_factor_watch_crawls_the_providers_that_may_list_it() -> None:
+    h100_sxm = watch(gpu_model="H100", gpu_form_factor="SXM")
+    # The planner reads each provider's latest offers with their form factor
+    # (flows.watch.plan_task): a provider that lists only PCIe or unsaid H100s is not crawled.
+    pcie_only = {"beta": [dict(o, gpu_form_factor="PCIe") for o in LISTED["beta"]]}
+    assert relevant_providers([h100_sxm], ["beta"], pcie_only) == {}
+    unsaid = {"beta": [dict(o, gpu_form_factor=None) for o in LISTED["beta"]]}
+    assert relevant_providers([h100_sxm], ["beta"], unsaid) == {}
+    sxm = {"beta": [dict(o, gpu_form_factor="SXM") for o in LISTED["beta"]]}
+    assert set(relevant_providers([h100_sxm], ["beta"], sxm)) == {"beta"}
+
+
 def test_no_watches_no_crawl() -> None:
     plan = plan_poll([], INFOS, LISTED, {}, now=T0)
     assert plan.crawl == [] and set(plan.skipped) == set(INFOS)

@@ -91,10 +91,16 @@ class Watch:
     providers: tuple[str, ...]
     regions: tuple[str, ...]
     notify_urls: tuple[str, ...]
+    gpu_form_factor: str | None = None
+    """The form factor the GPU name pins down ("H100 SXM": SXM), as offers state theirs;
+    None: any. Only with ``gpu_model``: the same model in another form factor is another
+    card (an H100 PCIe decodes at 60 % of an SXM's speed)."""
 
     def __post_init__(self) -> None:
         if self.gpu_model is None and self.min_vram_gb is None:
             raise ValueError("a watch needs a GPU model or a minimum VRAM")
+        if self.gpu_form_factor is not None and self.gpu_model is None:
+            raise ValueError("a form factor is watched only with its GPU model")
         if self.gpu_count < 1:
             raise ValueError(f"gpu_count must be at least 1, got {self.gpu_count}")
         capped = (self.max_price is not None, self.currency is not None, self.price_per is not None)
@@ -109,14 +115,19 @@ class Watch:
         return not self.providers or provider in self.providers
 
     def matches(self, offer: Mapping[str, Any]) -> bool:
-        """The offer is of the kind watched (GPU, VRAM, provider, region), whatever its stock.
+        """The offer is of the kind watched (GPU, form factor, VRAM, provider, region),
+        whatever its stock.
 
-        Regions match as case-insensitive substrings, because providers spell them their
-        own way ("西北B区", "Texas, US", "no-luster-1").
+        An offer that does not state its form factor (``gpu_form_factor`` None) never
+        matches a watch that names one: it may be the other card. Regions match as
+        case-insensitive substrings, because providers spell them their own way ("西北B区",
+        "Texas, US", "no-luster-1").
         """
         if self.gpu_model is not None and (
             str(offer["gpu_model"]).casefold() != self.gpu_model.casefold()
         ):
+            return False
+        if not self.fits_form_factor(offer):
             return False
         if self.min_vram_gb is not None and not fits_vram(offer, self.min_vram_gb):
             return False
@@ -127,6 +138,21 @@ class Watch:
             if not any(r.casefold() in region for r in self.regions):
                 return False
         return True
+
+    def fits_form_factor(self, offer: Mapping[str, Any]) -> bool:
+        """The offer's form factor is the one watched (any, when the watch names none); an
+        offer that does not state its form factor (None) never matches a watch that names
+        one."""
+        if self.gpu_form_factor is None:
+            return True
+        form = offer["gpu_form_factor"]
+        return form is not None and str(form).casefold() == self.gpu_form_factor.casefold()
+
+    def gpu_text(self) -> str:
+        """The card watched, as the user named it: "H100 SXM", "RTX 4090", "any GPU"."""
+        if self.gpu_model is None:
+            return "any GPU"
+        return " ".join(p for p in (self.gpu_model, self.gpu_form_factor) if p)
 
     def profile(self) -> UsageProfile:
         """The usage the true price is computed for: the watch's cards, always on, 50 GB."""
@@ -146,7 +172,7 @@ class Watch:
         return card if self.gpu_count == 1 else f"{card} ({whole} for {self.gpu_count} cards)"
 
     def describe(self) -> str:
-        parts = [self.gpu_model or "any GPU"]
+        parts = [self.gpu_text()]
         if self.min_vram_gb is not None:
             parts.append(f">= {self.min_vram_gb} GB")
         parts.append(f"x{self.gpu_count}")

@@ -26,7 +26,7 @@ from warehouse.watch.criteria import PricePer, Watch
 
 _COLUMNS = (
     "watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency, price_per,"
-    " providers, regions, notify_urls"
+    " providers, regions, notify_urls, gpu_form_factor"
 )
 
 
@@ -35,7 +35,8 @@ class WatchNotFound(LookupError):
 
 
 def _watch(row: Sequence[Any]) -> Watch:
-    (wid, created, model, vram, count, max_price, currency, per, providers, regions, urls) = row
+    wid, created, model, vram, count, max_price, currency, per = row[:8]
+    providers, regions, urls, form = row[8:]
     return Watch(
         watch_id=int(wid),
         created_at=created,
@@ -48,6 +49,7 @@ def _watch(row: Sequence[Any]) -> Watch:
         providers=tuple(providers or ()),
         regions=tuple(regions or ()),
         notify_urls=tuple(urls),
+        gpu_form_factor=form,
     )
 
 
@@ -64,6 +66,7 @@ def add_watch(
     price_per: PricePer | None = None,
     providers: Sequence[str] = (),
     regions: Sequence[str] = (),
+    gpu_form_factor: str | None = None,
 ) -> Watch:
     """Store a new watch and return it with its id (checked by ``Watch`` before writing)."""
     Watch(  # validate first: a clear ValueError beats a CHECK constraint message
@@ -78,6 +81,7 @@ def add_watch(
         providers=tuple(providers),
         regions=tuple(regions),
         notify_urls=tuple(notify_urls),
+        gpu_form_factor=gpu_form_factor,
     )
     # The id is taken first and named, then the row read back: a DuckLake table has no
     # DEFAULT nextval(...) and no INSERT ... RETURNING (warehouse.lake); the file does the same.
@@ -88,8 +92,8 @@ def add_watch(
         """
         INSERT INTO watches (
             watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency,
-            price_per, providers, regions, notify_urls
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            price_per, providers, regions, notify_urls, gpu_form_factor
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         [
             watch_id,
@@ -103,6 +107,7 @@ def add_watch(
             list(providers),
             list(regions),
             list(notify_urls),
+            gpu_form_factor,
         ],
     )
     return get_watch(con, watch_id)
