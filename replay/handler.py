@@ -27,6 +27,7 @@ class Replaying(Protocol):
 class _Serving(Protocol):
     replay: Replaying
 
+
 access_log = logging.getLogger("replay.access")
 
 CONTROL_PREFIX = "__replay__"

@@ -78,8 +78,9 @@ def offers_at(
     its latest good run started at or before then.
 
     Columns: STATE_COLUMNS, the ones ``latest_offers`` has but ``age_s``. Providers with
-    no good run by then have no rows; offers a partial run kept are there with ``stale``. ``offers_at(con, now)`` holds the rows of ``latest_offers`` (whose ``stale`` also marks every
-offer of a provider whose latest run, failed or broken, confirmed none: migration 17).
+    no good run by then have no rows; offers a partial run kept are there with ``stale``.
+    ``offers_at(con, now)`` holds the rows of ``latest_offers`` (whose ``stale`` also marks
+    every offer of a provider whose latest run, failed or broken, confirmed none: migration 17).
     """
     if when.tzinfo is None:
         raise ValueError("when must be timezone-aware (times in the warehouse are UTC)")
