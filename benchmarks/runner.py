@@ -156,7 +156,7 @@ def bench_load(root: Path, sizes: tuple[int, ...], repeats: int, res: Results) -
                 f"{pair.ours:.2f} s, {ours['rss_mib']:,.0f} MiB",
                 f"{pair.base:.2f} s, {base['rss_mib']:,.0f} MiB",
                 pair.ratio,
-                "<= 1.5x" + (", < 1 GiB" if n == 1_000_000 else ""),
+                "<= 5x" + (", < 1 GiB" if n == 1_000_000 else ""),
             )
         )
         if n == 1_000_000:

@@ -167,7 +167,9 @@ def _describe_fee(fee: FeeTerms) -> str:
     basis = "GB" if fee.basis is FeeBasis.GB else fee.basis.value
     free = f" beyond {fee.included_quantity:f} free" if fee.included_quantity is not None else ""
     kind = "mandatory" if fee.mandatory else "optional"
-    stopped = ", also while stopped" if fee.charged_while_stopped else ""
+    stopped = {True: ", also while stopped", False: "", None: ", while stopped: unknown"}[
+        fee.charged_while_stopped if fee.unit is not None else False
+    ]
     return (
         f"{fee.fee_type.value} fee {fee.amount:f} {fee.currency}{per} per {basis}{free}"
         f" ({kind}{stopped})"
@@ -197,6 +199,9 @@ def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> Fee
     if isinstance(amount, bool) or not isinstance(amount, Decimal | int):
         raise BillingFactsError(f"{where}: fee amount must be a number, got {amount!r}")
     included = raw.get("included")
+    stopped = raw.get("while_stopped")  # absent: no source says (counted as charged)
+    if stopped is not None and not isinstance(stopped, bool):
+        raise BillingFactsError(f"{where}: while_stopped must be true or false, got {stopped!r}")
     return FeeTerms(
         fee_type=FeeType(raw["type"]),
         amount=Decimal(amount),
@@ -205,7 +210,7 @@ def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> Fee
         basis=FeeBasis(raw.get("basis", FeeBasis.INSTANCE.value)),
         included_quantity=Decimal(included) if included is not None else None,
         mandatory=bool(raw["mandatory"]),
-        charged_while_stopped=bool(raw.get("while_stopped", False)),
+        charged_while_stopped=stopped,
         # `what` names this fee when one fact declares several; the note keeps the source.
         note=f"{raw.get('what', fact_value)} ({cited})",
     )

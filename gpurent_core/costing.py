@@ -58,9 +58,13 @@ Per hour and per month, for a fee of ``amount`` per ``unit``:
 
 * time-based fee (``unit`` set): per hour = amount x quantity / hours in unit. In the month
   it accrues for the hours used (``hours_per_month``), except: fees ``charged_while_stopped``
-  accrue for the whole month (730 h) when ``keep_disks_while_stopped``; fees of type
-  ``storage_stopped`` (billed only while stopped) accrue for the stopped hours (730 - used)
-  when disks are kept, otherwise not at all, and add nothing to the running hourly figure.
+  accrue for the whole month (730 h) when ``keep_disks_while_stopped``, and so do fees
+  whose ``charged_while_stopped`` is unknown (None: counted as charged, never the cheap
+  reading, and the explanation says it was assumed); a fee per month (or year) not known to
+  stop with the instance is a subscription, paid for the whole month whatever the use;
+  fees of type ``storage_stopped`` (billed only while stopped) accrue for the stopped hours
+  (730 - used) when disks are kept, otherwise not at all, and add nothing to the running
+  hourly figure.
 * volume fee (traffic, no ``unit``): per month = amount x volume; it is not an hourly rate,
   so the hourly figure carries it spread over the hours used (monthly / hours_per_month).
   A traffic fee quoted per time unit is not counted (it makes no sense to price).
@@ -430,6 +434,8 @@ class _FeeCost:
     monthly: Fraction
     hourly_line: str | None
     monthly_line: str
+    assumed: str | None = None
+    """A term of the fee no source gave, and the reading taken (never the cheap one)."""
 
 
 def _fee_quantity(fee: Fee, inp: CostInput, profile: UsageProfile) -> tuple[Fraction, str] | str:
@@ -507,16 +513,25 @@ def _fee_cost(
     unit_hours = HOURS_PER_UNIT[fee.unit]
     per_hour = amount * qty / unit_hours
     hourly_line: str | None
+    assumed: str | None = None
     if fee.fee_type is FeeType.STORAGE_STOPPED:
         charged = HOURS_PER_MONTH - hours_used if profile.keep_disks_while_stopped else Fraction(0)
         why = "stopped hours, 730 - used" if profile.keep_disks_while_stopped else "released"
         hourly = Fraction(0)
         hourly_line = None
     else:
-        if fee.charged_while_stopped and profile.keep_disks_while_stopped:
+        stopped = fee.charged_while_stopped
+        if stopped is not False and unit_hours >= HOURS_PER_MONTH:
+            # Quoted per month (or year) and not known to stop with the instance: a
+            # subscription, paid for the whole month however few hours the card runs.
+            charged, why = HOURS_PER_MONTH, f"the whole month, {_num(hours_used)} h used"
+        elif stopped is not False and profile.keep_disks_while_stopped:
             charged, why = HOURS_PER_MONTH, "730 h, kept while stopped"
         else:
             charged, why = hours_used, f"{_num(hours_used)} h used"
+        if stopped is None and charged == HOURS_PER_MONTH and hours_used < HOURS_PER_MONTH:
+            why += ": assumed charged while stopped"
+            assumed = f"whether the {name} fee is charged while stopped (counted as charged)"
         hourly = per_hour
         per_unit = "" if unit_hours == 1 else f" / {_num(unit_hours)} h"
         hourly_line = (
@@ -528,7 +543,7 @@ def _fee_cost(
         f"+ {name} {shown} {ccy}/{fee.unit.value} x {qty_label}"
         f" x {_num(charged / unit_hours)} {fee.unit.value} ({why}) = {_money(monthly)}{fx_note}"
     )
-    return _FeeCost(fee.fee_type, hourly, monthly, hourly_line, monthly_line)
+    return _FeeCost(fee.fee_type, hourly, monthly, hourly_line, monthly_line, assumed)
 
 
 @dataclass(frozen=True)
@@ -821,7 +836,9 @@ def true_cost(
     metered_candidates = any(
         c.unit in _METERED and c.kind is not PriceKind.COMMITMENT for c in candidates
     )
-    unknown_terms = metered.unknown if metered_candidates else ()
+    unknown_terms = (metered.unknown if metered_candidates else ()) + tuple(
+        c.assumed for c in fee_costs if c.assumed is not None
+    )
 
     addons_hourly: dict[FeeType, Fraction] = {}
     addons_monthly: dict[FeeType, Fraction] = {}

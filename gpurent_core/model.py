@@ -48,7 +48,9 @@ class AddonFee(_Record):
     included_quantity: Decimal | None = None
     """Free allowance before the fee applies (e.g. first 20 GB free)."""
     mandatory: bool = False
-    charged_while_stopped: bool = False
+    charged_while_stopped: bool | None = None
+    """Also billed while the instance is stopped; None: no source says, and the cost engine
+    counts it as charged (an unknown term is never read the cheap way)."""
     note: str | None = None
 
 

@@ -32,7 +32,7 @@ class FeeTerms:
     quantity: Decimal | None = None
     included_quantity: Decimal | None = None
     mandatory: bool = False
-    charged_while_stopped: bool = False
+    charged_while_stopped: bool | None = None
     note: str | None = None
 
 

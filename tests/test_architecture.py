@@ -102,3 +102,52 @@ def test_a_lazy_import_inside_a_function_counts(tmp_path: Path) -> None:
     found = imports_of(source)
     assert "warehouse.db.connect" in found and "gpurent.api" in found
     assert layer_of("warehouse.db.connect") not in ALLOWED["dashboards"]
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the house by its dotted name (a package by its ``__init__``)."""
+    found: dict[str, Path] = {}
+    for path in sources():
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def module_graph(files: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the modules of ``files`` it imports (lazy and type-checking imports too: a
+    circle of files is one however it is imported)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = set()
+        for imported in imports_of(path):
+            parts = imported.split(".")
+            # `from a.b import c`: module a.b.c if there is one, else a.b.
+            while parts and ".".join(parts) not in files:
+                parts.pop()
+            target = ".".join(parts)
+            if target and target != name:
+                targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def test_no_circle_of_files() -> None:
+    try:
+        list(TopologicalSorter(module_graph(module_files())).static_order())
+    except CycleError as exc:
+        pytest.fail(f"modules import each other in a circle: {' -> '.join(exc.args[1])}")
+
+
+def test_a_circle_through_a_lazy_or_type_checking_import_is_caught(tmp_path: Path) -> None:
+    server, handler = tmp_path / "server.py", tmp_path / "handler.py"
+    server.write_text("def start():\n    from pkg.handler import Handler\n", encoding="utf-8")
+    handler.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.server import start\n",
+        encoding="utf-8",
+    )
+    graph = module_graph({"pkg.server": server, "pkg.handler": handler})
+    assert graph == {"pkg.server": {"pkg.handler"}, "pkg.handler": {"pkg.server"}}
+    with pytest.raises(CycleError):
+        list(TopologicalSorter(graph).static_order())

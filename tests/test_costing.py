@@ -443,6 +443,53 @@ def test_storage_stopped_fee_accrues_only_while_stopped() -> None:
     assert released.addons_monthly[FeeType.STORAGE_STOPPED] == 0
 
 
+def _one_fee_offer(unit: BillingUnit, while_stopped: bool | None) -> CostInput:
+    disk = AddonFee(
+        fee_type=FeeType.SYSTEM_DISK,
+        amount=D("7.3"),
+        currency="CNY",
+        unit=unit,
+        mandatory=True,
+        charged_while_stopped=while_stopped,
+    )
+    return CostInput(D("1"), "CNY", H, PriceBasis.GPU, fees=(disk,))
+
+
+@pytest.mark.parametrize("unit", [BillingUnit.HOUR, BillingUnit.DAY, BillingUnit.WEEK])
+def test_unknown_charged_while_stopped_is_counted_as_charged_and_said_to_be_assumed(
+    unit: BillingUnit,
+) -> None:
+    unknown = true_cost(_one_fee_offer(unit, None), profile("200"))
+    known_yes = true_cost(_one_fee_offer(unit, True), profile("200"))
+    known_no = true_cost(_one_fee_offer(unit, False), profile("200"))
+    # Never the cheap reading: unknown costs what "charged" costs, more than "not charged".
+    assert unknown.monthly == known_yes.monthly > known_no.monthly
+    assert unknown.hourly == known_yes.hourly == known_no.hourly  # the running rate is the same
+    assert any("charged while stopped" in term for term in unknown.unknown_terms)
+    assert "assumed charged while stopped" in unknown.explain()
+    assert not any("while stopped" in term for term in known_yes.unknown_terms)
+    assert "assumed" not in known_no.explain().split("Billing terms")[0]
+    # Released between sessions, nothing is kept, so nothing is assumed either.
+    released = true_cost(_one_fee_offer(unit, None), profile("200", keep_disks_while_stopped=False))
+    assert released.monthly == known_no.monthly
+    assert not any("while stopped" in term for term in released.unknown_terms)
+
+
+@pytest.mark.parametrize("unit", [BillingUnit.MONTH, BillingUnit.YEAR])
+@pytest.mark.parametrize("keep", [True, False])
+@pytest.mark.parametrize("hours", ["1.5", "200", "730"])
+def test_a_fee_per_month_or_year_is_paid_for_the_whole_month(
+    unit: BillingUnit, keep: bool, hours: str
+) -> None:
+    tc = true_cost(_one_fee_offer(unit, None), profile(hours, keep_disks_while_stopped=keep))
+    share = Fraction("7.3") * 730 / HOURS_PER_UNIT[unit]  # the month's share of the fee
+    assert tc.addons_monthly[FeeType.SYSTEM_DISK] == quantize_money(share)
+    # One that the provider says stops with the instance accrues for the hours used.
+    pro_rata = true_cost(_one_fee_offer(unit, False), profile(hours, keep_disks_while_stopped=keep))
+    expected = Fraction("7.3") * Fraction(hours) / HOURS_PER_UNIT[unit]
+    assert pro_rata.addons_monthly[FeeType.SYSTEM_DISK] == quantize_money(expected)
+
+
 def test_one_off_fee_is_counted_once_a_month() -> None:
     inp = autodl(fees=(fee(FeeType.IMAGE, "10", unit=None, mandatory=True),))
     tc = true_cost(inp, profile("200"))

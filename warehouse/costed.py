@@ -128,7 +128,7 @@ def _fee(d: Mapping[str, Any]) -> FeeTerms:
         quantity=d.get("quantity"),
         included_quantity=d.get("included_quantity"),
         mandatory=bool(d["mandatory"]),
-        charged_while_stopped=bool(d["charged_while_stopped"]),
+        charged_while_stopped=d["charged_while_stopped"],  # None: unknown
         note=d.get("note"),
     )
 

@@ -1,6 +1,6 @@
 """The exact path: one feed line at a time through the pydantic contract.
 
-Every line the set-wise reading (warehouse.feed_fast) does not vouch for comes here: a
+Every line the SQL reading (warehouse.feed_sql) does not vouch for comes here: a
 quarantine line, a coerced value, a bad line. It is read as ``gpurent_core.model`` reads
 it, then checked for what the columns can hold (DECIMAL scales, INTEGER range, the run's
 provider and id). A line that fails becomes a quarantine row with its reason: never
@@ -22,7 +22,16 @@ from gpurent_core.model import (
     QuarantineRecord,
     parse_feed_line,
 )
-from warehouse.feed_schema import FEE_AMOUNT, INT32_MAX, LINE, PRICE, QUANTITY
+from warehouse.feed_schema import (
+    FEE_AMOUNT,
+    FEE_SCHEMA,
+    INT32_MAX,
+    LINE,
+    OBSERVATION_SCHEMA,
+    PLAN_SCHEMA,
+    PRICE,
+    QUANTITY,
+)
 
 __all__ = ["ExactReader", "hints_of"]
 
@@ -46,7 +55,6 @@ class ExactReader:
         self.offers: list[dict[str, Any]] = []
         self.fees: list[dict[str, Any]] = []
         self.plans: list[dict[str, Any]] = []
-        self.texts: dict[int, str] = {}
         self.lines = 0
 
     def reject(self, line: int, reason: str, raw: str | None, **extra: Any) -> None:
@@ -94,10 +102,21 @@ class ExactReader:
         except _Reject as exc:
             self.reject(line, exc.reason, text, field=exc.field, **hints)
             return
-        self.texts[line] = text
         self.offers.append(row)
         self.fees.extend(fee_rows)
         self.plans.extend(plan_rows)
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """The offers, fees and plans read, as frames (OBSERVATION_SCHEMA, FEE_SCHEMA and
+        PLAN_SCHEMA, each with its line)."""
+        return tuple(  # type: ignore[return-value]
+            pl.DataFrame(rows, schema=pl.Schema({LINE: pl.Int32(), **schema}), orient="row")
+            for rows, schema in (
+                (self.offers, OBSERVATION_SCHEMA),
+                (self.fees, FEE_SCHEMA),
+                (self.plans, PLAN_SCHEMA),
+            )
+        )
 
 
 def _check_run(record: OfferRecord, *, provider: str | None, run_id: str | None) -> None:

@@ -1,8 +1,8 @@
 """The shapes a feed is read into: frame schemas, their DuckDB types, the typed lists.
 
-One place for what warehouse.feed (reading and validating), warehouse.feed_fast (the
-set-wise reading) and warehouse.history (weaving) must agree on: a value read one way must
-have exactly the type it has when read the other way, or their hashes would differ.
+One place for what warehouse.feed_sql (the SQL reading), warehouse.feed_exact (the pydantic
+reading) and warehouse.history (weaving) must agree on: a value read one way must have
+exactly the type it has when read the other way, or their hashes would differ.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ QUANTITY = pl.Decimal(18, 6)
 UTC_TIME = pl.Datetime("us", "UTC")
 INT32_MAX = 2**31 - 1
 LINE = "_line"
-"""The column holding a staged row's line in its feed (1-based, blank lines counted)."""
+"""The column holding a staged offer's line in its feed (1-based, blank lines counted)."""
 
 OBSERVATION_SCHEMA = pl.Schema(
     {
@@ -107,7 +107,3 @@ def _struct_type(schema: pl.Schema, fields: tuple[str, ...]) -> str:
 
 FEE_LIST_TYPE = _struct_type(FEE_SCHEMA, FEE_ITEM_FIELDS) + "[]"
 PLAN_LIST_TYPE = _struct_type(PLAN_SCHEMA, PLAN_ITEM_FIELDS) + "[]"
-
-# The columns of a staged offer row, in order: its line, the observation's fields, and its
-# fee and plan lists (typed as FEE_LIST_TYPE / PLAN_LIST_TYPE).
-OFFER_ROW_COLUMNS = (LINE, *OBSERVATION_SCHEMA.names(), "fees", "plans")

@@ -16,13 +16,12 @@ Where versions live (migration 14, docs/history.md):
 
 ``version_rows`` (history_views.sql) reads both as one.
 
-A run loaded in order (the usual case, ``weave_in_order``) compares its offers with the open
-versions. When the provider has none yet (its first run), there is nothing to compare:
-the feed's offers go straight into ``current_offers``, read from the file in the same
-statement that types them. Otherwise the run's offers are first reduced to their hashes,
-compared, the closed versions moved out, and only the new or changed offers typed again
-into ``current_offers``. A run loaded late, between two runs already woven (a backfill),
-goes through ``warehouse.history_late``.
+A run loaded in order (the usual case, ``weave_in_order``) compares its staged offers
+(warehouse.feed.OFFERS_TABLE, hashed) with the open versions by hash: closed versions move
+out, new fee and plan lists are stored, and the new or changed offers go into
+``current_offers``. A provider's first run is the same comparison with nothing open. A run
+loaded late, between two runs already woven (a backfill), goes through
+``warehouse.history_late``.
 
 What a run does not list is closed, whatever its status (rule of truth 10), except what it
 could not read (warehouse.unread: a failed page or request, a quarantined item whose key
@@ -40,44 +39,24 @@ failure anywhere rolls the whole run back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import duckdb
 
 from warehouse.db import fetch_one
-from warehouse.feed import REREAD_FEW, FeedOutcome, Target, run_sql
-from warehouse.feed_lists import PRIMED_FEES, PRIMED_PLANS
+from warehouse.duck_sql import run_sql
+from warehouse.feed import OFFERS_TABLE
 from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
 from warehouse.offer_hashes import (
     CONTENT_FIELDS,
     IDENTITY_FIELDS,
     content_hash,
     fields_hash,
-    hashed,
     identity_hash,
 )
-from warehouse.unread import Unread, drop_unread, kept, sold_out
-
-
-class OfferRows(Protocol):
-    """Where a run's typed offer rows come from (warehouse.feed.FeedRows / TableRows)."""
-
-    def execute(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        sql: str,
-        params: dict[str, Any] | None = None,
-        *,
-        where: str | None = None,
-        only: list[int] | None = None,
-    ) -> list[tuple[Any, ...]]: ...
-
-
-ReadInto = Callable[[Target], FeedOutcome]
-"""Reads the run's feed into a target (warehouse.feed.read_into, bound to its feed)."""
+from warehouse.unread import drop_unread, kept, sold_out
 
 STATE_FIELDS = tuple(c for c in CONTENT_FIELDS if c not in IDENTITY_FIELDS)
 IDENTITY_COLUMNS = ("identity_id", "provider", "offer_key", "identity_hash", *IDENTITY_FIELDS)
@@ -90,50 +69,36 @@ CURRENT_COLUMNS = (
     *CONTENT_FIELDS, "fee_hash", "plan_hash", "fee_set_id", "plan_set_id", "feed_line",
     "observed_at",
 )  # fmt: skip
-# The fields of one fee / plan of a list, seq first (as the staged offers' lists hold them).
-FEE_FIELDS = FEE_ITEM_FIELDS
-PLAN_FIELDS = PLAN_ITEM_FIELDS
-
-# The lists as fee_set_lists / plan_set_lists and the read side give them: structs ordered
-# by seq (seq is the first field, so list_sort orders by it).
-FEE_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in FEE_FIELDS) + "}))"
-PLAN_LIST = "list_sort(list({" + ", ".join(f"'{c}': {c}" for c in PLAN_FIELDS) + "}))"
-
 
 # Identities already stored, by hash (one id per hash; the smallest, should two exist).
 STORED_IDENTITIES = (
     "(SELECT identity_hash, min(identity_id) AS identity_id FROM offer_identities"
     " GROUP BY identity_hash)"
 )
+# The stored fee and plan sets, by hash (the same: one id per hash).
+_SET_IDS = "(SELECT set_hash, min({id}) AS id FROM {table} GROUP BY set_hash)"
+# (kind, set table, its id column, the staged list column, the list's fields)
+SETS = (
+    ("fee", "addon_fee_sets", "fee_set_id", "fees", FEE_ITEM_FIELDS),
+    ("plan", "price_plan_sets", "plan_set_id", "plans", PLAN_ITEM_FIELDS),
+)
 
 
 def store(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    sql: str,
-    params: dict[str, Any] | None = None,
-    *,
-    rows: OfferRows | None = None,
-    where: str | None = None,
-    only: list[int] | None = None,
+    con: duckdb.DuckDBPyConnection, table: str, sql: str, params: dict[str, Any] | None = None
 ) -> None:
-    """Every write of a weave: ``sql`` changes ``table`` (through ``rows`` when it reads a
-    run's offers as ``{rows}``). One seam, so tests can make a write fail."""
-    if rows is None:
-        run_sql(con, sql, params)
-    else:
-        rows.execute(con, sql, params, where=where, only=only)
+    """Every write of a weave: ``sql`` changes ``table``. One seam, so tests can make a
+    write fail."""
+    run_sql(con, sql, params)
 
 
 _TEMP = "_gpurent_hist_"
-_SEEN = f"{_TEMP}seen"
 _COVER = f"{_TEMP}cover"
 _OPENED = f"{_TEMP}opened"
 _CLOSED = f"{_TEMP}closed"
 _FRESH = f"{_TEMP}fresh"
-_LISTS = f"{_TEMP}lists"
 _SOLD = f"{_TEMP}sold"
-TEMP_TABLES = (_SEEN, _COVER, _OPENED, _CLOSED, _FRESH, _LISTS, _SOLD)
+TEMP_TABLES = (_COVER, _OPENED, _CLOSED, _FRESH, _SOLD, f"{_SOLD}_rows")
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
 
@@ -152,18 +117,6 @@ class WeaveResult:
     sold_out: int = 0
     """Open versions turned ``sold_out`` because the provider stopped listing them where it
     lists only what has capacity."""
-
-
-@dataclass(frozen=True)
-class RunOffers:
-    """What a run's feed held, once woven: its offers and their fee and plan rows, and the
-    earliest observation time among them (None: no offers, nothing woven)."""
-
-    offers: int
-    fees: int
-    plans: int
-    observed_at: datetime | None
-    weave: WeaveResult
 
 
 def history_position(
@@ -248,143 +201,23 @@ def next_ids(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
 
 # ---------------------------------------------------------------- a run loaded in order
 
-# A new open version from a run's offer row ``o`` (hashed): $vtop / $itop are the ids
-# numbered past (next_ids), ``version`` and ``identity`` their expressions.
-_CURRENT_SELECT = """
-SELECT o.provider, o.offer_key, {version}, {identity}, $at::TIMESTAMPTZ, o.content_hash,
-    {content}, o.fee_hash, o.plan_hash, o.fee_set_id, o.plan_set_id, o._line, o.observed_at
-"""
-
-
-def _current_insert(version: str, identity: str, source: str) -> str:
-    select = _CURRENT_SELECT.format(
-        version=version, identity=identity, content=", ".join(f"o.{c}" for c in CONTENT_FIELDS)
-    )
-    return f"INSERT INTO current_offers ({', '.join(CURRENT_COLUMNS)}) {select} {source}"
-
-
-# The first run of a provider: every offer opens a version and an identity, numbered by
-# its feed line. No join with the stored identities in this statement: DuckDB cannot size a
-# stream, and may build its hash table on the feed instead of on the identities (four times
-# slower, spilling). (The small joins with the primed lists, warehouse.feed_lists, are
-# held as written.)
-_INSERT_FIRST = _current_insert(
-    "CAST($vtop + o._line AS BIGINT)", "CAST($itop + o._line AS INTEGER)", "FROM {offers} AS o"
-)
-# ... then, should the provider have had offers stored before (whose versions all closed),
-# their identities are found again rather than stored twice.
-_REUSE_IDENTITIES = f"""
-UPDATE current_offers SET identity_id = i.identity_id
-FROM {STORED_IDENTITIES} AS i
-WHERE current_offers.provider = $p AND current_offers.valid_from = $at
-  AND {identity_hash("current_offers")} = i.identity_hash
-"""
-_FIRST_STORED = (
-    "SELECT feed_line, offer_key FROM current_offers WHERE provider = $p AND valid_from = $at"
-)
-_FIRST_REMOVE = (
-    "DELETE FROM current_offers WHERE provider = $p AND valid_from = $at"
-    " AND list_contains($lines, feed_line)"
-)
-# Later runs: the offers first as hashes (what the comparison needs)...
-_SEEN_COLUMNS = (
-    "_line INTEGER, offer_key VARCHAR, observed_at TIMESTAMPTZ, content_hash UBIGINT,"
-    " identity_hash UBIGINT, fee_hash UBIGINT, plan_hash UBIGINT"
-)
-_INSERT_SEEN = f"""
-INSERT INTO {_SEEN} SELECT _line, offer_key, observed_at, content_hash, identity_hash,
-    fee_hash, plan_hash
-FROM {{offers}} AS o
-"""
-# ... then the new and changed ones whole (only their lines are parsed), numbered by their
-# line, and their identities as _OPENED found them (set after: no join with the stream).
-_INSERT_OPENED = _current_insert(
-    "CAST($vtop + o._line AS BIGINT)", "0", f"FROM {hashed('{rows}')} AS o"
-)
-_OPENED_IDENTITIES = f"""
-UPDATE current_offers SET identity_id = n.identity_id FROM {_OPENED} AS n
-WHERE current_offers.provider = $p AND current_offers.valid_from = $at
-  AND current_offers.feed_line = n._line
-"""
-
 
 def weave_in_order(
-    con: duckdb.DuckDBPyConnection,
-    read_into: ReadInto,
-    *,
-    provider: str,
-    position: datetime,
-    unread: Unread | None = None,
-    empty_is_whole: bool = False,
-) -> tuple[FeedOutcome, RunOffers]:
-    """Read the run's feed (``read_into``) and weave it at ``position``, after every run
-    stored for ``provider``: the newest state. Offers the run does not list are closed,
-    except what ``unread`` (and the feed's quarantine lines) say it could not read: those
-    stay as they were, stale. A feed with no offer changes nothing (rule of truth 3) unless
-    ``empty_is_whole``: the listing was read and holds no offer (every item skipped for a
-    named reason). The caller writes crawl_runs and current_runs.
-    """
+    con: duckdb.DuckDBPyConnection, *, provider: str, position: datetime
+) -> WeaveResult:
+    """Weave the staged run (OFFERS_TABLE) at ``position``, after every run stored for
+    ``provider``: the newest state. Offers the run does not list are closed, except what
+    the staged unread set (warehouse.unread) says it could not read: those stay as they
+    were, stale; and under a sold-out-unlisted prefix, they turn sold out. The caller
+    writes crawl_runs and current_runs."""
     vtop, itop = next_ids(con)
     params = {"p": provider, "at": position, "vtop": vtop, "itop": itop}
-    first = fetch_one(con, "SELECT count(*) FROM current_offers WHERE provider = ?", [provider])
-    if not first or not first[0]:
-        outcome = read_into(
-            Target(
-                _INSERT_FIRST,
-                _FIRST_STORED,
-                _FIRST_REMOVE,
-                params,
-                lists_once=True,
-            )
-        )
-        known = fetch_one(
-            con, "SELECT count(*) FROM offer_identities WHERE provider = ?", [provider]
-        )
-        if outcome.offers and known and known[0]:
-            store(con, "current_offers", _REUSE_IDENTITIES, params)
-        seen = "(SELECT * FROM current_offers WHERE provider = $p AND valid_from = $at)"
-        weave = WeaveResult(opened=outcome.offers, closed=0, continued=0)
-        woven = bool(outcome.offers)
-    else:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {_SEEN} ({_SEEN_COLUMNS})")
-        outcome = read_into(
-            Target(
-                _INSERT_SEEN,
-                f"SELECT _line, offer_key FROM {_SEEN}",
-                f"DELETE FROM {_SEEN} WHERE list_contains($lines, _line)",
-                params,
-                lists_once=True,
-            )
-        )
-        seen = _SEEN
-        woven = bool(outcome.offers) or empty_is_whole
-        weave = WeaveResult(0, 0, 0)
-        if woven:
-            (unread or Unread()).stage(con, outcome.quarantine.get_column("offer_key"))
-            weave = _weave_changes(con, outcome, params)
-    if not woven:
-        return outcome, RunOffers(0, 0, 0, None, weave)
-    store_new_sets(con, outcome.rows, params)
-    # What the run listed is fresh, and so is what it turned sold out (listed, in the
-    # provider's words); what is left open unseen was not read: stale.
-    listed = f"(SELECT offer_key FROM {seen})"
-    if seen == _SEEN:
-        listed = f"(SELECT offer_key FROM {_SEEN} UNION ALL SELECT offer_key FROM {_SOLD})"
-    mark_stale(con, provider, position, seen=listed, kept=weave.kept)
-    fees, plans, observed_at = _run_totals(con, seen, params)
-    return outcome, RunOffers(outcome.offers, fees, plans, observed_at, weave)
-
-
-def _weave_changes(
-    con: duckdb.DuckDBPyConnection, outcome: FeedOutcome, params: dict[str, Any]
-) -> WeaveResult:
-    """Compare the run's offers (_SEEN) with the open versions: move out what closed, and
-    type again into current_offers only what is new or changed."""
+    seen = f"(SELECT offer_key FROM {OFFERS_TABLE})"
     run_sql(
         con,
         f"""
         CREATE OR REPLACE TEMP TABLE {_COVER} AS
-        SELECT version_id, offer_key, content_hash, identity_id,
+        SELECT version_id, offer_key, content_hash, identity_id, status,
             {identity_hash("c")} AS identity_hash
         FROM current_offers AS c WHERE provider = $p
         """,
@@ -397,27 +230,21 @@ def _weave_changes(
         con,
         f"""
         CREATE OR REPLACE TEMP TABLE {_SOLD} AS
-        SELECT c.version_id, c.offer_key, o.status <> 'sold_out' AS turn
-        FROM {_COVER} AS c
-        JOIN current_offers AS o ON o.provider = $p AND o.version_id = c.version_id
-        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_SEEN})
-          AND NOT {kept("c")} AND {sold_out("c")}
+        SELECT version_id, offer_key, status <> 'sold_out' AS turn FROM {_COVER} AS c
+        WHERE offer_key NOT IN {seen} AND NOT {kept("c")} AND {sold_out("c")}
         """,
-        params,
     )
-    run_sql(
-        con,
+    con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE {_CLOSED} AS
         SELECT c.version_id, s.offer_key IS NULL AS gone FROM {_COVER} AS c
-        LEFT JOIN {_SEEN} AS s ON s.offer_key = c.offer_key
+        LEFT JOIN {OFFERS_TABLE} AS s ON s.offer_key = c.offer_key
         WHERE (s.offer_key IS NULL AND NOT {kept("c")} AND NOT {sold_out("c")})
            OR s.content_hash <> c.content_hash
-        """,
-        params,
+        """
     )
-    # New and changed offers, with their ids: the identity of the open version when the
-    # identity fields did not change, else a stored one with that hash, else a new one.
+    # New and changed offers, with their identity: the open version's when the identity
+    # fields did not change, else a stored one with that hash, else a new one.
     run_sql(
         con,
         f"""
@@ -429,7 +256,7 @@ def _weave_changes(
             SELECT s._line,
                 CASE WHEN c.identity_hash = s.identity_hash THEN c.identity_id
                      ELSE i.identity_id END AS identity_id
-            FROM {_SEEN} AS s
+            FROM {OFFERS_TABLE} AS s
             LEFT JOIN {_COVER} AS c ON c.offer_key = s.offer_key
             LEFT JOIN {STORED_IDENTITIES} AS i ON i.identity_hash = s.identity_hash
             WHERE c.offer_key IS NULL OR c.content_hash <> s.content_hash
@@ -441,44 +268,65 @@ def _weave_changes(
         con,
         f"SELECT (SELECT count(*) FROM {_OPENED}), (SELECT count(*) FROM {_CLOSED}),"
         f" (SELECT count(*) FILTER (gone) FROM {_CLOSED}),"
-        f" (SELECT count(*) FILTER (turn) FROM {_SOLD}),"
-        f" (SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN"
-        f" (SELECT offer_key FROM {_SEEN}))",
-    ) or (0, 0, 0, 0, 0)
-    opened, closed, gone, turned, unseen = (int(x) for x in counts)
+        f" (SELECT count(*) FILTER (turn) FROM {_SOLD}), (SELECT count(*) FROM {_SOLD}),"
+        f" (SELECT count(*) FROM {_COVER} WHERE offer_key NOT IN {seen})",
+    ) or (0, 0, 0, 0, 0, 0)
+    opened, closed, gone, turned, unlisted, unseen = (int(x) for x in counts)
     if closed:
         close_versions(con, f"SELECT version_id FROM {_CLOSED}", params)
     if turned:
-        _turn_sold_out(con, params | {"lines": outcome.lines})
+        _turn_sold_out(con, params)
     if opened:
-        lines = [int(r[0]) for r in con.execute(f"SELECT _line FROM {_OPENED}").fetchall()]
-        # Few lines (warehouse.feed.REREAD_FEW): read them where the first scan found them;
-        # many: stream the file again.
-        few = len(lines) * REREAD_FEW <= outcome.lines
-        store(
-            con,
-            "current_offers",
-            _INSERT_OPENED,
-            params,
-            rows=outcome.rows,
-            where=None if few else f"line IN (SELECT _line FROM {_OPENED})",
-            only=lines if few else None,
-        )
-        store(con, "current_offers", _OPENED_IDENTITIES, params)
+        store_new_sets(con)
+        _open_versions(con, params)
+    # What the run listed is fresh, and so is what it turned sold out (listed, in the
+    # provider's words); what is left open unseen was not read: stale.
+    listed = f"(SELECT offer_key FROM {OFFERS_TABLE} UNION ALL SELECT offer_key FROM {_SOLD})"
+    kept_stale = unseen - gone - unlisted
+    mark_stale(con, provider, position, seen=listed, kept=kept_stale)
     return WeaveResult(
         opened=opened + turned,
         closed=closed + turned,
         continued=0,
-        kept=unseen - gone - count(con, _SOLD),
+        kept=kept_stale,
         gone=gone,
         sold_out=turned,
     )
 
 
+def _open_versions(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> None:
+    """The new and changed offers (_OPENED) into current_offers, each numbered by its line
+    and pointing at its fee and plan sets (stored by then)."""
+    columns = {
+        "version_id": "CAST($vtop + o._line AS BIGINT)",
+        "identity_id": "n.identity_id",
+        "valid_from": "$at::TIMESTAMPTZ",
+        "fee_set_id": "fs.id",
+        "plan_set_id": "ps.id",
+        "feed_line": "o._line",
+    }
+    select = ", ".join(columns.get(c, f"o.{c}") for c in CURRENT_COLUMNS)
+    store(
+        con,
+        "current_offers",
+        f"""
+        INSERT INTO current_offers ({", ".join(CURRENT_COLUMNS)})
+        SELECT {select}
+        FROM {OFFERS_TABLE} AS o
+        JOIN {_OPENED} AS n ON n._line = o._line
+        LEFT JOIN {_SET_IDS.format(id="fee_set_id", table="addon_fee_sets")} AS fs
+            ON fs.set_hash = o.fee_hash
+        LEFT JOIN {_SET_IDS.format(id="plan_set_id", table="price_plan_sets")} AS ps
+            ON ps.set_hash = o.plan_hash
+        """,
+        params,
+    )
+
+
 def _turn_sold_out(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> None:
     """The open versions _SOLD turns: each closes, and a version like it but ``sold_out``
-    (no free card where a count was given) opens at the run, numbered past the run's
-    lines (``$lines``), with the run's observation time."""
+    (no free card where a count was given) opens at the run, numbered past the run's lines,
+    with the run's observation time."""
     copies = f"{_SOLD}_rows"
     run_sql(
         con,
@@ -494,12 +342,14 @@ def _turn_sold_out(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> No
         params,
     )
     close_versions(con, f"SELECT version_id FROM {_SOLD} WHERE turn", params)
+    past_lines = f"(SELECT coalesce(max(_line), 0) FROM {OFFERS_TABLE})"
     columns = {
-        "version_id": "CAST($vtop + $lines + row_number() OVER (ORDER BY c.offer_key) AS BIGINT)",
+        "version_id": f"CAST($vtop + {past_lines} + row_number() OVER (ORDER BY c.offer_key)"
+        " AS BIGINT)",
         "valid_from": "$at::TIMESTAMPTZ",
         "content_hash": content_hash(fields_hash("c"), "c.fee_hash", "c.plan_hash"),
         "feed_line": "NULL::INTEGER",
-        "observed_at": f"coalesce((SELECT min(observed_at) FROM {_SEEN}), $at::TIMESTAMPTZ)",
+        "observed_at": f"coalesce((SELECT min(observed_at) FROM {OFFERS_TABLE}), $at::TIMESTAMPTZ)",
     }
     select = ", ".join(columns.get(name, f"c.{name}") for name in CURRENT_COLUMNS)
     store(
@@ -509,7 +359,6 @@ def _turn_sold_out(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> No
         f" FROM {copies} AS c",
         params,
     )
-    con.execute(f"DROP TABLE {copies}")
 
 
 def close_versions(
@@ -544,160 +393,54 @@ def close_versions(
     store(con, "current_offers", f"DELETE FROM current_offers WHERE {where}", params)
 
 
-def store_new_sets(con: duckdb.DuckDBPyConnection, rows: OfferRows, params: dict[str, Any]) -> None:
-    """The fee and plan lists of the run's new open versions that no earlier run had, under
-    new ids (rows per fee, and the list whole for the read side), then the set ids of the
-    new versions that came without them.
-
-    Rows read with their lists primed (warehouse.feed_lists) came with their set ids: the
-    primed sets they point at are stored from the primed lists. Others (read the exact way,
-    or typed again) get theirs here; their lists are read again from one offer line per
-    new list. No row that came with its ids is updated (a large insert updated even in part
-    is written again at COMMIT)."""
-    run = "provider = $p AND valid_from = $at"
-    found = fetch_one(
-        con,
-        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
-        [PRIMED_FEES],
-    )
-    primed = bool(found and found[0])
-    fresh = {}
-    for kind, table, id_column, primed_table in (
-        ("fee", "addon_fee_sets", "fee_set_id", PRIMED_FEES),
-        ("plan", "price_plan_sets", "plan_set_id", PRIMED_PLANS),
-    ):
-        if primed:
-            run_sql(
-                con,
-                f"""
-                CREATE OR REPLACE TEMP TABLE {_FRESH} AS
-                SELECT set_id AS {id_column}, set_hash, items FROM {primed_table}
-                WHERE set_id IN (
-                    SELECT DISTINCT {id_column} FROM current_offers
-                    WHERE {run} AND {id_column} IS NOT NULL
-                ) AND set_id NOT IN (SELECT {id_column} FROM {table})
-                QUALIFY row_number() OVER (PARTITION BY set_id ORDER BY text_hash) = 1
-                """,
-                params,
-            )
-            write_sets(con, kind, _FRESH)
-        fresh[kind] = [
-            int(r[0])
-            for r in run_sql(
-                con,
-                f"""
-                SELECT min(feed_line) FROM current_offers
-                WHERE {run} AND {id_column} IS NULL AND {kind}_hash IS NOT NULL
-                  AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
-                GROUP BY {kind}_hash ORDER BY 1
-                """,
-                params,
-            )
-        ]
-    lines = sorted(set(fresh["fee"]) | set(fresh["plan"]))
-    if lines:
-        con.execute(f"DROP TABLE IF EXISTS {_LISTS}")
-        rows.execute(
-            con,
-            f"CREATE TEMP TABLE {_LISTS} AS SELECT _line, fee_hash, plan_hash, fees, plans"
-            f" FROM {hashed('{rows}')} AS o",
-            only=lines,
-        )
-    for kind, table, id_column, lists in (
-        ("fee", "addon_fee_sets", "fee_set_id", "fees"),
-        ("plan", "price_plan_sets", "plan_set_id", "plans"),
-    ):
-        if fresh[kind]:
-            _store_sets(con, kind, table, id_column, lists, fresh[kind])
-        # The run's new versions without set ids point at their sets (known or just stored).
-        store(
-            con,
-            "current_offers",
+def store_new_sets(con: duckdb.DuckDBPyConnection) -> None:
+    """The fee and plan lists of the staged offers that no earlier run had, under new ids.
+    (An offer seen unchanged points at a stored set already: these are the lists of the
+    versions about to open.)"""
+    for kind, table, id_column, column, _ in SETS:
+        top = fetch_one(con, f"SELECT coalesce(max({id_column}), 0) FROM {table}")
+        con.execute(
             f"""
-            UPDATE current_offers SET {id_column} = s.{id_column}
-            FROM (SELECT set_hash, min({id_column}) AS {id_column} FROM {table}
-                  GROUP BY set_hash) AS s
-            WHERE current_offers.provider = $p AND current_offers.valid_from = $at
-              AND current_offers.{id_column} IS NULL
-              AND current_offers.{kind}_hash = s.set_hash
+            CREATE OR REPLACE TEMP TABLE {_FRESH} AS
+            SELECT CAST($top + row_number() OVER (ORDER BY set_hash) AS INTEGER) AS id,
+                set_hash, items
+            FROM (
+                SELECT {kind}_hash AS set_hash, any_value({column}) AS items
+                FROM {OFFERS_TABLE}
+                WHERE {kind}_hash IS NOT NULL
+                  AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
+                GROUP BY {kind}_hash
+            )
             """,
-            params,
+            {"top": int(top[0]) if top else 0},
         )
-
-
-def _store_sets(
-    con: duckdb.DuckDBPyConnection,
-    kind: str,
-    table: str,
-    id_column: str,
-    lists: str,
-    lines: list[int],
-) -> None:
-    top = fetch_one(con, f"SELECT coalesce(max({id_column}), 0) FROM {table}")
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE {_FRESH} AS
-        SELECT CAST($top + dense_rank() OVER (ORDER BY {kind}_hash) AS INTEGER) AS {id_column},
-            {kind}_hash AS set_hash, {lists} AS items
-        FROM (
-            SELECT DISTINCT ON ({kind}_hash) {kind}_hash, {lists} FROM {_LISTS}
-            WHERE list_contains($lines, _line) AND {kind}_hash IS NOT NULL
-              AND {kind}_hash NOT IN (SELECT set_hash FROM {table})
-            ORDER BY {kind}_hash, _line
-        )
-        """,
-        {"top": int(top[0]) if top else 0, "lines": lines},
-    )
-    write_sets(con, kind, _FRESH)
+        write_sets(con, kind, _FRESH)
 
 
 def write_sets(con: duckdb.DuckDBPyConnection, kind: str, fresh: str) -> None:
     """Store the new fee (``kind`` "fee") or plan lists of table ``fresh`` (id, set_hash,
     items): a row per fee or plan, and the list whole, once per set, for the read side
     (latest_offers joins it)."""
-    table, id_column, fields, lists = (
-        ("addon_fee_sets", "fee_set_id", FEE_FIELDS, "fees")
-        if kind == "fee"
-        else ("price_plan_sets", "plan_set_id", PLAN_FIELDS, "plans")
-    )
+    _, table, id_column, lists, fields = next(s for s in SETS if s[0] == kind)
+    if not count(con, fresh):
+        return
     item = ", ".join(f"item.{c}" for c in fields)
     store(
         con,
         table,
         f"""
         INSERT INTO {table} ({id_column}, set_hash, {", ".join(fields)})
-        SELECT {id_column}, set_hash, {item}
-        FROM (SELECT {id_column}, set_hash, unnest(items) AS item FROM {fresh})
-        ORDER BY {id_column}, item.seq
+        SELECT id, set_hash, {item}
+        FROM (SELECT id, set_hash, unnest(items) AS item FROM {fresh})
+        ORDER BY id, item.seq
         """,
     )
     store(
         con,
         f"{kind}_set_lists",
         f"INSERT INTO {kind}_set_lists ({id_column}, {lists})"
-        f" SELECT {id_column}, items FROM {fresh} ORDER BY {id_column}",
+        f" SELECT id, items FROM {fresh} ORDER BY id",
     )
-
-
-def _run_totals(
-    con: duckdb.DuckDBPyConnection, seen: str, params: dict[str, Any]
-) -> tuple[int, int, datetime | None]:
-    """The run's fee and plan rows (by the size of each offer's sets) and its earliest
-    observation."""
-    row = run_sql(
-        con,
-        f"""
-        SELECT coalesce(sum(f.n), 0), coalesce(sum(p.n), 0), min(s.observed_at)
-        FROM {seen} AS s
-        LEFT JOIN (SELECT set_hash, count(*) AS n FROM addon_fee_sets GROUP BY set_hash) AS f
-            ON f.set_hash = s.fee_hash
-        LEFT JOIN (SELECT set_hash, count(*) AS n FROM price_plan_sets GROUP BY set_hash) AS p
-            ON p.set_hash = s.plan_hash
-        """,
-        params,
-    )[0]
-    observed_at = row[2] if isinstance(row[2], datetime) else None
-    return int(row[0]), int(row[1]), observed_at
 
 
 def mark_stale(
@@ -728,7 +471,7 @@ def mark_stale(
             params,
         )
     # Offers seen again are fresh. (Asked first: the UPDATE would hash every key the run
-    # saw, a third of a second at a million, to change nothing when nothing was stale.)
+    # saw to change nothing when nothing was stale.)
     stale = fetch_one(
         con,
         "SELECT count(*) FROM current_offers WHERE provider = ? AND last_seen_at IS NOT NULL",
@@ -770,9 +513,7 @@ def mark_stale(
 
 def drop_weave_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free the temporary tables of the last weave (outside a transaction)."""
-    from warehouse.history_late import LATE_TABLES
-
-    for name in (*TEMP_TABLES, *LATE_TABLES):
+    for name in TEMP_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {name}")
     drop_unread(con)
 

@@ -10,11 +10,12 @@ what it sees new or changed gets a version from its place to the next run. What 
 could not read (warehouse.unread, staged by the caller) it keeps uncut and records stale for
 its place only (up to the next run); the last-seen time it records for them is the one the
 run before it had for them. (Where the provider lists only what has capacity, a late run
-keeps what it no longer lists stale too, rather than cut a sold-out version into the past.) A late run that sees an offer during a stale stretch splits the stretch around
-its place (docs/history.md).
+keeps what it no longer lists stale too, rather than cut a sold-out version into the past.)
+A late run that sees an offer during a stale stretch splits the stretch around its place
+(docs/history.md).
 
-The run's feed is staged whole first (warehouse.feed.stage_feed): late runs are rare and
-small, and this path reads the staged offers more than once.
+The run's offers are those warehouse.feed staged (OFFERS_TABLE, hashed), as for a run
+loaded in order.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from datetime import datetime
 import duckdb
 
 from warehouse.db import fetch_one
-from warehouse.feed import OFFERS_TABLE, run_sql
+from warehouse.duck_sql import run_sql
+from warehouse.feed import OFFERS_TABLE
 from warehouse.history import (
     CONTENT_FIELDS,
     IDENTITY_COLUMNS,
@@ -34,26 +36,31 @@ from warehouse.history import (
     VERSION_COLUMNS,
     WeaveResult,
     count,
-    hashed,
     identity_hash,
     next_ids,
     store,
-    write_sets,
+    store_new_sets,
 )
 from warehouse.offer_hashes import content_hash
 from warehouse.unread import kept, sold_out
 
-__all__ = ["LATE_TABLES", "weave_late"]
+__all__ = ["LATE_TABLES", "drop_late_tables", "weave_late"]
 
 _TEMP = "_gpurent_late_"
-_STAGE = f"{_TEMP}stage"
 _COVER = f"{_TEMP}cover"
 _OPENED = f"{_TEMP}opened"
 _CLOSED = f"{_TEMP}closed"
 _NEW = f"{_TEMP}new"
-_FRESH = f"{_TEMP}fresh"
 _IDS = f"{_TEMP}ids"
-LATE_TABLES = (_STAGE, _COVER, _OPENED, _CLOSED, _NEW, _FRESH, _IDS)
+LATE_TABLES = (_COVER, _OPENED, _CLOSED, _NEW, _IDS)
+
+
+def drop_late_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free the temporary tables of the last late weave (outside a transaction)."""
+    for name in LATE_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
 # A version holding at the run's place (alias c) that the run did not read, or that lies
 # where not listed means sold out: kept uncut, stale for the place.
 _KEPT = f"({kept('c')} OR {sold_out('c')})"
@@ -90,28 +97,21 @@ def weave_late(
     provider: str,
     position: datetime,
     next_position: datetime,
+    observed_at: datetime | None,
 ) -> WeaveResult:
     """Record the snapshot of a good run at ``position``, before the run already stored at
     ``next_position``: its offers as warehouse.feed staged them (OFFERS_TABLE, one
-    provider). The run's crawl_runs row must already be written with ``history_at =
-    position``, and its unread set staged (warehouse.unread): what it could not read stays
-    uncut, stale; the rest it does not list is cut."""
+    provider; ``observed_at``: the run's observation time). The run's unread set must be
+    staged (warehouse.unread): what it could not read stays uncut, stale; the rest it does
+    not list is cut."""
     vtop, itop = next_ids(con)
     params = {"p": provider, "at": position, "next": next_position, "vtop": vtop, "itop": itop}
-    run_sql(
-        con,
-        f"""
-        CREATE OR REPLACE TEMP TABLE {_STAGE} AS
-        SELECT _line, offer_key, content_hash, identity_hash, fee_hash, plan_hash
-        FROM {hashed(OFFERS_TABLE)} AS o
-        """,
-    )
     run_sql(con, f"CREATE OR REPLACE TEMP TABLE {_COVER} AS {_COVER_SQL}", params)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE {_OPENED} AS
-        SELECT s.* FROM {_STAGE} AS s
-        LEFT JOIN {_COVER} AS c ON c.offer_key = s.offer_key
+        SELECT s._line, s.offer_key, s.content_hash, s.identity_hash, s.fee_hash, s.plan_hash
+        FROM {OFFERS_TABLE} AS s LEFT JOIN {_COVER} AS c ON c.offer_key = s.offer_key
         WHERE c.offer_key IS NULL OR c.content_hash <> s.content_hash
         """
     )
@@ -120,19 +120,18 @@ def weave_late(
         f"""
         CREATE OR REPLACE TEMP TABLE {_CLOSED} AS
         SELECT c.* FROM {_COVER} AS c
-        LEFT JOIN {_STAGE} AS s ON s.offer_key = c.offer_key
+        LEFT JOIN {OFFERS_TABLE} AS s ON s.offer_key = c.offer_key
         WHERE (s.offer_key IS NULL AND NOT {_KEPT}) OR s.content_hash <> c.content_hash
         """,
         params,
     )
     unseen = _unseen(con)
     _store_identities(con, params)
-    _store_new_sets(con, "fee", "addon_fee_sets", "fee_set_id")
-    _store_new_sets(con, "plan", "price_plan_sets", "plan_set_id")
+    store_new_sets(con)
 
     closed = count(con, _CLOSED)
     gone = closed - count(
-        con, f"(SELECT 1 FROM {_CLOSED} WHERE offer_key IN (SELECT offer_key FROM {_STAGE}))"
+        con, f"(SELECT 1 FROM {_CLOSED} WHERE offer_key IN (SELECT offer_key FROM {OFFERS_TABLE}))"
     )
     if closed:
         # Closed versions are cut at the run; open ones move out of current_offers with it
@@ -217,7 +216,7 @@ def weave_late(
             """,
             params,
         )
-    _split_stale_spans(con, provider, position, next_position)
+    _split_stale_spans(con, provider, position, next_position, observed_at)
     if unseen:
         _record_late_stale(con, provider, position, next_position)
     return WeaveResult(opened=opened, closed=closed, continued=continued, kept=unseen, gone=gone)
@@ -228,7 +227,7 @@ def _unseen(con: duckdb.DuckDBPyConnection) -> int:
     row = fetch_one(
         con,
         f"SELECT count(*) FROM {_COVER} AS c"
-        f" WHERE offer_key NOT IN (SELECT offer_key FROM {_STAGE}) AND {_KEPT}",
+        f" WHERE offer_key NOT IN (SELECT offer_key FROM {OFFERS_TABLE}) AND {_KEPT}",
     )
     return int(row[0]) if row else 0
 
@@ -285,53 +284,18 @@ def _store_identities(con: duckdb.DuckDBPyConnection, params: dict[str, object])
     )
 
 
-def _store_new_sets(con: duckdb.DuckDBPyConnection, kind: str, table: str, id_column: str) -> None:
-    """The fee (or plan) lists of this run's opened versions that no earlier run had."""
-    column = "fees" if kind == "fee" else "plans"
-    top = fetch_one(con, f"SELECT coalesce(max({id_column}), 0) FROM {table}")
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE {_FRESH} AS
-        SELECT CAST($top + dense_rank() OVER (ORDER BY set_hash) AS INTEGER) AS {id_column},
-            set_hash, {column} AS items
-        FROM (
-            SELECT DISTINCT ON (o.{kind}_hash) o.{kind}_hash AS set_hash, r.{column}
-            FROM {_OPENED} AS o JOIN {OFFERS_TABLE} AS r ON r._line = o._line
-            WHERE o.{kind}_hash IS NOT NULL
-              AND o.{kind}_hash NOT IN (SELECT set_hash FROM {table})
-            ORDER BY o.{kind}_hash, o._line
-        )
-        """,
-        {"top": int(top[0]) if top else 0},
-    )
-    if not count(con, _FRESH):
-        return
-    write_sets(con, kind, _FRESH)
-
-
-def _late_observed_at(
-    con: duckdb.DuckDBPyConnection, provider: str, position: datetime
-) -> datetime | None:
-    row = fetch_one(
-        con,
-        "SELECT observed_at FROM crawl_runs WHERE provider = ? AND history_at = ?",
-        [provider, position],
-    )
-    return row[0] if row else None
-
-
 def _split_stale_spans(
     con: duckdb.DuckDBPyConnection,
     provider: str,
     position: datetime,
     next_position: datetime | None,
+    seen: datetime | None,
 ) -> None:
     """A late run that lists an offer inside one of its stale stretches: the stretch is cut
     at the run and, where it went on past the next run, continued from there. Seen
     unchanged, the continuation was last seen by this run; seen changed, the state that
     continues is the old one, still last seen when it was.
     """
-    seen = _late_observed_at(con, provider, position)
     params = {"p": provider, "at": position, "next": next_position, "seen": seen}
     run_sql(
         con,
@@ -340,7 +304,7 @@ def _split_stale_spans(
         SELECT sp.provider, sp.offer_key, $next, sp.stale_to,
             CASE WHEN c.content_hash = s.content_hash THEN $seen ELSE sp.last_seen_at END
         FROM stale_spans AS sp
-        JOIN {_STAGE} AS s ON s.offer_key = sp.offer_key
+        JOIN {OFFERS_TABLE} AS s ON s.offer_key = sp.offer_key
         JOIN {_COVER} AS c ON c.offer_key = sp.offer_key
         WHERE sp.provider = $p AND sp.stale_from < $at
           AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > $next
@@ -353,7 +317,7 @@ def _split_stale_spans(
         UPDATE stale_spans SET stale_to = $at
         WHERE provider = $p AND stale_from < $at
           AND coalesce(stale_to, 'infinity'::TIMESTAMPTZ) > $at
-          AND offer_key IN (SELECT offer_key FROM {_STAGE})
+          AND offer_key IN (SELECT offer_key FROM {OFFERS_TABLE})
         """,
         params,
     )
@@ -362,7 +326,7 @@ def _split_stale_spans(
         con,
         f"""
         UPDATE current_offers AS co SET last_seen_at = greatest(co.last_seen_at, $seen)
-        FROM {_STAGE} AS s
+        FROM {OFFERS_TABLE} AS s
         WHERE co.provider = $p AND co.last_seen_at IS NOT NULL
           AND s.offer_key = co.offer_key AND s.content_hash = co.content_hash
         """,
@@ -390,7 +354,7 @@ def _record_late_stale(
         INSERT INTO stale_spans (provider, offer_key, stale_from, stale_to, last_seen_at)
         SELECT $p, c.offer_key, $at, $next, prev.observed_at
         FROM {_COVER} AS c, prev
-        WHERE c.offer_key NOT IN (SELECT offer_key FROM {_STAGE}) AND {_KEPT}
+        WHERE c.offer_key NOT IN (SELECT offer_key FROM {OFFERS_TABLE}) AND {_KEPT}
           AND NOT EXISTS (
             SELECT 1 FROM stale_spans AS sp
             WHERE sp.provider = $p AND sp.offer_key = c.offer_key AND sp.stale_from < $at

@@ -19,35 +19,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 import duckdb
 import polars as pl
 
 from gpurent_core.model import ProviderRun, RunStatus
 from warehouse.db import fetch_one
-from warehouse.feed import (
-    FeedBatch,
-    FeedOutcome,
-    StagedFeed,
-    TableRows,
-    Target,
-    drop_staged,
-    read_feed,
-    read_into,
-    stage_batch,
-    stage_feed,
-)
-from warehouse.feed_file import FeedFile
+from warehouse.feed import FeedBatch, Staged, drop_staged, read_feed, read_into
 from warehouse.history import (
-    Placement,
     WeaveResult,
     advance_current_run,
     drop_weave_tables,
     place_run,
     weave_in_order,
 )
-from warehouse.history_late import weave_late
+from warehouse.history_late import drop_late_tables, weave_late
 from warehouse.unread import Unread
 
 __all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_batch", "load_run", "read_feed"]
@@ -85,157 +71,116 @@ class LoadResult:
     """Offers turned sold out: no longer listed where the provider lists only capacity."""
 
 
-class _Feed(Protocol):
-    """A run's feed, as a load reads it: straight into a target, or staged whole."""
-
-    def read_into(self, con: duckdb.DuckDBPyConnection, target: Target) -> FeedOutcome: ...
-
-    def stage(self, con: duckdb.DuckDBPyConnection) -> StagedFeed: ...
-
-    def sha256(self) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class _FileFeed:
-    path: Path
-    run: ProviderRun
-
-    def read_into(self, con: duckdb.DuckDBPyConnection, target: Target) -> FeedOutcome:
-        return read_into(
-            con, FeedFile(self.path), target, provider=self.run.provider, run_id=self.run.run_id
-        )
-
-    def stage(self, con: duckdb.DuckDBPyConnection) -> StagedFeed:
-        return stage_feed(con, self.path, provider=self.run.provider, run_id=self.run.run_id)
-
-    def sha256(self) -> str | None:
-        with self.path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-@dataclass(frozen=True)
-class _BatchFeed:
-    batch: FeedBatch
-
-    def read_into(self, con: duckdb.DuckDBPyConnection, target: Target) -> FeedOutcome:
-        staged = stage_batch(con, self.batch)  # read and validated already
-        rows = TableRows()
-        rows.execute(con, target.insert, target.params)
-        return FeedOutcome(
-            offers=staged.offers,
-            quarantine=staged.quarantine,
-            lines=staged.lines,
-            sha256=staged.sha256,
-            rows=rows,
-        )
-
-    def stage(self, con: duckdb.DuckDBPyConnection) -> StagedFeed:
-        return stage_batch(con, self.batch)
-
-    def sha256(self) -> str | None:
-        return self.batch.sha256
-
-
 def load_run(
     con: duckdb.DuckDBPyConnection, run: ProviderRun, feed_path: Path | None
 ) -> LoadResult:
     """Store ``run`` and, if its status allows, the offers of its feed; idempotent.
 
-    The feed is read inside the load's transaction: a run loaded in order streams from the
-    file into the history (warehouse.history.weave_in_order), other runs are staged first
-    (warehouse.feed.stage_feed). Must be called outside an open transaction: it owns BEGIN /
+    The feed is staged first (warehouse.feed.read_into: read, validated and hashed into a
+    temporary table of the connection), then the run is stored and woven into the history
+    in one transaction (warehouse.history for the newest run, warehouse.history_late for
+    one that arrives late). Must be called outside an open transaction: it owns BEGIN /
     COMMIT and rolls back on any error, re-raising it.
     """
-    if feed_path is None:
-        return load_batch(con, run, FeedBatch.empty())
-    with _load_memory(con):
-        try:
-            return _load(con, run, _FileFeed(Path(feed_path), run))
-        finally:
-            _drop_temporaries(con)
+    return _load(con, run, FeedBatch.empty() if feed_path is None else Path(feed_path))
 
 
 def load_batch(con: duckdb.DuckDBPyConnection, run: ProviderRun, batch: FeedBatch) -> LoadResult:
     """``load_run`` for a feed already read and validated (benchmarks, generated history)."""
+    return _load(con, run, batch)
+
+
+def _load(con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: Path | FeedBatch) -> LoadResult:
     with _load_memory(con):
         try:
-            return _load(con, run, _BatchFeed(batch))
+            return _load_once(con, run, feed)
         finally:
             _drop_temporaries(con)
 
 
-def _load(con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: _Feed) -> LoadResult:
-    feeds_latest = run.status in LOADING_STATUSES
-    con.execute("BEGIN TRANSACTION")
-    try:
-        stored = _stored_counts(con, run)
-        if stored is not None:
-            con.execute("ROLLBACK")  # nothing written: the first load of this run wins
-            return _skipped(con, run, feed.sha256(), stored)
-        place = place_run(con, run.provider, run.started_at) if feeds_latest else None
-        if place is not None and place.next_position is None:
-            result = _load_in_order(con, run, feed, place.position)
-        else:
-            result = _load_staged(con, run, feed.stage(con), place)
-        con.execute("COMMIT")
-    except BaseException:
-        _rollback(con)
-        raise
-    return result
-
-
-def _load_in_order(
-    con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: _Feed, position: datetime
+def _load_once(
+    con: duckdb.DuckDBPyConnection, run: ProviderRun, feed: Path | FeedBatch
 ) -> LoadResult:
-    """The newest good run: its feed read straight into the history and the latest state."""
-    # A listing read whole that holds only skipped items, or says only where nothing has
-    # capacity, is no layout problem (rule 9): it closes what it no longer lists like any
-    # other, and turns sold out what it lists only with capacity.
-    empty_whole = run.status is RunStatus.OK and bool(run.skipped or run.sold_out_unlisted)
-    outcome, offers = weave_in_order(
-        con,
-        lambda target: feed.read_into(con, target),
-        provider=run.provider,
-        position=position,
-        # Rule 10: what the run could not read stays, stale, with its age.
-        unread=Unread.of_run(run),
-        empty_is_whole=empty_whole,
-    )
-    quarantine = _for_run(outcome.quarantine, run)
+    stored = _stored_counts(con, run)
+    if stored is None:
+        # Staged before the transaction, which writes the database: a temporary table
+        # filled inside a transaction stays in memory until it ends; filled outside, it
+        # spills to disk past the memory limit.
+        staged = read_into(con, feed, provider=run.provider, run_id=run.run_id)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            stored = _stored_counts(con, run)  # (by another connection meanwhile)
+            if stored is None:
+                result = _store(con, run, staged)
+                con.execute("COMMIT")
+                return result
+            con.execute("ROLLBACK")
+        except BaseException:
+            _rollback(con)
+            raise
+    # Stored already: nothing written, the first load of this run wins.
+    return _skipped(con, run, _sha256(feed), stored)
+
+
+def _store(con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: Staged) -> LoadResult:
+    """The run and what it changes, from its staged feed (inside the transaction)."""
+    feeds = run.status in LOADING_STATUSES
+    place = place_run(con, run.provider, run.started_at) if feeds else None
+    late = place is not None and place.next_position is not None
+    quarantine = _for_run(staged.quarantine, run)
     # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
-    woven = offers.observed_at is not None or empty_whole
+    # But a listing read whole that holds only skipped items, or says only where nothing
+    # has capacity, is no layout problem (rule 9): it closes what it no longer lists like
+    # any other, and turns sold out what it lists only with capacity.
+    whole = not late and run.status is RunStatus.OK and bool(run.skipped or run.sold_out_unlisted)
+    woven = place is not None and (staged.offers > 0 or whole)
+    weave = WeaveResult(0, 0, 0)
+    if woven and place is not None:
+        # Rule 10: what the run could not read stays, stale, with its age.
+        Unread.of_run(run).stage(con, quarantine.get_column("offer_key"))
+        if place.next_position is not None:
+            weave_late(
+                con,
+                provider=run.provider,
+                position=place.position,
+                next_position=place.next_position,
+                observed_at=staged.observed_at,
+            )
+        else:
+            weave = weave_in_order(con, provider=run.provider, position=place.position)
+            advance_current_run(
+                con,
+                provider=run.provider,
+                run_id=run.run_id,
+                started_at=run.started_at,
+                finished_at=run.finished_at,
+                observed_at=staged.observed_at or run.started_at,
+                position=place.position,
+            )
+    offers = staged.offers if feeds else 0  # a run that does not feed the state stores none
     _record_run(
         con,
         run,
-        offers=offers.offers,
+        offers=offers,
         quarantined=quarantine.height,
-        sha256=outcome.sha256,
-        position=position if woven else None,
-        observed_at=offers.observed_at,
-        message=_with_closures(run.message, offers.weave, quarantine),
+        sha256=staged.sha256,
+        position=place.position if woven and place is not None else None,
+        observed_at=staged.observed_at if feeds else None,
+        message=_with_closures(run.message, weave, quarantine),
     )
-    if woven:
-        advance_current_run(
-            con,
-            provider=run.provider,
-            run_id=run.run_id,
-            started_at=run.started_at,
-            finished_at=run.finished_at,
-            observed_at=offers.observed_at or run.started_at,
-            position=position,
-        )
     _insert_frame(con, "quarantine", quarantine)
     return LoadResult(
         run_id=run.run_id,
         provider=run.provider,
         status=run.status,
-        offers=offers.offers,
-        fees=offers.fees,
-        plans=offers.plans,
+        offers=offers,
+        fees=staged.fees if feeds else 0,
+        plans=staged.plans if feeds else 0,
         quarantined=quarantine.height,
-        gone=offers.weave.gone,
-        kept_stale=offers.weave.kept,
-        sold_out=offers.weave.sold_out,
+        ignored_offers=staged.offers - offers,
+        gone=weave.gone,
+        kept_stale=weave.kept,
+        sold_out=weave.sold_out,
     )
 
 
@@ -257,43 +202,11 @@ def _with_closures(message: str | None, weave: WeaveResult, quarantine: pl.DataF
     return "; ".join([message, *notes] if message else notes)
 
 
-def _load_staged(
-    con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: StagedFeed, place: Placement | None
-) -> LoadResult:
-    """A run loaded late, or one that does not feed the state: its feed staged whole."""
-    feeds_latest = place is not None
-    offers = staged.offers if feeds_latest else 0
-    quarantine = _for_run(staged.quarantine, run)
-    # Only a run with offers changes the state: zero offers is a layout problem (rule 3).
-    late = place if place is not None and offers else None
-    _record_run(
-        con,
-        run,
-        offers=offers,
-        quarantined=quarantine.height,
-        sha256=staged.sha256,
-        position=late.position if late is not None else None,
-        observed_at=staged.observed_at if offers else None,
-    )
-    if late is not None and late.next_position is not None:
-        Unread.of_run(run).stage(con, quarantine.get_column("offer_key"))
-        weave_late(
-            con,
-            provider=run.provider,
-            position=late.position,
-            next_position=late.next_position,
-        )
-    _insert_frame(con, "quarantine", quarantine)
-    return LoadResult(
-        run_id=run.run_id,
-        provider=run.provider,
-        status=run.status,
-        offers=offers,
-        fees=staged.fees if feeds_latest else 0,
-        plans=staged.plans if feeds_latest else 0,
-        quarantined=quarantine.height,
-        ignored_offers=0 if feeds_latest else staged.offers,
-    )
+def _sha256(feed: Path | FeedBatch) -> str | None:
+    if isinstance(feed, FeedBatch):
+        return feed.sha256
+    with feed.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _for_run(quarantine: pl.DataFrame, run: ProviderRun) -> pl.DataFrame:
@@ -310,8 +223,8 @@ def _record_run(
     offers: int,
     quarantined: int,
     sha256: str | None,
-    position: datetime | None,
-    observed_at: datetime | None,
+    position: datetime | None = None,
+    observed_at: datetime | None = None,
     message: str | None = None,
 ) -> None:
     con.execute(
@@ -345,10 +258,10 @@ def _record_run(
 
 # DuckDB's memory during a load: the staged feed and the weave's tables spill to DuckDB's
 # temporary directory beyond this, so a large feed does not hold the process's memory.
-# Measured on a million-offer feed (python -m benchmarks.load_child): 600 MB peaked at
-# ~1,020 MiB RSS, 500 MB at ~915 MiB in the same time; the Python side and DuckDB's
-# allocations outside its buffer pool come on top of the limit.
-LOAD_MEMORY_LIMIT = "500MB"
+# Measured on a million-offer feed (python -m benchmarks.load_child), whose staged table
+# is ~650 MB: 500 MB peaked at ~980 MiB RSS, 300 MB at ~690 MiB and was no slower; the
+# Python side and DuckDB's allocations outside its buffer pool come on top of the limit.
+LOAD_MEMORY_LIMIT = "300MB"
 _UNITS = {
     "b": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
@@ -396,6 +309,7 @@ def _drop_temporaries(con: duckdb.DuckDBPyConnection) -> None:
     try:
         drop_staged(con)
         drop_weave_tables(con)
+        drop_late_tables(con)
     except duckdb.Error as exc:  # a broken connection: the error that broke it matters
         log.debug("dropping the load's temporary tables: %s", exc)
 

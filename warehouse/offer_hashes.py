@@ -8,12 +8,7 @@ releases, and the price of a change there is one extra version per offer after t
 nothing lost.
 
 The content hash is built in two steps, the offer's own fields first, then that hash with
-the two list hashes (migration 15): a feed read set-wise hashes each offer's fields, and
-takes its list hashes from the lists vouched for once per distinct list
-(warehouse.feed_lists).
-
-Shared by warehouse.feed (which hashes what it reads) and warehouse.history (which compares
-and stores the hashes).
+the two list hashes (migration 15, which moved the stored hashes to this form).
 """
 
 from __future__ import annotations
@@ -24,6 +19,7 @@ __all__ = [
     "CONTENT_FIELDS",
     "CONTENT_HASH",
     "FEE_SET_HASH",
+    "HASHES",
     "IDENTITY_FIELDS",
     "IDENTITY_HASH",
     "PLAN_SET_HASH",
@@ -47,6 +43,8 @@ IDENTITY_FIELDS = (
 
 FEE_SET_HASH = f"bit_xor(hash({', '.join(FEE_ITEM_FIELDS)}))"
 PLAN_SET_HASH = f"bit_xor(hash({', '.join(PLAN_ITEM_FIELDS)}))"
+HASHES = "fee_hash UBIGINT, plan_hash UBIGINT, identity_hash UBIGINT, content_hash UBIGINT"
+"""The columns ``hashed`` adds, as DDL."""
 
 
 def list_hash(column: str, fields: tuple[str, ...]) -> str:
@@ -77,11 +75,9 @@ CONTENT_HASH = content_hash(fields_hash("o"), "o.fee_hash", "o.plan_hash")
 
 
 def hashed(rows: str) -> str:
-    """Offer rows with typed lists (``OFFER_ROW_COLUMNS``) with their list, identity and
-    content hashes, and their set ids (NULL: found once the sets are stored)."""
+    """Offer rows with typed lists (``fees``, ``plans``) and the columns of ``HASHES``."""
     return f"""(
-        SELECT o.*, NULL::INTEGER AS fee_set_id, NULL::INTEGER AS plan_set_id,
-            {IDENTITY_HASH} AS identity_hash, {CONTENT_HASH} AS content_hash
+        SELECT o.*, {IDENTITY_HASH} AS identity_hash, {CONTENT_HASH} AS content_hash
         FROM (
             SELECT *, {list_hash("fees", FEE_ITEM_FIELDS)} AS fee_hash,
                 {list_hash("plans", PLAN_ITEM_FIELDS)} AS plan_hash

@@ -145,7 +145,10 @@ def _fee_bound() -> str:
     charged = (
         "(CASE WHEN f.unit IS NULL THEN 1.0"
         f" WHEN f.fee_type = 'storage_stopped' THEN $stopped_hours * {per}"
-        f" WHEN f.charged_while_stopped AND $keep_disks THEN 730.0 * {per}"
+        # Unknown (NULL) is counted as charged while stopped, and a fee per month or year
+        # not known to stop with the instance is paid for the month, as the engine does.
+        " WHEN coalesce(f.charged_while_stopped, true)"
+        f" AND ($keep_disks OR f.unit IN ('month', 'year')) THEN 730.0 * {per}"
         f" ELSE $hours * {per} END)"
     )
     counted = f"f.mandatory AND f.fee_type NOT IN ('egress', 'ingress') AND {quantity} IS NOT NULL"

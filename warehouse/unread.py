@@ -57,10 +57,11 @@ class Unread:
 
 
 def _matching(alias: str, sold_out: bool) -> str:
+    # Keys by equality (a hash join, however many), prefixes one by one (they are few).
+    rows = f"FROM {UNREAD_TABLE} AS u WHERE u.sold_out = {str(sold_out).lower()}"
     return (
-        f"EXISTS (SELECT 1 FROM {UNREAD_TABLE} AS u WHERE u.sold_out = {str(sold_out).lower()}"
-        f" AND CASE WHEN u.prefix THEN starts_with({alias}.offer_key, u.key)"
-        f" ELSE {alias}.offer_key = u.key END)"
+        f"({alias}.offer_key IN (SELECT u.key {rows} AND NOT u.prefix)"
+        f" OR EXISTS (SELECT 1 {rows} AND u.prefix AND starts_with({alias}.offer_key, u.key)))"
     )
 
 

@@ -40,7 +40,7 @@ def per_gb_fee(
     note: str,
     fee_type: FeeType = FeeType.DATA_DISK,
     included_gb: Decimal | None = None,
-    while_stopped: bool = False,
+    while_stopped: bool | None = None,
 ) -> AddonFee:
     """A fee per GB of storage per `unit` (a data disk unless `fee_type` says otherwise)."""
     return AddonFee(
@@ -64,7 +64,7 @@ def per_instance_fee(
     *,
     mandatory: bool,
     note: str | None = None,
-    while_stopped: bool = False,
+    while_stopped: bool | None = None,
 ) -> AddonFee:
     """A fee counted once per instance per `unit` (system disk, public IP, no-GPU mode)."""
     return AddonFee(
@@ -96,5 +96,8 @@ def vm_part_fee(
         basis=VM_PART_BASIS[part],
         quantity=_quantity(quantity, part),
         mandatory=True,
+        # The CPUs and RAM of a VM stop with it: component-priced clouds bill a stopped VM
+        # for its storage only (Cudo, Hyperstack, TensorDock pricing pages).
+        charged_while_stopped=False,
         note=note,
     )

@@ -1,4 +1,4 @@
-"""Reading one feed both ways: the set-wise path as it is, and with it switched off.
+"""Reading one feed both ways: the SQL reading as it is, and with it switched off.
 
 Shared by the bulk-path tests and the property test, which compare the two readings.
 """
@@ -6,27 +6,20 @@ Shared by the bulk-path tests and the property test, which compare the two readi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import wh_kit  # noqa: F401  (puts the real warehouse package first on sys.path)
 from polars.testing import assert_frame_equal
 
-from warehouse import feed as feed_module
+from warehouse import feed_sql
 from warehouse.feed import FeedBatch, read_feed
 from warehouse.feed_exact import ExactReader
 
 
 def exact_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The set-wise path switched off (with its lists typed, or left as text for
-    warehouse.feed_lists): it vouches for no line, so all go the exact way."""
-    for name in ("offer_rows_sql", "offer_texts_sql"):
-        original = getattr(feed_module, name)
-
-        def none(lines: str, *, where: str | None = None, original: Any = original) -> str:
-            return str(original(lines, where="false"))
-
-        monkeypatch.setattr(feed_module, name, none)
+    """The SQL reading (warehouse.feed_sql) switched off: it vouches for no line, so all
+    go the exact way."""
+    monkeypatch.setattr(feed_sql, "vouched", lambda: "false")
 
 
 def exact_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:

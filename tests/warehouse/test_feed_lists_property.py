@@ -1,12 +1,10 @@
-"""Property: a load that vouches for fee and plan lists once per distinct list
-(warehouse.feed_lists) stores exactly what the exact path stores, whatever the lines hold.
+"""Property: a load through the SQL reading (warehouse.feed_sql) stores exactly what the
+exact path stores, whatever the lines hold.
 
-A load in order reads its offers with their lists left as text and looks each list up in
-the lists primed from a sample of the file, or from the lines the sample missed. Hypothesis mutates lines (inside the
-lists too) and each feed is loaded twice into fresh warehouses, once as it is and once with
-the set-wise path off: the latest state, the stored sets and the quarantine must be equal,
-after a provider's first run (straight into current_offers) and after a later one
-(compared by hashes first).
+Hypothesis mutates lines (inside the fee and plan lists too) and each feed is loaded twice
+into fresh warehouses, once as it is and once with the SQL reading off: the latest state,
+the stored sets and the quarantine must be equal, after a provider's first run and after a
+later one (compared by hashes).
 """
 
 from __future__ import annotations
@@ -23,12 +21,10 @@ from hypothesis import strategies as st
 from line_mutations import mutated_line
 from wh_kit import FeedKit
 
-from warehouse import feed as feed_module
 from warehouse.db import connect
 from warehouse.load import load_run
 
-# Each set id as its set's hash: ids only identify, and a reading that primes a list for an
-# offer later quarantined leaves that id unused.
+# Each set id as its set's hash: ids only identify.
 _FEE_SET = "(SELECT any_value(set_hash) FROM addon_fee_sets AS s WHERE s.fee_set_id = t.fee_set_id)"
 _PLAN_SET = (
     "(SELECT any_value(set_hash) FROM price_plan_sets AS s WHERE s.plan_set_id = t.plan_set_id)"
@@ -89,7 +85,6 @@ def test_lists_settled_once_per_text_store_what_the_exact_path_stores(
         ]
         feeds.append(kit.write(f"lists-{run.run_id}", [canonical[0], *mutated, *canonical[1:]]))
     root = tmp_path_factory.mktemp("wh")
-    sampled = data.draw(st.booleans(), label="lists primed from a sample")
     states = []
     for way in ("as it is", "exact only"):
         con = connect(root / f"{way.replace(' ', '-')}.duckdb")
@@ -97,8 +92,6 @@ def test_lists_settled_once_per_text_store_what_the_exact_path_stores(
             with monkeypatch.context() as patch:
                 if way == "exact only":
                     exact_only(patch)
-                elif not sampled:  # every list primed from the lines the reading left
-                    patch.setattr(feed_module, "SAMPLE_WINDOWS", 0)
                 for run, feed in zip(runs, feeds, strict=True):
                     load_run(con, run, feed)
                     states.append(_state(con))

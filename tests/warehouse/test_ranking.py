@@ -61,6 +61,11 @@ FEES = (
     fee(FeeType.PUBLIC_IP, "5", "EUR", basis=FeeBasis.INSTANCE, mandatory=True),
     fee(FeeType.PUBLIC_IP, "0.02", unit=H, basis=FeeBasis.GPU, mandatory=True),
     fee(FeeType.DATA_DISK, "0.1", "USD", unit=BillingUnit.MONTH, basis=FeeBasis.TB, mandatory=True),
+    # "Charged while stopped" in its three states: unknown (None, above), known yes, known no.
+    fee(FeeType.DATA_DISK, "0.2", unit=BillingUnit.MONTH, basis=FeeBasis.GB, mandatory=True,
+        charged_while_stopped=False),
+    fee(FeeType.SYSTEM_DISK, "0.30", unit=DAY, basis=FeeBasis.INSTANCE, mandatory=True,
+        charged_while_stopped=False),
 )  # fmt: skip
 PLANS = tuple(
     PricePlan(price=D(p), currency=c, billing_unit=u, price_basis=b, price_kind=k)

@@ -401,16 +401,26 @@ def test_migration_turns_per_poll_rows_into_versions(
     r1, r3, r4, r6 = kit.run(1), kit.run(3), kit.run(4), kit.run(6)
     r2, r5 = kit.run(2, RunStatus.FAILED), kit.run(5, RunStatus.LAYOUT_CHANGED)
     z1 = kit.run(1, provider="zeta")
+    # The first schema stored "charged while stopped" as true or false: files that old
+    # never hold an unknown one (migration 19 allows it).
+    fees = tuple(
+        f.model_copy(update={"charged_while_stopped": bool(f.charged_while_stopped)})
+        for f in kit.offer(r1, "a").fees
+    )
+
+    def offer(run: ProviderRun, key: str, **kw: Any) -> OfferRecord:
+        return kit.offer(run, key, **({"fees": fees} | kw))
+
     feeds = {
-        r1: [kit.offer(r1, "a"), kit.offer(r1, "b"), kit.offer(r1, "c", fees=(), plans=())],
-        r2: [kit.offer(r2, "a", status=StockStatus.SOLD_OUT)],
-        r3: [kit.offer(r3, "a"), kit.offer(r3, "b", price=Decimal("3")),
-             kit.offer(r3, "c", fees=(), plans=())],
-        r4: [kit.offer(r4, "a"), kit.offer(r4, "b", price=Decimal("3"))],
-        r5: [kit.offer(r5, "a")],
-        r6: [kit.offer(r6, "a"), kit.offer(r6, "b", price=Decimal("3")),
-             kit.offer(r6, "c", fees=(), plans=())],
-        z1: [kit.offer(z1, "a", gpu_model="A100")],
+        r1: [offer(r1, "a"), offer(r1, "b"), offer(r1, "c", fees=(), plans=())],
+        r2: [offer(r2, "a", status=StockStatus.SOLD_OUT)],
+        r3: [offer(r3, "a"), offer(r3, "b", price=Decimal("3")),
+             offer(r3, "c", fees=(), plans=())],
+        r4: [offer(r4, "a"), offer(r4, "b", price=Decimal("3"))],
+        r5: [offer(r5, "a")],
+        r6: [offer(r6, "a"), offer(r6, "b", price=Decimal("3")),
+             offer(r6, "c", fees=(), plans=())],
+        z1: [offer(z1, "a", gpu_model="A100")],
     }  # fmt: skip
     expected: dict[tuple[str, str], Snapshot] = {}
     for run, lines in feeds.items():
@@ -446,8 +456,8 @@ def test_migration_turns_per_poll_rows_into_versions(
 
     # Hashes computed by the migration match the loader's: an unchanged run opens nothing.
     r7 = kit.run(7)
-    same = [kit.offer(r7, "a"), kit.offer(r7, "b", price=Decimal("3")),
-            kit.offer(r7, "c", fees=(), plans=())]  # fmt: skip
+    same = [offer(r7, "a"), offer(r7, "b", price=Decimal("3")),
+            offer(r7, "c", fees=(), plans=())]  # fmt: skip
     load_run(con, r7, kit.write("r7", same))
     assert len(versions(con)) == 6
     assert con.execute("SELECT count(*) FROM addon_fee_sets").fetchall() == [(2,)]

@@ -18,7 +18,6 @@ from feed_ways import assert_same, both_ways, exact_lines
 from polars.testing import assert_frame_equal
 from wh_kit import FeedKit
 
-from warehouse import feed as feed_module
 from warehouse import feed_file as feed_file_module
 from warehouse.feed import read_feed
 
@@ -235,38 +234,3 @@ def test_block_boundaries_change_nothing(
     assert_same(bulk, whole)
     assert bulk.offers["offer_key"].to_list() == [f"k{i}" for i in range(6)]
     assert bulk.lines == 6
-
-
-@pytest.mark.parametrize("before", ["", "join_order"])
-def test_staging_gives_the_optimizer_setting_back(kit: FeedKit, before: str) -> None:
-    """The set-wise path plans without filter pushdown (a database-wide setting):
-    afterwards the setting is as it was, whether the feed loaded or its file could not be
-    read."""
-    import duckdb
-
-    from warehouse.feed import drop_staged, stage_feed
-
-    run = kit.run(1)
-    path = kit.write("setting", [kit.offer(run, "a"), kit.offer(run, "b")])
-    con = duckdb.connect()
-    con.execute("SET disabled_optimizers = ?", [before])
-    seen: list[str] = []
-    original = feed_module.run_sql
-
-    def spy(con: Any, sql: str, params: Any = None) -> Any:
-        if "from_json_strict" in sql:
-            row = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()
-            seen.append(str(row[0][0]))
-        return original(con, sql, params)
-
-    setting = "SELECT current_setting('disabled_optimizers')"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(feed_module, "run_sql", spy)
-        staged = stage_feed(con, path, provider="acme", run_id="run-1")
-    assert staged.offers == 2
-    assert seen and all("filter_pushdown" in s.split(",") for s in seen)
-    assert con.execute(setting).fetchall()[0][0] == before
-    drop_staged(con)
-    with pytest.raises(OSError):
-        stage_feed(con, kit.root / "missing.jsonl", provider="acme", run_id="run-1")
-    assert con.execute(setting).fetchall()[0][0] == before

@@ -83,6 +83,7 @@ def test_latest_offers_carry_fees_and_plans(market: duckdb.DuckDBPyConnection) -
     assert disk["included_quantity"] == Decimal("20")
     assert (disk["mandatory"], disk["charged_while_stopped"], disk["unit"]) == (True, True, "hour")
     assert row["fees"][1]["note"] == "first 1 TB free"
+    assert row["fees"][1]["charged_while_stopped"] is None  # unknown stays unknown
     assert row["plans"] == [
         {
             "seq": 0,
