@@ -2,11 +2,11 @@
 
     .venv/bin/python benchmarks/sizing_calibration.py [path/to/measured_memory.csv]
 
-Default data: ../shared/data/sizing/measured_memory.csv beside the repository. Prints the
-median absolute % error overall and by measurement family (like with like: the
-torch-allocated families are compared without the CUDA context), and the coverage: the
-share of rows where the recommended total (estimate plus headroom) is at least the measured
-peak. Exits 1 when a target is missed (median |error| <= 5 %, coverage >= 95 %).
+Default data: sizing/data/measured_memory.csv (published peaks, sources in sizing/README.md).
+Prints the median absolute % error overall and by measurement family (like with like: the
+torch-allocated families are compared without the CUDA context), and the coverage: the share
+of rows where the recommended total (estimate plus headroom) is at least the measured peak.
+Exits 1 when a target is missed (median |error| <= 5 %, coverage >= 95 %).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if str(REPO_ROOT) not in sys.path:  # run as a plain script from anywhere
 
 from sizing.calibration import format_report, score_file  # noqa: E402
 
-DEFAULT_CSV = REPO_ROOT.parent / "shared" / "data" / "sizing" / "measured_memory.csv"
+DEFAULT_CSV = REPO_ROOT / "sizing" / "data" / "measured_memory.csv"
 
 
 def main(argv: list[str]) -> int:

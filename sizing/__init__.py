@@ -16,7 +16,7 @@
     report      the whole answer as one document
     calibration scoring against measured peaks (benchmarks/sizing_calibration.py)
 
-Formulas and sources: ../shared/SIZING.md; see sizing/README.md.
+Formulas, sources and the calibration: sizing/README.md.
 """
 
 from __future__ import annotations

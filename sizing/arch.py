@@ -1,9 +1,9 @@
 """A model's architecture facts and what follows from them: parameter counts and KV per token.
 
-Everything here is exact arithmetic on the config fields (SIZING.md §1.1, §1.2); the engine,
-the precision and the workload come later (quant.py, memory.py). Counting this way
-reproduces the published totals (Llama-3.1-8B 8.03B, Qwen2.5-7B 7.62B, Mixtral 46.70B,
-DeepSeek-V3 671B, Qwen3-30B-A3B 30.53B), which the tests check.
+Everything here is exact arithmetic on the config fields (sizing/README.md, "Weights" and
+"KV cache"); the engine, the precision and the workload come later (quant.py, memory.py).
+Counting this way reproduces the published totals (Llama-3.1-8B 8.03B, Qwen2.5-7B 7.62B,
+Mixtral 46.70B, DeepSeek-V3 671B, Qwen3-30B-A3B 30.53B), which the tests check.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ class ParamCounts:
 
 @dataclass(frozen=True)
 class ModelArch:
-    """The architecture facts sizing needs, named as in SIZING.md §3 (not as any one config)."""
+    """The architecture facts sizing needs, under sizing's own names (those of data/models.json),
+    not as any one config names them."""
 
     name: str
     num_layers: int

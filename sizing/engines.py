@@ -1,7 +1,7 @@
 """How each inference engine spends memory beyond weights and KV: the few constants sizing uses.
 
 Each constant is physical (a buffer, a context, a utilisation cap) and named after what it
-is; the values come from engine logs and docs quoted in SIZING.md (§1.3, §1.4, §2.5, §2.6)
+is; the values come from engine logs and docs (sizing/README.md, "Facts and their sources")
 and from the calibration against ``measured_memory.csv`` (benchmarks/sizing_calibration.py).
 """
 
@@ -51,7 +51,7 @@ class EngineProfile:
     act_bytes_per_ff: float
     """Transient bytes per prefill token per unit of MLP width (gate, up, act(gate)*up in
     16-bit plus the fp32 bits around them): 7.5 measured on Transformers 4.46 for every
-    Qwen2.5 size and precision, 7.8 in vLLM's profile (SIZING.md §1.3)."""
+    Qwen2.5 size and precision, 7.8 in vLLM's profile (sizing/README.md, "Activations")."""
     act_bytes_per_hidden: float
     """Transient bytes per prefill token per unit of hidden size (residual stream copies,
     attention output): vLLM's profile run keeps ~8 (Llama-3-8B: 1.26 GiB at 8192 tokens)."""
@@ -77,7 +77,8 @@ class EngineProfile:
     7.5 for native Transformers code (THUDM/GLM-4 README; calibration family hf_glm4)."""
     full_prompt_logits_bytes: float = 6.0
     """Transformers < 4.45 materialise logits for the whole prompt: bf16 plus an fp32
-    upcast, T x V x 6 bytes (SIZING.md §1.3). Only used when the workload asks for it."""
+    upcast, T x V x 6 bytes (sizing/README.md, "Activations"). Only used when the workload
+    asks for it."""
 
 
 PROFILES: dict[Engine, EngineProfile] = {
@@ -149,7 +150,7 @@ QUANT_WORKSPACE_DEQUANT_COPIES = 1.0
 """GPTQ/AWQ kernels keep scratch for one dequantised fp16 copy of the largest linear layer
 (exllama's temp_dq; AWQ dequantises for large prefills): 0.01 GiB on Qwen2.5-0.5B, 0.45 GiB
 on Qwen2.5-72B, matching the 0.03-0.67 GiB residuals in the Qwen2.5 speed tables at one
-prompt token (SIZING.md §1.4)."""
+prompt token (sizing/README.md, "Runtime overhead")."""
 
 HF_TORCH_WORKSPACE_GIB = 0.05
 """cuBLAS workspaces and small buffers torch allocates in any HF forward (Qwen2.5 at one
@@ -168,6 +169,6 @@ model is less than the caching allocator's fragmentation alone."""
 def llamacpp_compute_buffer_gib(context_tokens: int, num_heads: int) -> float:
     """llama.cpp's compute buffer for n_ubatch 512: (ctx/1024 x 2 + 0.75) x heads MiB.
 
-    NyxKrage's calculator fit (SIZING.md §2.3), the best public anchor for it.
+    NyxKrage's calculator fit, the best public anchor for it (sizing/README.md, "Activations").
     """
     return (context_tokens / 1024 * 2 + 0.75) * num_heads / 1024

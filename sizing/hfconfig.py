@@ -7,7 +7,8 @@ Qwen (v1) stores twice the MLP width in ``intermediate_size``; Mixtral counts ex
 Gemma 2 alternates sliding and global layers without saying so, Gemma 3 says
 ``sliding_window_pattern``, newer configs list ``layer_types``. Multimodal configs keep the
 language model under ``text_config``. Beside the config, ``model.safetensors.index.json``
-gives the checkpoint's exact size (SIZING.md §1.1: the best weight figure there is).
+gives the checkpoint's exact size, the best weight figure there is (sizing/README.md,
+"Weights").
 """
 
 from __future__ import annotations

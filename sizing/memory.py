@@ -1,6 +1,6 @@
 """GPU memory a workload needs: weights + KV cache + activations + runtime overhead + headroom.
 
-SIZING.md §1 per GPU, for ``gpus`` cards working on one copy of the model:
+Per GPU, for ``gpus`` cards working on one copy of the model (sizing/README.md, "Method"):
 
     need = W/n + KV_per_gpu + A + O        recommended = need x (1 + headroom)
 
@@ -60,7 +60,7 @@ def kv_share_per_gpu(arch: ModelArch, profile: EngineProfile, gpus: int) -> floa
 
     Layer split (HF, llama.cpp): each card holds its layers' KV, 1/n. Tensor parallel:
     KV heads are split, and replicated once TP exceeds them; an MLA latent has no heads to
-    split and is replicated on every rank (SIZING.md §1.2).
+    split and is replicated on every rank (sizing/README.md, "KV cache").
     """
     if gpus == 1:
         return 1.0
@@ -86,7 +86,7 @@ def prefill_tokens(workload: Workload, profile: EngineProfile) -> int:
 def activation_bytes(
     arch: ModelArch, workload: Workload, profile: EngineProfile, gpus: int
 ) -> float:
-    """Transient peak of a forward pass on one GPU (SIZING.md §1.3)."""
+    """Transient peak of a forward pass on one GPU (sizing/README.md, "Activations")."""
     vocab_logits = arch.vocab_size * 4  # one fp32 logits row
     if profile.engine is Engine.LLAMACPP:
         n_ctx = workload.batch * workload.context_tokens

@@ -2,8 +2,8 @@
 
 For each tensor-parallel degree 1, 2, 4, 8 that divides the attention heads (vLLM's rule;
 layer-split engines need no such rule), the per-GPU need is compared with each tier's
-*usable* memory, not its label (SIZING.md §1.6): measured figures where engines logged
-them, about 0.97 x nominal elsewhere.
+*usable* memory, not its label: measured figures where engines logged them, about 0.97 x
+nominal elsewhere (sizing/README.md, "Headroom and usable memory").
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 GPTQ, AWQ, FP8 and bitsandbytes quantise the linear layers only: the token embedding, the
 lm_head, norms and biases stay 16-bit. That is why Qwen2.5-7B AWQ weighs 5.19 GiB, not
-3.55 GiB (SIZING.md §1.1). GGUF bits are measured over whole files, embeddings included.
+3.55 GiB (sizing/README.md, "Weights"). GGUF bits are measured over whole files,
+embeddings included.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class Precision:
 
     @property
     def kernel_workspace(self) -> bool:
-        """GPTQ/AWQ kernels allocate scratch buffers (SIZING.md §1.4: 0.1-0.5 GiB)."""
+        """GPTQ/AWQ kernels allocate scratch buffers, a few tenths of a GiB (sizing/README.md,
+        "Runtime overhead")."""
         return self.family in ("gptq", "awq")
 
 

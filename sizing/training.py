@@ -1,4 +1,6 @@
-"""GPU memory for fine-tuning: LoRA, QLoRA and full fine-tuning (SIZING.md §1.5).
+"""GPU memory for fine-tuning: LoRA, QLoRA and full fine-tuning.
+
+Formulas and their sources: sizing/README.md, "Fine-tuning".
 
 Per GPU, with gradient checkpointing (every trainer people rent cards for turns it on):
 
@@ -28,7 +30,8 @@ TRAINED_BASE_BYTES_PER_PARAM = 12
 
 TRAIN_RUNTIME_GIB = 2.5
 """Per GPU: CUDA context, cuBLAS/cuDNN workspaces, optimizer temporaries, allocator slack
-(SIZING.md §1.5; Qwen's LoRA profiles sit 2-4 GiB above weights + adapters + tokens)."""
+(Qwen's LoRA profiles sit 2-4 GiB above weights + adapters + tokens; sizing/README.md,
+"Fine-tuning")."""
 TRAIN_CONTEXT_GIB = 0.75
 """The CUDA-context part of TRAIN_RUNTIME_GIB (not allocated by torch)."""
 DEEPSPEED_BUCKET_GIB = 2e8 * 2 * 2 * 4.5 / 2**30

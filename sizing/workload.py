@@ -83,7 +83,8 @@ class Workload:
 
         vLLM and SGLang cap themselves at a utilisation u, so a card fits when need <= u x
         usable, i.e. the headroom is 1/u - 1. Engines without a cap (HF, llama.cpp,
-        training) get 10 %, or 20 % from 32k tokens of context on (SIZING.md §1).
+        training) get 10 %, or 20 % from 32k tokens of context on (sizing/README.md, "Headroom
+        and usable memory").
         """
         profile = profile_for(self.engine)
         if not self.is_training and profile.utilization is not None:

@@ -117,34 +117,76 @@ def test_ambiguous_spellings_are_exactly_the_known_ones() -> None:
     assert ambiguous == {"rtx4000", "rtx5000", "rtx6000", "910b", "ascend910b"}
 
 
-def test_cross_provider_observations_resolve_with_their_vram(shared_samples: Path) -> None:
-    path = shared_samples / "_cross_provider" / "cn_and_intl_price_observations_2026-10.csv"
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    assert rows
-    for row in rows:
-        if "/" in row["gpu"]:  # "RTX 2080Ti / 3080": one price row for two cards
-            with pytest.raises(UnresolvedGpuName, match="several GPU models"):
-                resolve_gpu(row["gpu"])
-            continue
-        identity = resolve_gpu(row["gpu"], vram_gb=int(row["vram_gb"]))
-        assert identity.vram_gb == int(row["vram_gb"]), row
+# GPU names as providers' price lists write them (AutoDL, Matpool, RunPod, Lambda; observed
+# 2026-10), with the VRAM the same row states, and the card each must resolve to.
+PRICE_LIST_NAMES: list[tuple[str, int, str, str]] = [
+    ("RTX 4090", 24, "NVIDIA", "RTX 4090"),
+    ("RTX 3090", 24, "NVIDIA", "RTX 3090"),
+    ("RTX 5090", 32, "NVIDIA", "RTX 5090"),
+    ("L20", 48, "NVIDIA", "L20"),
+    ("A40", 48, "NVIDIA", "A40"),
+    ("A800-80G", 80, "NVIDIA", "A800"),
+    ("RTX PRO 6000", 96, "NVIDIA", "RTX PRO 6000"),
+    ("H800-80G", 80, "NVIDIA", "H800"),
+    ("H20-96G", 96, "NVIDIA", "H20"),
+    ("MTT S4000", 48, "Moore Threads", "MTT S4000"),
+    ("Ascend 910B2", 64, "Huawei", "Ascend 910B2"),
+    ("RTX 3060", 12, "NVIDIA", "RTX 3060"),
+    ("RTX A4000", 16, "NVIDIA", "RTX A4000"),
+    ("RTX 3080Ti", 12, "NVIDIA", "RTX 3080 Ti"),
+    ("V100", 32, "NVIDIA", "V100"),
+    ("RTX 4090D", 24, "NVIDIA", "RTX 4090D"),
+    ("RTX 3090Ti", 24, "NVIDIA", "RTX 3090 Ti"),
+    ("L40", 48, "NVIDIA", "L40"),
+    ("A100 SXM4", 80, "NVIDIA", "A100"),
+    ("A100-PCIE", 40, "NVIDIA", "A100"),
+    ("L4", 24, "NVIDIA", "L4"),
+    ("L40S", 48, "NVIDIA", "L40S"),
+    ("A10", 24, "NVIDIA", "A10"),
+    ("H100 SXM", 80, "NVIDIA", "H100"),
+]
 
 
-def test_vast_samples_resolve_with_gpu_ram(shared_samples: Path) -> None:
+@pytest.mark.parametrize(("raw", "vram_gb", "vendor", "model"), PRICE_LIST_NAMES)
+def test_price_list_names_resolve_with_their_vram(
+    raw: str, vram_gb: int, vendor: str, model: str
+) -> None:
+    identity = resolve_gpu(raw, vram_gb=vram_gb)
+    assert (identity.vendor, identity.model, identity.vram_gb) == (vendor, model, vram_gb)
+
+
+def test_one_price_row_for_two_cards_is_refused() -> None:
+    # AutoDL lists "RTX 2080Ti / 3080" as one price row for two cards (11 GB / 10 GB).
+    with pytest.raises(UnresolvedGpuName, match="several GPU models"):
+        resolve_gpu("RTX 2080Ti / 3080")
+
+
+VAST_RECORDINGS = Path(__file__).parents[1] / "replay" / "recordings" / "default" / "vastai"
+# Vast.ai's gpu_name with its gpu_ram (MiB), as the recorded pages carry them, and the card.
+VAST_NAMES: dict[tuple[str, int], tuple[str, int, str | None]] = {
+    ("RTX 4090", 24564): ("RTX 4090", 24, None),
+    ("RTX 5090", 32607): ("RTX 5090", 32, None),
+    ("RTX 3090", 24576): ("RTX 3090", 24, None),
+    ("A100 SXM4", 81920): ("A100", 80, "SXM"),
+    ("H100 SXM", 81559): ("H100", 80, "SXM"),
+    ("H100 PCIE", 81559): ("H100", 80, "PCIe"),
+    ("L40S", 46068): ("L40S", 48, "PCIe"),
+    ("RTX A6000", 49140): ("RTX A6000", 48, "PCIe"),
+    ("GTX 1660 S", 6144): ("GTX 1660 SUPER", 6, None),
+}
+
+
+def test_vast_recorded_names_resolve_with_gpu_ram() -> None:
     import json
 
-    for name in (
-        "bundles_offer_rtx4090_guangxi.vastai_cli_raw.json",
-        "bundles_offers_rtx5090_2025-07-26.json",
-    ):
-        data = json.loads((shared_samples / "vastai" / name).read_text(encoding="utf-8"))
-        offers = data["offers"] if isinstance(data, dict) and "offers" in data else data
-        offers = offers if isinstance(offers, list) else [offers]
-        for offer in offers:
+    seen: set[tuple[str, int]] = set()
+    for page in sorted(VAST_RECORDINGS.glob("bundles_page*.json")):
+        for offer in json.loads(page.read_text(encoding="utf-8"))["offers"]:
+            key = (offer["gpu_name"], offer["gpu_ram"])
+            seen.add(key)
             identity = resolve_gpu(offer["gpu_name"], vram_mb=offer["gpu_ram"])
-            assert identity.model == offer["gpu_name"]
-            assert identity.vram_gb in (24, 32)
+            assert (identity.model, identity.vram_gb, identity.form_factor) == VAST_NAMES[key]
+    assert seen == set(VAST_NAMES)  # the table is the recordings' names, all of them
 
 
 # --- VRAM snapping --------------------------------------------------------------------

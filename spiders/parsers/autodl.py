@@ -1,6 +1,7 @@
 """AutoDL: the market machine list (token) and the public homepage price table (no token).
 
-Machine list, `POST /api/v1/user/machine/list` (PROVIDERS.md A1): envelope
+Machine list, `POST /api/v1/user/machine/list` (the web console's API, as public
+card-grabbing scripts such as mfznttkx/autodl-gpuhunter call it): envelope
 `{code, msg, data: {list, page_index, page_size, max_page, ...}}`; per machine
 `machine_id`, `region_name`, `gpu_name`, `gpu_idle_num` (free cards), `gpu_all_num` or
 `gpu_number` (cards on the host), `gpu_order_num` (cards orderable at once), `payg`
@@ -68,7 +69,7 @@ MACHINE_CONTRACT = Contract(
 CONTRACTS: tuple[Contract, ...] = (MACHINE_CONTRACT,)
 # The machine list names the card but not its memory. Where the catalog holds several
 # sizes of a model, AutoDL's own homepage price table says which one it rents under that
-# name ("RTX 4090 24GB", "V100 32GB"; _cross_provider/cn_and_intl_price_observations).
+# name ("RTX 4090 24GB", "V100 32GB", as a third-party report of 2026-10 transcribes it).
 VRAM_BY_NAME: dict[str, int] = {"RTX 4090": 24, "V100": 32}
 
 # Platform-wide add-on terms (system disk, file storage, no-GPU mode) live with the other

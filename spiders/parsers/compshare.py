@@ -1,6 +1,6 @@
 """优云智算 Compshare (UCloud API): GPU types with their on-shelf state, free cards, prices.
 
-Three actions (PROVIDERS.md A4; UCloudDoc-Team/api `ucompshare-api/*.md`), each a signed
+Three actions (UCloud's API docs, UCloudDoc-Team/api `ucompshare-api/*.md`), each a signed
 POST (see `spiders.parsers.ucloud`):
 
 * `DescribeAvailableCompShareInstanceTypes` (Region): `AvailableInstanceTypes[]` with
@@ -519,7 +519,7 @@ def offer_records(
         stock=availability,
         price=hourly.instance,
         currency=CURRENCY,
-        # Compshare prices the whole machine (GPU + CPU + RAM), PROVIDERS.md A4.
+        # Compshare quotes the whole machine (the price action takes GPU, CPU and RAM).
         price_basis=PriceBasis.INSTANCE,
         region=listing.zone,
         url=PRICE_LIST_URL,

@@ -1,8 +1,9 @@
 """Cudo Compute machine types (`GET /v1/vms/machine-types` -> `{"machineTypes": [...]}`).
 
-Cudo prices a VM by component (PROVIDERS.md B7), each `{"value": "<decimal string>"}`
-in USD per hour: `gpuPriceHr` per GPU, `vcpuPriceHr` per vCPU, `memoryGibPriceHr` per
-GiB of RAM, `minStorageGibPriceHr` per GiB of disk, `ipv4PriceHr` per public IPv4.
+Cudo prices a VM by component (its public machine-types answer, no auth), each
+`{"value": "<decimal string>"}` in USD per hour: `gpuPriceHr` per GPU, `vcpuPriceHr` per
+vCPU, `memoryGibPriceHr` per GiB of RAM, `minStorageGibPriceHr` per GiB of disk,
+`ipv4PriceHr` per public IPv4.
 
 Our offer is one card of a (data center, machine type, GPU model): Cudo lets a VM take
 1..`maxGpuFree` GPUs at the same per-GPU price, so the one-card VM is the comparable

@@ -1,6 +1,6 @@
 """Featurize instances (`GET /bus/api/v1/available_instances` -> `{status, message, data}`).
 
-Field meanings (PROVIDERS.md A5: the official SDK and LinDong123a/featurize-haunter):
+Field meanings (the official `featurize` SDK on PyPI and LinDong123a/featurize-haunter):
 
 * envelope `status: 0` is success; anything else is an error with a `message`.
 * `data.records[]`: `id`, `name`, `gpu` ("GeForce RTX 3090, ..."; the card is the part before
@@ -133,7 +133,7 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     raw_gpu = require(item, "gpu")
     if not isinstance(raw_gpu, str):
         raise FieldProblem(MISSING_FIELD, "gpu", "gpu is not text")
-    # "GeForce RTX 3090, ...": the card is named before the first comma (PROVIDERS.md A5).
+    # "GeForce RTX 3090, ...": the card is named before the first comma, details after it.
     card, *details = raw_gpu.split(",")
     count, name = split_gpu_count(card.strip())
     vram = _memory_part(details) if count in (None, 1) else None

@@ -1,7 +1,7 @@
 """共绩算力 Gongji: the price page's GPU table, built in the browser by a script.
 
-No public API is known (PROVIDERS.md A8, which has SECONDARY prices only: RTX 4090 ¥1.98/h,
-preemptible ¥1.19/h, storage ¥0.2/GB/month), and the page renders its table with
+No public API is known (a third-party report of 2026-10 gives prices only: RTX 4090
+¥1.98/h, preemptible ¥1.19/h, storage ¥0.2/GB/month), and the page renders its table with
 JavaScript. The real page was never captured: the table read here is the one of our
 recording (GPU, VRAM, on-demand price per card such as "¥1.98/时", preemptible price such as
 "抢占式 ¥1.19/时", free cards such as "空闲 12/64"). The preemptible price becomes a spot plan.

@@ -1,6 +1,6 @@
 """恒源云 GPUShare market machine list (`GET /app/api/market/machine/list` -> `{data: {list, total}}`).
 
-Field meanings (PROVIDERS.md A2, from public monitor scripts):
+Field meanings (from public monitor scripts that call the market list):
 
 * `id`, `machineName`: the host; `isOnline` (bool): the host is up.
 * `gpuNum` (cards on the host) and `gpuUsed` (cards rented): free = gpuNum - gpuUsed.
@@ -64,7 +64,7 @@ from spiders.parsers.contract import Contract, apply_check, check_items, contrac
 from spiders.parsers.envelope import answer_keys, listing_size
 
 CURRENCY = "CNY"
-# The console's rent form for one host, as the monitor scripts link it (PROVIDERS.md A2).
+# The console's rent form for one host, as the public monitor scripts link it.
 HIRE_URL = "https://www.gpushare.com/store/hire/create?id={id}&models=-1&skuName=payg"
 PAYG_SKU = "payg"
 # Package skuNames (our assumption, see the module docstring) and the period each covers.

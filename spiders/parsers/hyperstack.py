@@ -1,6 +1,6 @@
 """Hyperstack (NexGen Cloud) flavors joined with the price book.
 
-Two answers (PROVIDERS.md B9; skypilot's `fetch_hyperstack.py` for the join):
+Two answers (Hyperstack's Infrahub API; skypilot's `fetch_hyperstack.py` for the join):
 
 * `GET /v1/pricebook`: a list of `{id, name, value, original_value, discount_applied,
   start_time, end_time}`; `name` is a flavor's `gpu` name ("A100-80G-PCIe") with `value`

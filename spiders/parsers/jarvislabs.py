@@ -1,6 +1,6 @@
 """JarvisLabs server meta (`GET /misc/server_meta` -> `{"server_meta": [...], "cpu_meta": ...}`).
 
-Fields per GPU row (PROVIDERS.md B5; gpuhunt's JarvisLabs provider and its fixture):
+Fields per GPU row (gpuhunt's JarvisLabs provider and its test fixture):
 `gpu_type` ("L4", "A100-80GB", "RTX-PRO6000"), `region` ("india-noida-01", "europe-01"),
 `vram` (GB per card, a string), `price_per_hour` and `spot_price` (USD per GPU-hour: gpuhunt
 multiplies them by the card count), `num_free_devices` (free cards now),

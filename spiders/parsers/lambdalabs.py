@@ -1,6 +1,6 @@
 """Lambda instance types (`GET /api/v1/instance-types`) to records.
 
-Shape (PROVIDERS.md B3; field use as in gpuhunt's Lambda provider):
+Shape (Lambda's public cloud API; field use as in gpuhunt's Lambda provider):
 `{"data": {<name>: {"instance_type": {name, description, gpu_description,
 price_cents_per_hour, specs: {vcpus, memory_gib, storage_gib, gpus}},
 "regions_with_capacity_available": [{name, description}, ...]}}}`.
@@ -25,7 +25,7 @@ Errors come as `{"error": {code, message, suggestion}}` ("global/invalid-api-key
   gone, a bad price): its quarantine line is keyed by the type's name and its prefix is
   unread. A type without a GPU (`specs.gpus` 0) is no GPU offer: skipped.
 * add-ons: none in this answer. Persistent file systems are billed apart and Lambda has no
-  egress fee (SECONDARY, PROVIDERS.md B3); our sources give no file-system rate, so no fee.
+  egress fee (SECONDARY: a third-party report); no source gives a file-system rate, so no fee.
   Lambda bills by the minute at the hourly rate: the price stays per hour.
 """
 

@@ -1,7 +1,7 @@
 """矩池云 Matpool market (`GET /api/machines` -> `{code, msg, machines, pagination}`).
 
-Field meanings (PROVIDERS.md A3; Aoblex/matpool-cli docs/api-notes.md and its synthetic
-fixture, shared/data/provider-samples/matpool/):
+Field meanings (Aoblex/matpool-cli docs/api-notes.md, read from the site's `/fe-next`
+bundles, and the synthetic-value example of its shape there):
 
 * `code`: 0 is success (the HTTP status is 200 either way).
 * `agentId` (the host) and `resourceID`: the offer identity. There is no top-level `id`.
@@ -24,7 +24,7 @@ so the offer keeps its last state, stale. A machine whose `resourceID` key is go
 which of its host's offers it is: its line has no key, and the page declares `<agentId>/`
 unread (`PageResult.unread_prefixes`) so the host's offers are kept rather than closed.
 
-Billing terms (SECONDARY, third-party transcription 2026-10, PROVIDERS.md A3): the boot phase
+Billing terms (SECONDARY, a third-party report's transcription, 2026-10): the boot phase
 is not billed (nothing to add to the price), and 5 GB of network disk are free. The rate
 beyond 5 GB is not in our sources, so that fee row carries amount 0 and is optional: the
 cost engine does not count it (see its note).

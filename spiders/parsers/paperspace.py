@@ -1,7 +1,6 @@
 """Paperspace machine types (`GET /vmTypes/getVmTypesByClusters` -> `{<clusterId>: [...]}`).
 
-Field meanings (PROVIDERS.md B8; the gradient-cli fixture in
-../shared/data/provider-samples/paperspace/):
+Field meanings (Paperspace's public API; the shape of the gradient-cli test fixtures):
 
 * each cluster's list holds one entry per machine type offered there: `isAvailable`
   (can be started now), `isPreemptible`, `vmType{label, cpus, ram (bytes, a string),

@@ -1,6 +1,6 @@
 """PPIO 派欧云 GPU products (`GET /gpu-instance/openapi/v1/products` -> `{data: [...]}`).
 
-Field meanings (PROVIDERS.md A7; skypilot's `fetch_ppio.py`):
+Field meanings (skypilot's `fetch_ppio.py`):
 
 * `id`: the product; `name`: the card ("RTX 4090 24GB"); `cpuPerGpu`, `memoryPerGpu` (GiB
   of RAM per card, not VRAM); `minRootFS` / `maxRootFS`: root disk bounds.

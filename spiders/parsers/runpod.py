@@ -1,6 +1,7 @@
 """RunPod GraphQL catalog (`POST /graphql`) to records: one offer per (GPU type, cloud).
 
-Two queries (PROVIDERS.md B2; field names as gpuhunt and runpod-python send them):
+Two queries (RunPod's public GraphQL API; field names as gpuhunt and runpod-python send
+them):
 
 1. `GpuTypes`: `countryCodes`, `dataCenters{id name listed}` and
    `gpuTypes{id displayName memoryInGb secureCloud communityCloud maxGpuCount ...}`: the

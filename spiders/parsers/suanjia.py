@@ -1,6 +1,7 @@
 """算家云 SuanJia: the GPU market table of the price page, built in the browser by a script.
 
-No public API is known (PROVIDERS.md A8), and the page renders its table with JavaScript,
+No public API is known (no public scraper or monitor names one), and the page renders its
+table with JavaScript,
 so the spider reads the DOM after Chromium has run the script. The real page was never
 captured: the table read here is the one of our recording (region, GPU with its memory
 such as "RTX 4090 24G", price per card such as "¥1.88/小时", stock such as "剩余3卡" or

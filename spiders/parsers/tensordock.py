@@ -1,6 +1,6 @@
 """TensorDock marketplace host nodes (`GET /api/v0/client/deploy/hostnodes`).
 
-Answer (PROVIDERS.md B6; the gpuhunt fixture in ../shared/data/provider-samples/tensordock/):
+Answer (the legacy v0 marketplace API, no auth; shape as in gpuhunt's TensorDock fixture):
 `{"hostnodes": {<id>: {"location": {country, region, city}, "specs": {cpu, gpu, ram,
 storage}}}}`. TensorDock prices a VM by component, each `price` in USD per unit per hour:
 

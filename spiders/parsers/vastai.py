@@ -1,6 +1,7 @@
 """Vast.ai search results (`POST /api/v0/bundles/` -> `{"offers": [...]}`) to records.
 
-Field meanings (PROVIDERS.md B1; gpuhunt's Vast.ai provider for the money fields):
+Field meanings (Vast.ai's public search API; gpuhunt's Vast.ai provider for the money
+fields):
 
 * `dph_base`: USD per hour for the machine as offered (all `num_gpus` cards), without
   storage: our price, basis `instance`. `dph_total` adds the storage of the disk asked

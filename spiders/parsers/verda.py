@@ -1,6 +1,6 @@
 """Verda (ex-DataCrunch) instance types, availability and locations to records.
 
-Answers read (PROVIDERS.md B4; shapes as in the gpuhunt fixtures and the verda SDK), all
+Answers read (Verda's public API; shapes as in gpuhunt's Verda fixtures and the verda SDK), all
 under `{base}/v1` after an OAuth2 client-credentials token:
 
 * `GET /instance-types`: `[{instance_type, price_per_hour ("3.95", USD per hour for the

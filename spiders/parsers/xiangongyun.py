@@ -1,7 +1,7 @@
 """仙宫云 Xiangongyun: the public pricing page, a server-rendered table (no API needed).
 
-No public market or inventory API is documented (PROVIDERS.md A6: the open API only lists
-one's own instances), so we read `https://www.xiangongyun.com/pricing` as HTML. The real
+No public market or inventory API is documented (the platform's open API reference only
+lists one's own instances), so we read `https://www.xiangongyun.com/pricing` as HTML. The real
 page's structure is unknown to us: this parser reads the table of our recording (one row
 per GPU and data center: GPU, VRAM, data center, price per card such as "¥1.98/时", and a
 stock word such as 充足 / 紧张 / 售罄). When the live page is captured, this is the one

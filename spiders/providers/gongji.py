@@ -2,8 +2,10 @@
 
 No public API is known; the page builds its table with JavaScript, so the request goes
 through scrapy-playwright with the system Chromium (`spiders.browser`) and waits for the
-rows. The path `/pricing` is the page PROVIDERS.md cites for Gongji's prices; its structure
-is our assumption (never captured). Public page, no credentials; robots.txt is obeyed.
+rows. The path `/pricing` (https://www.gongjiyun.com/pricing) is the page a third-party
+Chinese price report cites for Gongji's prices; its structure is our assumption (never
+captured; see replay/recordings/default/gongji/PROVENANCE). Public page, no credentials;
+robots.txt is obeyed.
 """
 
 from __future__ import annotations

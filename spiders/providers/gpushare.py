@@ -26,7 +26,8 @@ from spiders.parsers.gpushare import list_query, parse_machine_list
 
 MACHINE_LIST_PATH = "/app/api/market/machine/list"
 TOKEN_ENV = "GPUSHARE_TOKEN"
-# The web console sends these; the monitor scripts copy them (PROVIDERS.md A2).
+# The web console sends these, and public GPUShare monitor scripts copy them with the token
+# (replay/recordings/default/gpushare/PROVENANCE).
 CONSOLE_HEADERS = {
     "Origin": "https://www.gpushare.com",
     "Referer": "https://www.gpushare.com/store",

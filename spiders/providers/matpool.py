@@ -1,10 +1,11 @@
 """矩池云 Matpool: the GPU market, public, with an optional token.
 
 `GET {base}/api/machines?page=<n>&per_page=<size>&machine_category=0`, page 1, then pages
-2..`pagination.numPages`. A third-party report read this endpoint without logging in
-(PROVIDERS.md A3), so the token is optional: with `MATPOOL_TOKEN` set it is sent as
-`Authorization: Bearer <token>`, without it the request goes out bare and the run needs no
-credentials (report `auth: not_needed`).
+2..`pagination.numPages` (Aoblex/matpool-cli `docs/api-notes.md`, read from the site's
+/fe-next bundles). A third-party price report read this endpoint without logging in, so the
+token is optional: with `MATPOOL_TOKEN` set it is sent as `Authorization: Bearer <token>`,
+without it the request goes out bare and the run needs no credentials (report
+`auth: not_needed`).
 
 A refused token (HTTP 401/403, or business code 176 "check jwt token failed") reports
 `auth: rejected` and the market is read again without it, so the public data still loads.
@@ -38,7 +39,7 @@ class MatpoolSpider(ApiSpider):
     auth_env = (TOKEN_ENV,)
     needs_auth = False
     default_base_url = "https://matpool.com"
-    # The perPage of the shape-verified fixture (shared/data/provider-samples/matpool/).
+    # The perPage of matpool-cli's shape-verified fixture (Aoblex/matpool-cli test/fixtures.js).
     default_page_size = 20
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

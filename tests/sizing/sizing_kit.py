@@ -24,7 +24,7 @@ from gpurent_core.model import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SIZING_DATA = REPO_ROOT.parent / "shared" / "data" / "sizing"
+SIZING_DATA = REPO_ROOT / "sizing" / "data"
 T0 = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 
 

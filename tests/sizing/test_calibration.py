@@ -1,4 +1,4 @@
-"""The estimator against measured peaks (../shared/data/sizing/measured_memory.csv)."""
+"""The estimator against measured peaks (sizing/data/measured_memory.csv)."""
 
 from __future__ import annotations
 

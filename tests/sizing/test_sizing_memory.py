@@ -21,7 +21,8 @@ def weights_gib(model: str, precision: str) -> float:
 
 
 def test_awq_keeps_embeddings_16_bit() -> None:
-    # SIZING.md §1.1: Qwen2.5-7B AWQ is 5.19 GiB, not the 3.55 GiB of "4 bits everywhere".
+    # Embeddings and lm_head stay 16-bit: Qwen2.5-7B AWQ is 5.19 GiB, not the 3.55 GiB of
+    # "4 bits everywhere".
     assert weights_gib("Qwen2.5-7B", "awq") == pytest.approx(5.19, abs=0.02)
     assert weights_gib("Qwen2.5-7B", "bf16") == pytest.approx(14.19, abs=0.01)
     naive = get_model("Qwen2.5-7B").param_counts().total * 4 / 8 / GIB
@@ -55,8 +56,8 @@ def test_precision_names_and_kv_dtypes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "precision", "ctx", "batch", "tp", "sizing_md"),
-    [  # SIZING.md §7, vLLM-style need per GPU (u 0.9, 8k chunk, CUDA graphs)
+    ("model", "precision", "ctx", "batch", "tp", "worked_gib"),
+    [  # worked examples of the method: vLLM-style need per GPU (u 0.9, 8k chunk, CUDA graphs)
         ("Qwen2.5-7B", "bf16", 32768, 1, 1, 18.5),
         ("Qwen2.5-7B", "bf16", 8192, 16, 1, 23.7),
         ("Qwen2.5-14B", "awq", 32768, 4, 1, 35.6),
@@ -70,11 +71,11 @@ def test_precision_names_and_kv_dtypes() -> None:
     ],
 )
 def test_vllm_worked_examples(
-    model: str, precision: str, ctx: int, batch: int, tp: int, sizing_md: float
+    model: str, precision: str, ctx: int, batch: int, tp: int, worked_gib: float
 ) -> None:
     workload = Workload(prompt_tokens=ctx - 1000, gen_tokens=1000, batch=batch)
     est = estimate_memory(get_model(model), get_precision(precision), workload, tp)
-    assert est.need_per_gpu_gib == pytest.approx(sizing_md, rel=0.04)
+    assert est.need_per_gpu_gib == pytest.approx(worked_gib, rel=0.04)
     # vLLM caps itself at 90 % of the card: the recommendation is need / 0.9
     assert est.per_gpu_gib == pytest.approx(est.need_per_gpu_gib / 0.9)
 
@@ -124,7 +125,7 @@ def test_hf_legacy_logits_term() -> None:
         estimate_memory(arch, prec, old).breakdown.activations
         - estimate_memory(arch, prec, new).breakdown.activations
     )
-    assert extra == pytest.approx(30720 * 152064 * 6 / GIB)  # SIZING.md §1.3: T x V x 6
+    assert extra == pytest.approx(30720 * 152064 * 6 / GIB)  # whole-prompt logits: T x V x 6
 
 
 def test_fine_tuning_modes() -> None:

@@ -48,7 +48,7 @@ def test_usable_memory_is_not_the_label() -> None:
 
 
 def test_smallest_tier_and_card_count() -> None:
-    # SIZING.md §7: Qwen2.5-72B BF16, 32k x 8 -> TP2 2x141GB, TP4 4x80GB, TP8 8x48GB;
+    # Worked example: Qwen2.5-72B BF16, 32k x 8 -> TP2 2x141GB, TP4 4x80GB, TP8 8x48GB;
     # one 256 GB card (MI325X) also holds it
     placements = plan(
         get_model("Qwen2.5-72B"),

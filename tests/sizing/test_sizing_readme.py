@@ -11,9 +11,10 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def sizing_example() -> str:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Sizing") : text.index("## Benchmarks")]
+    start = text.index("### Sizing")
+    section = text[start : text.index("\n#", start + 1)]  # up to the next heading
     blocks = re.findall(r"```\n(\$ gpurent size.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "one worked example in the Sizing section"
+    assert len(blocks) == 1, "one worked example in the README's Sizing section"
     return blocks[0]
 
 

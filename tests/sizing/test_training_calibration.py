@@ -1,11 +1,11 @@
 """The fine-tuning estimate against published peaks it was not fitted on.
 
 Two sets: sizing/data/training_measurements.csv (ms-swift's benchmark, Unsloth's Hugging
-Face + FA2 baseline, torchtune) and the fine-tuning rows of the shared
-measured_memory.csv (Qwen1's finetune.py profiles). Median |error| by method and overall;
-the thresholds sit a little above what the estimator reaches now (see the report in
-sizing/training.py's constants) and well below where it stood before (17 % on the new
-file, 13 % on the Hugging Face baseline).
+Face + FA2 baseline, torchtune) and the fine-tuning rows of sizing/data/measured_memory.csv
+(Qwen1's finetune.py profiles). Median |error| by method and overall; the thresholds sit a
+little above what the estimator reaches now (see the report in sizing/training.py's
+constants) and well below where it stood before (17 % on the new file, 13 % on the Hugging
+Face baseline).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def new_rows() -> Score:
 
 
 @pytest.fixture(scope="module")
-def shared_rows() -> Score:
+def qwen1_rows() -> Score:
     path = SIZING_DATA / "measured_memory.csv"
     assert path.is_file(), f"measured data not found at {path}"
     return training_rows_of(score_file(path))
@@ -42,7 +42,7 @@ def _median_abs(rows: list[ScoredRow]) -> float:
     return statistics.median(abs(r.error_pct) for r in rows)
 
 
-def _method_of_shared(row: ScoredRow) -> str:
+def _method_of_qwen1(row: ScoredRow) -> str:
     label = row.precision.lower()
     return "full" if label.startswith("full") else "qlora" if label.startswith("q-lora") else "lora"
 
@@ -86,12 +86,12 @@ def test_estimate_grows_with_the_context_like_the_hf_baseline(new_rows: Score) -
     assert predicted == pytest.approx(measured, rel=0.1)
 
 
-def test_shared_training_rows_by_method(shared_rows: Score) -> None:
-    assert len(shared_rows.rows) >= 80
-    assert shared_rows.median_abs_error_pct <= 6  # 5.15 % before and after
+def test_qwen1_training_rows_by_method(qwen1_rows: Score) -> None:
+    assert len(qwen1_rows.rows) >= 80
+    assert qwen1_rows.median_abs_error_pct <= 6  # 5.15 % before and after
     by_method: dict[str, list[ScoredRow]] = {}
-    for row in shared_rows.rows:
-        by_method.setdefault(_method_of_shared(row), []).append(row)
+    for row in qwen1_rows.rows:
+        by_method.setdefault(_method_of_qwen1(row), []).append(row)
     assert _median_abs(by_method["lora"]) <= 6
     assert _median_abs(by_method["qlora"]) <= 8
     assert _median_abs(by_method["full"]) <= 6

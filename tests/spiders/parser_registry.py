@@ -15,8 +15,8 @@ Case folders may carry arguments next to the input:
   the input is the catalog answer, `catalog: null` prices against an empty catalog;
 * verda `args.json`: `source` (`instance_types`, `on_demand`, `spot`, `locations`,
   `volume_types`, `token`); an `instance_types` case builds offers with the other answers
-  from the recordings unless `args.json` names another file (`recording:` / `shared:` /
-  `fixture:`) or null (that answer missing);
+  from the recordings unless `args.json` names another file (`recording:` / `fixture:`) or
+  null (that answer missing);
 * xiangongyun `robots.txt` cases: `output.json` is `{"allowed": {path: bool}}`.
 """
 
@@ -33,7 +33,6 @@ from spider_fixture_cases import (
     OBSERVED_AT,
     RECORDINGS,
     RUN_ID,
-    SHARED_SAMPLES,
     Case,
     assert_matches_case,
     strip_volatile,
@@ -96,9 +95,9 @@ def check(case: Case) -> None:
 
 
 def load_ref(ref: str) -> Any:
-    """`recording:` / `shared:` / `fixture:<provider>/<file>`, decoded."""
+    """`recording:` / `fixture:<provider>/<file>`, decoded."""
     kind, _, rel = ref.partition(":")
-    base = {"recording": RECORDINGS, "shared": SHARED_SAMPLES, "fixture": FIXTURES}[kind]
+    base = {"recording": RECORDINGS, "fixture": FIXTURES}[kind]
     return load_json((base / rel).read_bytes())
 
 

@@ -4,8 +4,7 @@ A case folder holds the input and what parsing it must give:
 
 * `input.json` / `input.html`: the page itself, or `input.path`: one line naming a page kept
   elsewhere, `recording:<provider>/<file>` (replay/recordings/default) or
-  `shared:<provider>/<file>` (the real samples in ../shared/data/provider-samples, read in
-  place, never copied);
+  `fixture:<provider>/<file>` (another case's input, under fixtures/);
 * `output.json`: the records as feed lines, without `run_id` and `observed_at`;
 * `page.json` (optional): expected page facts (layout_error, last_id, max_page, ...).
 """
@@ -24,7 +23,6 @@ from spiders.parsers.common import feed_dicts
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RECORDINGS = REPO_ROOT / "replay" / "recordings" / "default"
-SHARED_SAMPLES = REPO_ROOT.parent / "shared" / "data" / "provider-samples"
 
 RUN_ID = "test-run"
 OBSERVED_AT = datetime(2026, 10, 4, 12, 0, tzinfo=UTC)
@@ -42,7 +40,7 @@ class Case:
         ref = self.folder / "input.path"
         if ref.is_file():
             kind, _, rel = ref.read_text(encoding="utf-8").strip().partition(":")
-            base = {"recording": RECORDINGS, "shared": SHARED_SAMPLES}[kind]
+            base = {"recording": RECORDINGS, "fixture": FIXTURES}[kind]
             return base / rel
         for name in ("input.json", "input.html"):
             if (self.folder / name).is_file():

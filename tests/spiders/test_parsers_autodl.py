@@ -41,16 +41,17 @@ def test_idle_cards_that_cannot_be_ordered_are_not_rentable() -> None:
     assert offers_of(parse(case))["1c2e3f4a5b"].status is StockStatus.SOLD_OUT
 
 
-def test_real_partial_sample_without_idle_count_is_drift_not_a_state() -> None:
-    # The sample's source elides gpu_idle_num: read as "no count" it would have become an
-    # unknown offer replacing the last good state; a gone key is drift (rule of truth 9).
-    case = next(c for c in cases("autodl") if c.name == "shared_machine_list_partial")
+def test_machine_without_idle_count_is_drift_not_a_state() -> None:
+    # A machine in the documented shape but without gpu_idle_num (as public examples that
+    # elide fields show it): read as "no count" it would have become an unknown offer
+    # replacing the last good state; a gone key is drift (rule of truth 9).
+    case = next(c for c in cases("autodl") if c.name == "doc_shape_machine_without_stock_counts")
     page = parse(case)
     assert offers_of(page) == {}
     assert page.layout_error is not None and "gpu_idle_num" in page.layout_error
     (line,) = quarantined(page)
     assert (line.offer_key, line.reason) == (
-        "2dd949a4cf",
+        "7e41b0c5d2",
         "missing_field: key gone: gpu_idle_num, gpu_all_num|gpu_number",
     )
 

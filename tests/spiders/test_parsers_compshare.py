@@ -104,21 +104,22 @@ def test_inventory_reads_the_exclusive_pool_of_the_zone() -> None:
     assert "12" not in json.dumps(summary["free"])  # the Spot pool's 4090 count is not read
 
 
-def test_the_documented_field_example_reads() -> None:
-    summary = summarize(_case("shared_gpu_inventory_field_example"))
-    assert (summary["zone_id"], summary["free"]) == ("10027", {"2080": 10})
+def test_the_documented_map_shape_reads() -> None:
+    summary = summarize(_case("doc_shape_inventory_map_one_zone"))
+    assert (summary["zone_id"], summary["free"]) == ("10033", {"3080": 7})
 
 
 def test_inventory_without_one_zone_is_unknown_not_empty() -> None:
-    for name in ("inventory_several_zones", "shared_gpu_inventory_doc_example"):
+    for name in ("inventory_several_zones", "doc_shape_inventory_empty_map"):
         summary = summarize(_case(name))
         assert summary["free"] is None and summary["layout_error"] is None, name
 
 
-def test_the_documented_price_example_reads_its_shape() -> None:
-    summary = summarize(_case("shared_price_doc_example"))
-    assert summary["quote"]["instance"] == "4.68554"  # PriceDetail, not OriginalPriceDetail
-    assert summary["quote"]["disks"] == "3.37659"
+def test_the_documented_price_shape_reads_price_detail() -> None:
+    # The same ChargeType in all three lists: only PriceDetail is the price.
+    summary = summarize(_case("doc_shape_price_three_detail_lists"))
+    assert summary["quote"]["instance"] == "2.38"  # not ListPriceDetail nor OriginalPriceDetail
+    assert summary["quote"]["disks"] == "0.02"
 
 
 # -- the offer -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""JarvisLabs parser: the recorded server meta, the real gpuhunt fixture, broken inputs."""
+"""JarvisLabs parser: the recorded server meta, a documented-shape answer, broken inputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Matpool parser: recorded market pages, the shared synthetic sample, units, discounts."""
+"""Matpool parser: recorded market pages, a documented-shape answer, units, discounts."""
 
 from __future__ import annotations
 
@@ -62,12 +62,12 @@ def test_sold_out_and_the_ambiguous_a100() -> None:
     assert not [r for r in page.records if r.kind == "quarantine"]
 
 
-def test_shared_synthetic_sample_parses_but_its_test_gpu_is_quarantined() -> None:
-    page = parse(case_named("shared_synthetic_shape"))
+def test_documented_shape_parses_but_its_placeholder_gpu_is_quarantined() -> None:
+    page = parse(case_named("doc_shape_placeholder_gpu_name"))
     assert page.layout_error is None and page.num_pages == 1
     (record,) = page.records
-    assert record.kind == "quarantine" and record.offer_key == "1/99"
-    assert "Test GPU" in record.reason
+    assert record.kind == "quarantine" and record.offer_key == "3/57"
+    assert "Sample Card" in record.reason
 
 
 def test_auth_code_and_api_errors_yield_nothing() -> None:

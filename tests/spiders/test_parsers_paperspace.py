@@ -1,4 +1,4 @@
-"""Paperspace parser: the recorded machine types, the real gradient-cli fixture, broken inputs."""
+"""Paperspace parser: the recorded machine types, a team account's staff rates, broken inputs."""
 
 from __future__ import annotations
 
@@ -89,15 +89,15 @@ def test_offer_key_does_not_follow_the_stock_flag() -> None:
 
 
 def test_staff_rates_are_not_prices() -> None:
-    page = parse(case_named("shared_gradient_cli_fixture"))
-    # The real fixture comes from a team account: every GPU type carries only Employee/VIP
-    # rates of 0.00, or a K80 (outside the catalog). None of it may become a $0 offer, and
-    # none of it is an offer we failed to read: every entry is skipped with its kind.
+    page = parse(case_named("doc_shape_team_account_staff_rates"))
+    # A team account's answer: every GPU type carries only staff (isEmployeeOnly) or VIP
+    # rates of 0.00, or is a K80 (outside the catalog). None of it may become a $0 offer,
+    # and none of it is an offer we failed to read: every entry is skipped with its kind.
     assert page.records and all(isinstance(r, SkipRecord) for r in page.records)
     kinds = {r.offer_key: r.skip_kind for r in page.skipped}
-    assert kinds["92/p3.2xlarge"] is SkipKind.NOT_OFFERED  # staff rates only
-    assert kinds["92/p2.xlarge"] is SkipKind.OUTSIDE_CATALOG  # Tesla K80
-    assert kinds["92/c5.xlarge"] is SkipKind.NOT_A_GPU_OFFER
+    assert kinds["41/p3.8xlarge"] is SkipKind.NOT_OFFERED  # staff rates only
+    assert kinds["41/p2.8xlarge"] is SkipKind.OUTSIDE_CATALOG  # Tesla K80
+    assert kinds["41/c5.2xlarge"] is SkipKind.NOT_A_GPU_OFFER
     assert set(kinds.values()) == set(SkipKind) - {SkipKind.NO_PUBLIC_PRICE}
     bad = offers(case_named("bad_entries"))
     assert bad["7/A5000-staff"].price == Decimal("1.38")  # the public rate, not the staff one

@@ -105,15 +105,17 @@ def test_pascal_geforce_resolves_and_nothing_is_quarantined() -> None:
     assert (pro.price, pro.status) == (Decimal("1.69"), StockStatus.IN_STOCK)
 
 
-def test_real_fragment_without_stock_is_a_layout_change() -> None:
-    """The real fragment answers a query that did not ask for `stockStatus`; from our query
-    that key gone is drift: never unknown-but-ok, never sold out. The list price may be
-    absent: `uninterruptablePrice` is its declared alternative, so only the stock is named."""
-    page = parse(next(c for c in cases("runpod") if c.name == "shared_lowest_price_fragment"))
+def test_fragment_without_stock_is_a_layout_change() -> None:
+    """An answer in the shape of a query that did not ask for `stockStatus` (as public
+    examples show it); from our query that key gone is drift: never unknown-but-ok, never
+    sold out. The list price may be absent: `uninterruptablePrice` is its declared
+    alternative, so only the stock is named."""
+    case = next(c for c in cases("runpod") if c.name == "doc_shape_lowest_price_without_stock")
+    page = parse(case)
     assert page.offers == [] and page.missing_fields == ["lowestPrice.stockStatus"]
     assert page.layout_error is not None and "lowestPrice.stockStatus (stock)" in page.layout_error
     (line,) = page.records
-    assert line.offer_key == "NVIDIA GeForce RTX 3080/community"
+    assert line.offer_key == "NVIDIA RTX A4000/community"
     assert line.reason == "missing_field: key gone: lowestPrice.stockStatus"
 
 

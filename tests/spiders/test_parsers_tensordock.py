@@ -1,4 +1,4 @@
-"""TensorDock parser: the recorded host nodes, the real gpuhunt specs fixture, broken inputs."""
+"""TensorDock parser: the recorded host nodes, one node's specs (public shape), broken inputs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from parser_registry import parse
-from spider_fixture_cases import OBSERVED_AT, RUN_ID, SHARED_SAMPLES, cases
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import (
     FeeBasis,
@@ -27,7 +27,18 @@ from spiders.parsers.tensordock import (
 )
 
 CTX = ParseContext("tensordock", RUN_ID, OBSERVED_AT)
-SHARED_SPECS = SHARED_SAMPLES / "tensordock" / "hostnode_specs.gpuhunt_fixture.json"
+# One host node's `specs` in the shape gpuhunt's TensorDock test fixture shows (our values),
+# with the storage price written as a JSON exponent.
+SPECS_JSON = b"""{
+  "cpu": {"amount": 96, "price": 0.0025, "type": "AMD EPYC 7513"},
+  "gpu": {
+    "rtxa6000-pcie-48gb": {
+      "amount": 3, "gtx": false, "pcie": true, "price": 0.47, "rtx": true, "vram": 48
+    }
+  },
+  "ram": {"amount": 480, "price": 0.0015},
+  "storage": {"amount": 6200, "price": 4e-05}
+}"""
 
 
 def offers(name: str) -> dict[str, OfferRecord]:
@@ -35,27 +46,29 @@ def offers(name: str) -> dict[str, OfferRecord]:
     return {r.offer_key: r for r in parse(case).records if isinstance(r, OfferRecord)}
 
 
-def test_the_real_specs_fixture_gives_one_l40_card_offer_with_component_fees() -> None:
-    # The sample is one host node's `specs` object, read in place (never copied).
-    specs = load_json(SHARED_SPECS.read_bytes())
-    node = {"location": {"country": "United States"}, "specs": specs}
-    [record] = hostnode_records("fixture-node", node, CTX)
+def test_one_node_specs_give_one_card_offer_with_component_fees() -> None:
+    node = {"location": {"country": "Canada"}, "specs": load_json(SPECS_JSON)}
+    [record] = hostnode_records("node-a", node, CTX)
     assert isinstance(record, OfferRecord)
-    assert record.offer_key == "fixture-node/l40-pcie-48gb"
-    assert (record.gpu_model, record.gpu_vram_gb, record.gpu_form_factor) == ("L40", 48, "PCIe")
+    assert record.offer_key == "node-a/rtxa6000-pcie-48gb"
+    assert (record.gpu_model, record.gpu_vram_gb, record.gpu_form_factor) == (
+        "RTX A6000",
+        48,
+        "PCIe",
+    )
     assert (record.price, record.price_basis, record.gpu_count) == (
-        Decimal("1.05"),
+        Decimal("0.47"),
         PriceBasis.GPU,
         1,
     )
-    assert (record.status, record.available_count) == (StockStatus.IN_STOCK, 8)
+    assert (record.status, record.available_count) == (StockStatus.IN_STOCK, 3)
     fees = {f.fee_type: f for f in record.fees}
-    assert fees[FeeType.VCPU].amount == Decimal("0.003")
-    assert fees[FeeType.MEMORY].amount == Decimal("0.002")
-    assert fees[FeeType.DATA_DISK].amount == Decimal("0.00005")  # 5e-05 in the JSON
+    assert fees[FeeType.VCPU].amount == Decimal("0.0025")
+    assert fees[FeeType.MEMORY].amount == Decimal("0.0015")
+    assert fees[FeeType.DATA_DISK].amount == Decimal("0.00004")  # 4e-05 in the JSON
     assert fees[FeeType.DATA_DISK].basis is FeeBasis.GB and fees[FeeType.DATA_DISK].quantity is None
     # Exact decimals all the way to the feed line.
-    assert json.loads(json.dumps(record.model_dump(mode="json")))["fees"][2]["amount"] == "0.00005"
+    assert json.loads(json.dumps(record.model_dump(mode="json")))["fees"][2]["amount"] == "0.00004"
 
 
 def test_smallest_vm_fees_are_mandatory_fixed_quantities() -> None:

@@ -1,4 +1,4 @@
-"""Verda parser: each recorded answer, the offers they make together, real fixtures, bad input.
+"""Verda parser: each recorded answer, the offers they make together, documented shapes, bad input.
 
 How a case's `args.json` says which answer its input is, and which others go with it:
 `parser_registry`.
@@ -128,23 +128,31 @@ def test_cpu_only_type_is_skipped_not_quarantined() -> None:
     assert not any(isinstance(r, QuarantineRecord) for r in page.records)
 
 
-def test_real_fixtures_read_in_place() -> None:
-    # The real answers hold no on-demand availability: every offer is kept out, per location.
-    assert offers_of("shared_fixtures") == {}
-    lines = lines_of("shared_fixtures")
-    for name in ("1H100.80S.30V", "2A6000.20V", "1V100.6V"):
-        for location in LOCATIONS:
+def test_documented_shapes_without_and_with_an_on_demand_answer() -> None:
+    # Types, spot and locations answers in the documented shapes, no on-demand availability:
+    # every offer is kept out, per location (FIN-03 named by the locations answer only).
+    assert offers_of("doc_shape_offers_without_on_demand") == {}
+    lines = lines_of("doc_shape_offers_without_on_demand")
+    for name in ("1A100.22V", "4A6000.40V", "1V100.6V"):
+        for location in (*LOCATIONS, "FIN-03"):
             assert lines[f"{name}/{location}"] == [FAILED_ON_DEMAND]
-    # With our recorded on-demand answer beside them, the real types read into offers.
-    offers = offers_of("shared_fixtures_on_demand_recorded")
-    a6000 = offers["2A6000.20V/FIN-01"]
+    # With our recorded on-demand answer beside them, the same types read into offers.
+    offers = offers_of("doc_shape_offers_with_recorded_on_demand")
+    a6000 = offers["4A6000.40V/FIN-02"]
     assert a6000.status is StockStatus.SOLD_OUT  # not listed on demand: a real signal
-    assert (a6000.gpu_model, a6000.gpu_vram_gb, a6000.gpu_count) == ("RTX A6000", 48, 2)
-    # The real spot answer names FIN-01 for 2A6000.20V.
-    assert [p.price for p in a6000.plans] == [Decimal("0.70")]
-    assert offers["2A6000.20V/FIN-02"].plans == ()
-    assert offers["1H100.80S.30V/FIN-01"].status is StockStatus.IN_STOCK
-    assert sorted({str(o.region) for o in offers.values()}) == ["FIN-01", "FIN-02", "ICE-01"]
+    assert (a6000.gpu_model, a6000.gpu_vram_gb, a6000.gpu_count) == ("RTX A6000", 48, 4)
+    # The spot answer names FIN-02 for 4A6000.40V: the spot plan follows it alone.
+    assert [p.price for p in a6000.plans] == [Decimal("1.60")]
+    assert offers["4A6000.40V/FIN-01"].plans == ()
+    assert offers["1A100.22V/FIN-01"].status is StockStatus.IN_STOCK
+    # A location the on-demand answer does not name at all: sold out there.
+    assert offers["1A100.22V/FIN-03"].status is StockStatus.SOLD_OUT
+    assert sorted({str(o.region) for o in offers.values()}) == [
+        "FIN-01",
+        "FIN-02",
+        "FIN-03",
+        "ICE-01",
+    ]
 
 
 def test_token_body_is_client_credentials() -> None:

@@ -1,8 +1,8 @@
 /* gpurent replay recording: our own script, not AutoDL's bundle.
  * The data object mirrors the per-GPU `originalPrice` fields the real homepage bundle
- * carries (yuan per card per hour); values are the AutoDL rows of
- * shared/data/provider-samples/_cross_provider/cn_and_intl_price_observations_2026-10.csv.
- * `memberPrice` is set where that file notes a member price. */
+ * carries (yuan per card per hour); values are the AutoDL rows of a third-party Chinese
+ * price report's transcription of https://www.autodl.com/home (2026-10; see PROVENANCE).
+ * `memberPrice` is set where that report notes a member price. */
 (function () {
   "use strict";
 

@@ -1,6 +1,6 @@
 /* gpurent replay recording, truth scene step 2 (see PROVENANCE): our own script, not
- * 共绩算力's. The RTX 4090 prices (¥1.98/h, preemptible ¥1.19/h) follow PROVIDERS.md A8;
- * every other value is invented. */
+ * 共绩算力's. The RTX 4090 prices (¥1.98/h, preemptible ¥1.19/h) follow a third-party price
+ * report on https://www.gongjiyun.com/pricing; every other value is invented. */
 (function () {
   "use strict";
 
