@@ -1,5 +1,5 @@
 # The two commands of the README's quick start, plus the checks CI runs.
-.PHONY: setup demo test lint typecheck check bench
+.PHONY: setup demo test test-fast lint typecheck check bench
 
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -23,6 +23,10 @@ typecheck: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The fast tier (tests/tiers.py): what a developer runs after each change.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow" --hypothesis-profile fast -q
 
 check: lint typecheck test
 

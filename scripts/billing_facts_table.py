@@ -1,12 +1,18 @@
-"""Print the README's billing-terms table from gpurent_core/data/billing_facts.toml.
+"""Print the billing-terms table of docs/providers.md from gpurent_core/data/billing_facts.toml.
 
-The README block between the billing-facts markers is this script's output; a test keeps
-the two equal, so the table never drifts from the data. Run it after editing the facts:
+The block of docs/providers.md between the billing-facts markers is this script's output; a
+test (tests/test_billing_facts.py) keeps the two equal, so the table never drifts from the
+data. Run it after editing the facts:
 
-    .venv/bin/python scripts/billing_facts_table.py
+    .venv/bin/python scripts/billing_facts_table.py --write   # rewrite the block in place
+    .venv/bin/python scripts/billing_facts_table.py           # print the table only
 """
 
 from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
 
 from flows.providers import provider_infos
 from gpurent_core.billing_facts import (
@@ -19,6 +25,9 @@ from gpurent_core.billing_facts import (
 )
 
 UNKNOWN = "?"
+TARGET = Path(__file__).resolve().parents[1] / "docs" / "providers.md"
+BLOCK = re.compile(r"(<!-- billing-facts:start -->\n)(.*?)(\n<!-- billing-facts:end -->)", re.S)
+HINT = "run .venv/bin/python scripts/billing_facts_table.py --write (it updates docs/providers.md)"
 
 
 def _cell(text: str) -> str:
@@ -63,5 +72,28 @@ def table() -> str:
     return "\n".join(lines)
 
 
+def current_block(text: str) -> str | None:
+    """The table between the billing-facts markers of ``text``, if they are there."""
+    found = BLOCK.search(text)
+    return found.group(2) if found else None
+
+
+def write() -> bool:
+    """Put the table between the markers of docs/providers.md; True if it changed."""
+    text = TARGET.read_text(encoding="utf-8")
+    if current_block(text) is None:
+        raise SystemExit(f"{TARGET} has no billing-facts markers")
+    new = BLOCK.sub(lambda m: m.group(1) + table() + m.group(3), text, count=1)
+    if new == text:
+        return False
+    TARGET.write_text(new, encoding="utf-8")
+    return True
+
+
 if __name__ == "__main__":
-    print(table())
+    if sys.argv[1:] == ["--write"]:
+        print("updated docs/providers.md" if write() else "docs/providers.md is current")
+    elif sys.argv[1:]:
+        raise SystemExit("usage: scripts/billing_facts_table.py [--write]")
+    else:
+        print(table())

@@ -1,4 +1,4 @@
-"""Shared fixtures: one Prefect test harness per session, CLI runner helpers, shared samples."""
+"""Shared fixtures: one Prefect test harness per session, CLI runner helpers."""
 
 from __future__ import annotations
 
@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pytest
 
+# The fast and slow tiers, and the Hypothesis profiles (tests/tiers.py).
+pytest_plugins = ("tiers",)
+
 # Tests never reach the internet: keep Prefect from trying.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-
-
-@pytest.fixture(scope="session")
-def shared_samples() -> Path:
-    """The recorded provider samples in ../shared (read-only; never copied into the project)."""
-    path = SHARED_DATA / "provider-samples"
-    assert path.is_dir(), f"shared samples not found at {path}"
-    return path
 
 
 @pytest.fixture(scope="session")

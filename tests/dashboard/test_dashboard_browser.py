@@ -1,7 +1,8 @@
 """The dashboard in headless Chromium, against a demo warehouse loaded the real way.
 
 One dashboard process and one browser for the module; each test opens a fresh tab and
-saves the screenshot the README shows (docs/screenshots/<page>.png, overwritten each run).
+saves the screenshot docs/dashboard.md shows (docs/screenshots/<page>.png, overwritten each
+run; the README shows the Now page's).
 """
 
 from __future__ import annotations

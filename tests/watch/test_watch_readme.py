@@ -32,7 +32,7 @@ def readme_commands() -> list[list[str]]:
     """The `gpurent watch add` and `gpurent watch poll --replay` lines of the README's
     watch section, continuation lines joined and comments dropped, as argument lists."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Watches and schedules") :]
+    section = text[text.index("### Watches") :]
     start = section.index("```sh") + len("```sh")
     block = section[start : section.index("```", start)]
     joined = re.sub(r"\\\n\s*", " ", block)
