@@ -1,43 +1,15 @@
-"""What the flows know about providers: read from the spider classes, never duplicated."""
+"""What the flows know about providers: the registry in gpurent_core.providers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
+from gpurent_core.providers import BY_NAME, ProviderInfo
 
-from scrapy.settings import Settings
-from scrapy.spiderloader import SpiderLoader
-
-SPIDER_MODULES = ["spiders.providers"]
+__all__ = ["ProviderInfo", "check_names", "provider_infos", "provider_names"]
 
 
-@dataclass(frozen=True)
-class ProviderInfo:
-    name: str
-    home: str
-    """Country code of the platform ("CN" for the Chinese ones)."""
-    needs_browser: bool
-    auth_env: tuple[str, ...]
-    """Environment variables holding this provider's credentials (empty: public)."""
-    default_base_url: str
-    min_poll_interval_s: int
-
-
-@cache
 def provider_infos() -> dict[str, ProviderInfo]:
-    loader = SpiderLoader.from_settings(Settings({"SPIDER_MODULES": SPIDER_MODULES}))
-    infos = {}
-    for name in sorted(loader.list()):
-        cls = loader.load(name)
-        infos[name] = ProviderInfo(
-            name=name,
-            home=getattr(cls, "home", ""),
-            needs_browser=bool(getattr(cls, "needs_browser", False)),
-            auth_env=tuple(getattr(cls, "auth_env", ())),
-            default_base_url=getattr(cls, "default_base_url", ""),
-            min_poll_interval_s=int(getattr(cls, "min_poll_interval_s", 300)),
-        )
-    return infos
+    """Every provider by name, sorted (gpurent_core.providers: the one list)."""
+    return dict(sorted(BY_NAME.items()))
 
 
 def provider_names() -> list[str]:

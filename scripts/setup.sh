@@ -18,7 +18,7 @@ stamp="$VENV/.gpurent-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements.lock -nt "$stamp" ]; then
   echo "setup: installing gpurent and pinned dependencies (requirements.lock)"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -c requirements.lock -e '.[dev]'
+  "$VENV/bin/python" -m pip install --quiet -c requirements.lock -e '.[all,dev]'
   touch "$stamp"
 fi
 

@@ -29,6 +29,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from gpurent_core.model import utcnow
+from gpurent_core.providers import BY_NAME
 from spiders.feed_batch import RecordBatch, feeds_take_batches
 from spiders.ledger import EVERY_OFFER, AuthState, RunLedger
 from spiders.options import SpiderOptions
@@ -85,6 +86,23 @@ class ProviderSpider(scrapy.Spider):
     """True when the provider's main source needs credentials (report `auth` then defaults to
     `unknown` until the spider notes `ok`, `missing` or `rejected`)."""
     default_page_size: ClassVar[int] = 100
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A provider's spider takes its facts (home, credentials, base URL, politeness) from
+        its line in ``gpurent_core.providers``, the one list of providers."""
+        super().__init_subclass__(**kwargs)
+        info = BY_NAME.get(getattr(cls, "name", "") or "")
+        if info is None:
+            return  # an abstract base (BrowserPageSpider), or a test's own spider
+        if cls.needs_browser != info.needs_browser:
+            raise TypeError(
+                f"{cls.__name__}: needs_browser is {cls.needs_browser}, but gpurent_core."
+                f"providers says {info.needs_browser} for {info.name}"
+            )
+        cls.home = info.home
+        cls.auth_env = info.auth_env
+        cls.default_base_url = info.default_base_url
+        cls.min_poll_interval_s = info.min_poll_interval_s
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

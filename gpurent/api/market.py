@@ -97,13 +97,13 @@ def providers(*, db: Path | str | None = None) -> list[ProviderState]:
     """Every provider gpurent knows, with its last run from the warehouse (None before its
     first run). No warehouse at ``db`` is ``NoWarehouse``, as for every answer: a path with
     nothing there is a mistake to say, not a market where nothing ran yet."""
-    from flows.providers import provider_infos
+    from gpurent_core.providers import BY_NAME
     from warehouse.queries import provider_status
 
     with open_warehouse(db) as con:
         status = {r["provider"]: r for r in provider_status(con).iter_rows(named=True)}
     states = []
-    for name, info in provider_infos().items():
+    for name, info in sorted(BY_NAME.items()):
         st = status.get(name, {})
         states.append(
             ProviderState(

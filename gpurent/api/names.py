@@ -172,14 +172,14 @@ def match_offer_id(text: str, offers: Iterable[tuple[str, str]]) -> list[tuple[s
 
 def resolve_provider(con: duckdb.DuckDBPyConnection, name: str) -> str:
     """``name`` as gpurent knows it (lower case), or ``UnknownName`` naming the known ones."""
-    from flows.providers import provider_infos
+    from gpurent_core.providers import BY_NAME
     from warehouse.queries import known_providers
 
     wanted = name.strip().lower()
     in_warehouse = known_providers(con)
     if wanted in in_warehouse:
         return wanted
-    known = sorted({*in_warehouse, *provider_infos()})
+    known = sorted({*in_warehouse, *BY_NAME})
     if wanted in known:
         return wanted
     raise UnknownName(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,8 @@ def dashboard(
     Pages: Now (cheapest in-stock offers, filters), Size my workload, Price index,
     Availability and Providers, in English or Chinese. Stop it with Ctrl+C.
     """
+    if importlib.util.find_spec("streamlit") is None:  # the dashboard part not installed
+        raise ModuleNotFoundError("No module named 'streamlit'", name="streamlit")
     path = resolve_db(db)
     check_db_file(path)  # a folder or a non-DuckDB file: one line, before the server starts
     if not path.exists():

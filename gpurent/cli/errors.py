@@ -46,10 +46,34 @@ def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
     return wanted, [arg for arg in argv if arg != DEBUG_FLAG]
 
 
+# The installable part (pyproject's extras) that brings each optional package.
+PART_OF_PACKAGE = {
+    "scrapy": "crawl",
+    "scrapy_playwright": "crawl",
+    "playwright": "crawl",
+    "twisted": "crawl",
+    "prefect": "crawl",
+    "fsspec": "crawl",
+    "streamlit": "dashboard",
+}
+
+
+def missing_part(exc: BaseException) -> str | None:
+    """The extra to install when ``exc`` is an optional package not installed, else None."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    return PART_OF_PACKAGE.get(exc.name.split(".")[0])
+
+
 def explain(exc: BaseException) -> tuple[str, int]:
     """The one-line message and exit code for an error that reached the top."""
     if isinstance(exc, KeyboardInterrupt | Interrupted):
         return "interrupted", INTERRUPTED
+    if isinstance(exc, ModuleNotFoundError) and (part := missing_part(exc)):
+        return (
+            f"this command needs gpurent's {part} part, which is not installed here"
+            f" (no module {exc.name}): pip install 'gpurent[{part}]'"
+        ), USER_ERROR
     message = " ".join(str(exc).split())
     # Imported lazily: the warehouse (and DuckDB) load only for commands that use them.
     warehouse_errors = sys.modules.get("warehouse.errors")

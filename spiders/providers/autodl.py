@@ -23,20 +23,19 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, env_secret
 from spiders.browser import BrowserPageSpider
 from spiders.parsers.autodl import ROW_SELECTOR, machine_list_body, parse_home, parse_machine_list
 
 MACHINE_LIST_PATH = "/api/v1/user/machine/list"
 HOME_PATH = "/home"
-TOKEN_ENV = "AUTODL_TOKEN"
+# The credentials it reads, from its line in gpurent_core.providers.
+(TOKEN_ENV,) = provider("autodl").auth_env
 
 
 class AutodlSpider(BrowserPageSpider):
     name = "autodl"
-    home = "CN"
-    auth_env = (TOKEN_ENV,)
-    default_base_url = "https://www.autodl.com"
     needs_auth = True
     default_page_size = 20
     # The homepage table, read in Chromium when there is no token (or it is refused).

@@ -36,6 +36,7 @@ import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
 from spiders.feed_batch import RecordBatch
 from spiders.parsers.common import FieldProblem, PageResult, load_json
@@ -55,8 +56,8 @@ from spiders.parsers.compshare import (
 )
 from spiders.parsers.ucloud import ParamValue, signed_params
 
-PUBLIC_KEY_ENV = "COMPSHARE_PUBLIC_KEY"
-PRIVATE_KEY_ENV = "COMPSHARE_PRIVATE_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = provider("compshare").auth_env
 API_PATH = "/"
 CHARGE_ORDER = tuple(CHARGE_UNITS)  # Dynamic, Day, Month
 
@@ -72,10 +73,7 @@ class CompshareSpider(ApiSpider):
     """Reads a signed JSON API for programs (UCloud OpenAPI)."""
 
     name = "compshare"
-    home = "CN"
-    auth_env = (PUBLIC_KEY_ENV, PRIVATE_KEY_ENV)
     needs_auth = True
-    default_base_url = "https://api.ucloud.cn"
 
     def __init__(self, *args: Any, region: str = DEFAULT_REGION, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -17,8 +17,6 @@ class CudoSpider(ApiSpider):
     """Reads a public JSON API (no key) meant for programs."""
 
     name = "cudo"
-    home = "GB"
-    default_base_url = "https://rest.compute.cudo.org"
 
     async def start(self) -> AsyncIterator[Any]:
         yield self.json_request(self.url(MACHINE_TYPES_PATH), callback=self.parse_machine_types)

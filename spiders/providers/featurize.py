@@ -20,21 +20,20 @@ from typing import Any
 
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.featurize import parse_instances
 
 INSTANCES_PATH = "/bus/api/v1/available_instances"
-TOKEN_ENV = "FEATURIZE_TOKEN"
+# The credentials it reads, from its line in gpurent_core.providers.
+(TOKEN_ENV,) = provider("featurize").auth_env
 
 
 class FeaturizeSpider(ApiSpider):
     """Reads the API the official SDK calls."""
 
     name = "featurize"
-    home = "CN"
-    auth_env = (TOKEN_ENV,)
     needs_auth = True
-    default_base_url = "https://featurize.cn"
 
     async def start(self) -> AsyncIterator[Any]:
         token = env_secret(TOKEN_ENV)

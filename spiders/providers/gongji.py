@@ -21,8 +21,6 @@ from spiders.parsers.gongji import ROW_SELECTOR, parse_pricing
 
 class GongjiSpider(BrowserPageSpider):
     name = "gongji"
-    home = "CN"
-    default_base_url = "https://www.gongjiyun.com"
     page_path = "/pricing"
     row_selector = ROW_SELECTOR
 

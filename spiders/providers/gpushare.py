@@ -21,11 +21,13 @@ from urllib.parse import urlencode
 import scrapy
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.gpushare import list_query, parse_machine_list
 
 MACHINE_LIST_PATH = "/app/api/market/machine/list"
-TOKEN_ENV = "GPUSHARE_TOKEN"
+# The credentials it reads, from its line in gpurent_core.providers.
+(TOKEN_ENV,) = provider("gpushare").auth_env
 # The web console sends these, and public GPUShare monitor scripts copy them with the token
 # (replay/recordings/default/gpushare/PROVENANCE).
 CONSOLE_HEADERS = {
@@ -38,10 +40,7 @@ class GpushareSpider(ApiSpider):
     """Reads the console's JSON API, called as the console calls it."""
 
     name = "gpushare"
-    home = "CN"
-    auth_env = (TOKEN_ENV,)
     needs_auth = True
-    default_base_url = "https://api.gpushare.com"
     default_page_size = 50
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -18,22 +18,21 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.hyperstack import BookPrice, parse_flavors, parse_pricebook
 
 PRICEBOOK_PATH = "/pricebook"
 FLAVORS_PATH = "/core/flavors"
-KEY_ENV = "HYPERSTACK_API_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+(KEY_ENV,) = provider("hyperstack").auth_env
 
 
 class HyperstackSpider(ApiSpider):
     """Reads a keyed JSON API for programs."""
 
     name = "hyperstack"
-    home = "GB"
-    auth_env = (KEY_ENV,)
     needs_auth = True
-    default_base_url = "https://infrahub-api.nexgencloud.com/v1"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

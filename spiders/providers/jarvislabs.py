@@ -18,21 +18,20 @@ from typing import Any
 
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.jarvislabs import parse_server_meta
 
 SERVER_META_PATH = "/misc/server_meta"
-KEY_ENV = "JARVISLABS_API_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+(KEY_ENV,) = provider("jarvislabs").auth_env
 
 
 class JarvislabsSpider(ApiSpider):
     """Reads the JSON API JarvisLabs' own SDK calls, behind a key."""
 
     name = "jarvislabs"
-    home = "IN"
-    auth_env = (KEY_ENV,)
     needs_auth = True
-    default_base_url = "https://backendn.jarvislabs.net"
 
     async def start(self) -> AsyncIterator[Any]:
         key = env_secret(KEY_ENV)

@@ -15,21 +15,20 @@ from typing import Any
 
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.lambdalabs import parse_instance_types
 
 INSTANCE_TYPES_PATH = "/api/v1/instance-types"
-KEY_ENV = "LAMBDA_API_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+(KEY_ENV,) = provider("lambda").auth_env
 
 
 class LambdaSpider(ApiSpider):
     """Reads a documented JSON API behind a key."""
 
     name = "lambda"
-    home = "US"
-    auth_env = (KEY_ENV,)
     needs_auth = True
-    default_base_url = "https://cloud.lambdalabs.com"
 
     async def start(self) -> AsyncIterator[Any]:
         key = env_secret(KEY_ENV)

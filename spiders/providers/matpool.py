@@ -24,21 +24,20 @@ from urllib.parse import urlencode
 import scrapy
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.matpool import machines_query, parse_machines
 
 MACHINES_PATH = "/api/machines"
-TOKEN_ENV = "MATPOOL_TOKEN"
+# The credentials it reads, from its line in gpurent_core.providers.
+(TOKEN_ENV,) = provider("matpool").auth_env
 
 
 class MatpoolSpider(ApiSpider):
     """Reads the web client's JSON API, called as the client calls it."""
 
     name = "matpool"
-    home = "CN"
-    auth_env = (TOKEN_ENV,)
     needs_auth = False
-    default_base_url = "https://matpool.com"
     # The perPage of matpool-cli's shape-verified fixture (Aoblex/matpool-cli test/fixtures.js).
     default_page_size = 20
 

@@ -16,21 +16,20 @@ from typing import Any
 
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.paperspace import parse_vm_types
 
 VM_TYPES_PATH = "/vmTypes/getVmTypesByClusters"
-KEY_ENV = "PAPERSPACE_API_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+(KEY_ENV,) = provider("paperspace").auth_env
 
 
 class PaperspaceSpider(ApiSpider):
     """Reads a JSON API for programs (the gradient CLI calls it)."""
 
     name = "paperspace"
-    home = "US"
-    auth_env = (KEY_ENV,)
     needs_auth = True
-    default_base_url = "https://api.paperspace.io"
 
     async def start(self) -> AsyncIterator[Any]:
         key = env_secret(KEY_ENV)

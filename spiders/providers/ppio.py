@@ -18,21 +18,20 @@ from typing import Any
 
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, ApiSpider, env_secret
 from spiders.parsers.ppio import parse_products
 
 PRODUCTS_PATH = "/gpu-instance/openapi/v1/products"
-KEY_ENV = "PPIO_API_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+(KEY_ENV,) = provider("ppio").auth_env
 
 
 class PpioSpider(ApiSpider):
     """Reads a documented JSON API (skypilot calls it)."""
 
     name = "ppio"
-    home = "CN"
-    auth_env = (KEY_ENV,)
     needs_auth = True
-    default_base_url = "https://api.ppinfra.com"
 
     async def start(self) -> AsyncIterator[Any]:
         key = env_secret(KEY_ENV)

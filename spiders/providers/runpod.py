@@ -29,6 +29,7 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
 from spiders.parsers.common import load_json
 from spiders.parsers.runpod import (
@@ -44,7 +45,8 @@ from spiders.parsers.runpod import (
 GRAPHQL_PATH = "/graphql"
 BAD_REQUEST = 400
 """How RunPod answers a query its schema refuses: read (a layout change), not given up on."""
-KEY_ENV = "RUNPOD_API_KEY"
+# The credentials it reads, from its line in gpurent_core.providers.
+(KEY_ENV,) = provider("runpod").auth_env
 CATALOG = "catalog"
 
 
@@ -52,9 +54,6 @@ class RunpodSpider(ApiSpider):
     """Reads a GraphQL API for programs (RunPod's own console and SDK call it)."""
 
     name = "runpod"
-    home = "US"
-    auth_env = (KEY_ENV,)
-    default_base_url = "https://api.runpod.io"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -19,8 +19,6 @@ from spiders.parsers.suanjia import ROW_SELECTOR, parse_market
 
 class SuanjiaSpider(BrowserPageSpider):
     name = "suanjia"
-    home = "CN"
-    default_base_url = "https://www.suanjiayun.com"
     page_path = "/pricing"
     row_selector = ROW_SELECTOR
 

@@ -22,8 +22,6 @@ class TensordockSpider(ApiSpider):
     """Reads a public JSON API (no key) meant for programs."""
 
     name = "tensordock"
-    home = "US"
-    default_base_url = "https://marketplace.tensordock.com"
 
     async def start(self) -> AsyncIterator[Any]:
         yield self.json_request(self.url(HOSTNODES_PATH), callback=self.parse_hostnodes)

@@ -29,8 +29,6 @@ class VastaiSpider(ApiSpider):
     """Reads a documented JSON API that Vast.ai's own CLI calls."""
 
     name = "vastai"
-    home = "US"
-    default_base_url = "https://console.vast.ai"
     default_page_size = 500
 
     async def start(self) -> AsyncIterator[Any]:

@@ -35,6 +35,7 @@ from typing import Any
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
 from spiders.parsers.common import ParseContext, load_json
 from spiders.parsers.verda import (
@@ -51,8 +52,8 @@ from spiders.parsers.verda import (
 TOKEN_PATH = "/v1/oauth2/token"
 # The token endpoint refuses credentials with 400 too (the SDK's `invalid_request`).
 TOKEN_REFUSED = (400, *KEY_REFUSED)
-ID_ENV = "VERDA_CLIENT_ID"
-SECRET_ENV = "VERDA_CLIENT_SECRET"
+# The credentials it reads, from its line in gpurent_core.providers.
+ID_ENV, SECRET_ENV = provider("verda").auth_env
 # Source name -> path (with query). Each answer is read by its reader in `_readers`.
 SOURCES: dict[str, str] = {
     "instance_types": "/v1/instance-types",
@@ -92,10 +93,7 @@ class VerdaSpider(ApiSpider):
     """Reads a documented JSON API behind OAuth2."""
 
     name = "verda"
-    home = "FI"
-    auth_env = (ID_ENV, SECRET_ENV)
     needs_auth = True
-    default_base_url = "https://api.datacrunch.io"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -20,8 +20,6 @@ PRICING_PATH = "/pricing"
 
 class XiangongyunSpider(ProviderSpider):
     name = "xiangongyun"
-    home = "CN"
-    default_base_url = "https://www.xiangongyun.com"
 
     async def start(self) -> AsyncIterator[Any]:
         yield scrapy.Request(
