@@ -296,6 +296,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "used_fee_mandatory": ("mandatory", "必选"),
     "used_fee_optional": ("optional", "可选"),
     "used_fee_stopped": (", also while stopped", "，停机时也计费"),
+    "used_fee_stopped_unknown": (", while stopped: unknown", "，停机时是否计费未知"),
     "fee_system_disk": ("system_disk", "系统盘"),
     "fee_data_disk": ("data_disk", "数据盘"),
     "fee_storage_stopped": ("storage_stopped", "停机存储"),
@@ -484,6 +485,18 @@ def used_in_cost(lang: Lang, fact: object) -> str:
     return separator.join(_fee_text(lang, fee) for fee in fact.fees)
 
 
+def _stopped_text(lang: Lang, fee: object) -> str:
+    """Whether a timed fee runs on while the machine is stopped; unknown is said, not hidden
+    (the engine counts it as charged). A one-off fee (no unit) has no stopped hours."""
+    from gpurent_core.terms import FeeTerms
+
+    assert isinstance(fee, FeeTerms)
+    if fee.unit is None or fee.charged_while_stopped is False:
+        return ""
+    key = "used_fee_stopped" if fee.charged_while_stopped else "used_fee_stopped_unknown"
+    return t(lang, key)
+
+
 def _fee_text(lang: Lang, fee: object) -> str:
     from gpurent_core.terms import FeeTerms
 
@@ -499,5 +512,5 @@ def _fee_text(lang: Lang, fee: object) -> str:
         basis=enum_label(lang, "feebasis", fee.basis.value),
         free=t(lang, "used_fee_free", n=f"{free:f}") if free is not None else "",
         kind=t(lang, "used_fee_mandatory" if fee.mandatory else "used_fee_optional"),
-        stopped=t(lang, "used_fee_stopped") if fee.charged_while_stopped else "",
+        stopped=_stopped_text(lang, fee),
     )
