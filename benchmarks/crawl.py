@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.measure import ROOT, child_env, paired
+from gpurent_core.providers import provider
 
 PAGE_SIZE = 500
 PAGE_CAP = 100_000
-RECORDING = ROOT / "replay" / "recordings" / "default" / "gpushare" / "machine_list_page1.json"
+RECORDING = provider("gpushare").recordings / "machine_list_page1.json"
 QUERY = {"models": ["-1"], "gpuName": [""], "priceOrder": ["asc"]}
 
 

@@ -50,7 +50,7 @@ from pathlib import Path
 # Run as a script from anywhere: the repo root holds the packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import (
     AddonFee,
     BillingUnit,

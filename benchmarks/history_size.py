@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import ProviderRun, RunStatus
 from warehouse.costed import costed_latest_offers
 from warehouse.db import connect

@@ -22,7 +22,7 @@ import polars as pl
 from gpurent import api
 from gpurent.api import views
 from gpurent_core.catalog import get_catalog
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -118,50 +118,49 @@ def render(ctx: Ctx) -> None:
     except sizer.SizingError as exc:
         st.error(t(lang, "size_error", error=md_escape(exc)))
         return
-    report = answer.report
     cols = st.columns(3)
-    tier = f"{report['gpus']} x {report['tier_gb']} GB" if report["tier_gb"] else "—"
+    tier = f"{answer.gpus} x {answer.tier_gb} GB" if answer.tier_gb else "—"
     cols[0].metric(t(lang, "size_tier"), tier)
-    cols[1].metric(t(lang, "size_per_gpu"), f"{report['per_gpu_gib']:.1f} GiB")
-    cols[2].metric(t(lang, "size_cards"), str(report["gpus"]))
-    if not report["fits"]:
+    cols[1].metric(t(lang, "size_per_gpu"), f"{answer.per_gpu_gib:.1f} GiB")
+    cols[2].metric(t(lang, "size_cards"), str(answer.gpus))
+    if not answer.fits:
         st.warning(t(lang, "size_no_fit"))
-    breakdown = tables.breakdown_frame(report["placements"], lang)
+    breakdown = tables.breakdown_frame(answer.placements, lang)
     st.altair_chart(charts.breakdown_chart(breakdown, lang), width="stretch")
     # The verdict names offers, and offer labels come from providers: escaped. It follows
     # the language (dashboards.verdicts), figures and labels kept as the engine gave them.
-    st.info(md_escape(verdict_text(report["verdict"], lang)))
+    st.info(md_escape(verdict_text(answer.verdict, lang)))
     st.subheader(t(lang, "size_offers"))
-    if report["offers"]:
-        st.markdown(f"**{t(lang, 'offers_count', n=report['offers_total'])}**")
+    if answer.offers:
+        st.markdown(f"**{t(lang, 'offers_count', n=answer.offers_total)}**")
         st.dataframe(
-            tables.size_offers_table(report["offers"], lang),
+            tables.size_offers_table(answer.offers, lang),
             hide_index=True,
             width="stretch",
             key="size_table",
             column_config=link_columns(lang),
         )
         # How a row meets the targets when that takes more cards than its cheapest rental.
-        for line in sizer.row_notes(report["offers"], lang):
+        for line in sizer.row_notes(answer.offers, lang):
             st.caption(md_escape(line))
     else:
-        reason = offers_reason_text(report["offers_reason"], lang)
+        reason = offers_reason_text(answer.offers_reason, lang)
         st.info(md_escape(reason or t(lang, "no_rows")))
-    if report.get("stale_left_out"):
-        st.caption(t(lang, "stale_left_out", n=report["stale_left_out"]))
-    if report["cannot_tell"]:
+    if answer.stale_left_out:
+        st.caption(t(lang, "stale_left_out", n=answer.stale_left_out))
+    if answer.cannot_tell:
         # Unknown is never a yes: these offers are not ranked with the ones above.
-        st.subheader(t(lang, "size_cannot_tell", n=len(report["cannot_tell"])))
+        st.subheader(t(lang, "size_cannot_tell", n=len(answer.cannot_tell)))
         st.dataframe(
-            sizer.untold_table(report["cannot_tell"], lang),
+            sizer.untold_table(answer.cannot_tell, lang),
             hide_index=True,
             width="stretch",
             key="size_untold",
             column_config=link_columns(lang),
         )
-    if report["left_out"]:
+    if answer.left_out:
         # One line per card and reason with its count, not one per offer (the same card
         # listed by many providers would be a wall of identical lines).
         st.subheader(t(lang, "size_excluded"))
-        for line in sizer.left_out_lines(report["left_out"], lang):
+        for line in sizer.left_out_lines(answer.left_out, lang):
             st.markdown(md_escape(line))

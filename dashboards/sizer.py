@@ -8,18 +8,18 @@ counts, and how a ranked offer meets the targets.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from dashboards.i18n import Lang, enum_label, money, status_label, t
-from dashboards.tables import offer_id, safe_url
+from dashboards.tables import safe_url
 from dashboards.verdicts import reason_text
 from gpurent import api
-from gpurent.api import Engine, Mode, Objective, SizeAnswer
+from gpurent.api import Engine, LeftOutGroup, Mode, Objective, SizeAnswer, SizedOffer
 
 __all__ = [
     "LEFT_OUT_SHOWN",
@@ -95,27 +95,25 @@ LEFT_OUT_SHOWN = 12
 the rest are counted on one line."""
 
 
-def untold_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
-    """The offers the answer cannot tell (``report["cannot_tell"]``): never ranked, so
+def untold_table(rows: Sequence[SizedOffer], lang: Lang) -> pd.DataFrame:
+    """The offers the answer cannot tell (``SizeAnswer.cannot_tell``): never ranked, so
     without rank or speed columns, each with why it cannot be told."""
     out = []
     for r in rows:
-        cur = r["cost_currency"]
-        why = r.get("note") or "; ".join(r.get("marks") or [])
+        cur = r.cost_currency
+        why = r.note or "; ".join(r.marks)
         out.append(
             {
-                t(lang, "col_provider"): r["provider"],
-                t(lang, "col_gpu"): reason_text(r["card"], lang),  # "(form unsaid)"
-                t(lang, "col_count"): r["gpu_count"],
-                t(lang, "col_status"): status_label(lang, r["status"]),
-                t(lang, "col_free"): ""
-                if r["available_count"] is None
-                else str(r["available_count"]),
-                t(lang, "col_true_hourly"): money(r["true_hourly"], cur),
-                t(lang, "col_true_monthly"): money(r["true_monthly"], cur),
+                t(lang, "col_provider"): r.provider,
+                t(lang, "col_gpu"): reason_text(r.card, lang),  # "(form unsaid)"
+                t(lang, "col_count"): r.gpu_count,
+                t(lang, "col_status"): status_label(lang, r.status),
+                t(lang, "col_free"): "" if r.available_count is None else str(r.available_count),
+                t(lang, "col_true_hourly"): money(r.true_hourly, cur),
+                t(lang, "col_true_monthly"): money(r.true_monthly, cur),
                 t(lang, "col_why"): reason_text(why, lang),
-                t(lang, "col_offer_id"): offer_id(r),
-                t(lang, "col_link"): safe_url(r.get("url")),
+                t(lang, "col_offer_id"): r.offer_id,
+                t(lang, "col_link"): safe_url(r.url),
             }
         )
     keys = (
@@ -126,33 +124,31 @@ def untold_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
 
 
 def left_out_lines(
-    groups: list[dict[str, Any]], lang: Lang, *, shown: int = LEFT_OUT_SHOWN
+    groups: Sequence[LeftOutGroup], lang: Lang, *, shown: int = LEFT_OUT_SHOWN
 ) -> list[str]:
-    """``report["left_out"]`` as lines: one per group of offers left out for the same
+    """``SizeAnswer.left_out`` as lines: one per group of offers left out for the same
     reason on the same card (its count and providers), the largest ``shown``, then one
-    line counting the rest. Every offer stays in ``report["excluded"]``."""
+    line counting the rest. Every offer stays in ``SizeAnswer.excluded``."""
     lines = [
         t(
             lang,
             "size_left_out_group",
-            offers=t(lang, "size_n_offers" if g["count"] > 1 else "size_one_offer", n=g["count"]),
+            offers=t(lang, "size_n_offers" if g.count > 1 else "size_one_offer", n=g.count),
             # Which check left it out, in words ("size_step_speed"); an unknown one as is.
-            step=enum_label(lang, "size_step", g["step"]),
-            card=reason_text(g["card"], lang),
-            reason=reason_text(g["reason"], lang),
-            providers=", ".join(g["providers"]),
+            step=enum_label(lang, "size_step", g.step),
+            card=reason_text(g.card, lang),
+            reason=reason_text(g.reason, lang),
+            providers=", ".join(g.providers),
         )
         for g in groups[:shown]
     ]
     rest = groups[shown:]
     if rest:
-        lines.append(
-            t(lang, "size_left_out_more", n=sum(g["count"] for g in rest), groups=len(rest))
-        )
+        lines.append(t(lang, "size_left_out_more", n=sum(g.count for g in rest), groups=len(rest)))
     return lines
 
 
-def row_notes(rows: list[dict[str, Any]], lang: Lang) -> list[str]:
+def row_notes(rows: Sequence[SizedOffer], lang: Lang) -> list[str]:
     """How a ranked offer meets the targets when that takes more cards than its cheapest
     rental ("meets 1000 ms with 4 cards (2358 ms on 1)"), one line per row that has one."""
     return [
@@ -160,9 +156,9 @@ def row_notes(rows: list[dict[str, Any]], lang: Lang) -> list[str]:
             lang,
             "size_row_note",
             n=n,
-            offer=f"{r['provider']} {r['card']}",
-            note=reason_text(r["note"], lang),
+            offer=f"{r.provider} {r.card}",
+            note=reason_text(r.note, lang),
         )
         for n, r in enumerate(rows, start=1)
-        if r.get("note")
+        if r.note
     ]

@@ -8,6 +8,7 @@ already ranked, so the text columns need no numeric sort.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ from dashboards.i18n import (
     t,
     used_in_cost,
 )
+from gpurent import api
 from gpurent.api import names
 
 GREY = "color: #9aa0a6"
@@ -239,46 +241,43 @@ def billing_facts_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
     return pd.DataFrame(out, columns=[t(lang, k) for k in keys])
 
 
-def size_offers_table(rows: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
-    """Ranked fitting offers (``RankedOffer.as_row()`` dicts), as the sizing page shows them."""
+def size_offers_table(rows: Sequence[api.SizedOffer], lang: Lang) -> pd.DataFrame:
+    """Ranked fitting offers (``api.SizeAnswer.offers``), as the sizing page shows them."""
     out = []
+    now = datetime.now(UTC)
     for r in rows:
-        cur = r["cost_currency"]
-        per_m = r["cost_per_million_tokens"]
+        cur = r.cost_currency
+        per_m = r.cost_per_million_tokens
+        stale = f", {_STALE_AGE[lang].format(age=human_age(lang, r.observed_at, now))}"
         out.append(
             {
-                t(lang, "col_provider"): r["provider"],
-                t(lang, "col_gpu"): r["gpu_model"],
-                t(lang, "col_vram"): vram_cell(r["gpu_vram_gb"]),
-                t(lang, "col_count"): r["gpu_count"],
-                t(lang, "col_tp"): r["tensor_parallel"],
-                t(lang, "col_need"): f"{r['need_gib_per_gpu']:.2f}",
-                t(lang, "col_usable"): f"{r['usable_gib_per_gpu']:.2f}",
-                t(lang, "col_status"): status_label(lang, r["status"])
-                + (f", {age_cell(lang, r, datetime.now(UTC))}" if r.get("stale") else ""),
-                t(lang, "col_free"): ""
-                if r["available_count"] is None
-                else str(r["available_count"]),
-                t(lang, "col_true_hourly"): money(r["true_hourly"], cur),
-                t(lang, "col_true_monthly"): money(r["true_monthly"], cur),
-                t(lang, "col_tokens"): ""
-                if r["tokens_per_s"] is None
-                else f"{r['tokens_per_s']:.1f}",
+                t(lang, "col_provider"): r.provider,
+                t(lang, "col_gpu"): r.gpu_model,
+                t(lang, "col_vram"): vram_cell(r.gpu_vram_gb),
+                t(lang, "col_count"): r.gpu_count,
+                t(lang, "col_tp"): r.tensor_parallel,
+                t(lang, "col_need"): f"{r.need_gib_per_gpu:.2f}",
+                t(lang, "col_usable"): f"{r.usable_gib_per_gpu:.2f}",
+                t(lang, "col_status"): status_label(lang, r.status) + (stale if r.stale else ""),
+                t(lang, "col_free"): "" if r.available_count is None else str(r.available_count),
+                t(lang, "col_true_hourly"): money(r.true_hourly, cur),
+                t(lang, "col_true_monthly"): money(r.true_monthly, cur),
+                t(lang, "col_tokens"): "" if r.tokens_per_s is None else f"{r.tokens_per_s:.1f}",
                 t(lang, "col_per_mtok"): "" if per_m is None else money(per_m, cur),
-                t(lang, "col_region"): r["region"] or "",
-                t(lang, "col_offer_id"): offer_id(r),
-                t(lang, "col_link"): safe_url(r.get("url")),
+                t(lang, "col_region"): r.region or "",
+                t(lang, "col_offer_id"): r.offer_id,
+                t(lang, "col_link"): safe_url(r.url),
             }
         )
     return pd.DataFrame(out)
 
 
-def breakdown_frame(placements: list[dict[str, Any]], lang: Lang) -> pd.DataFrame:
+def breakdown_frame(placements: Sequence[api.PlacementFit], lang: Lang) -> pd.DataFrame:
     """Long frame for the memory chart: one row per (placement, part) with GiB per GPU."""
     rows = []
     for p in placements:
-        cards = f"{p['tensor_parallel']} x"
-        for part, gib in p["breakdown_gib"].items():
+        cards = f"{p.tensor_parallel} x"
+        for part, gib in p.breakdown_gib.items():
             if gib:
                 rows.append(
                     {

@@ -1,20 +1,35 @@
 """Billing facts per provider: the checklist renters go through before ordering.
 
-Kept as data (``gpurent_core/data/billing_facts.toml``) with a source and a date for every fact,
-because these terms change and a renter must be able to check them. A fact not in the file
-is unknown and shown as such: gpurent does not fill gaps with guesses.
+Kept as data, one file per provider in its folder (``spiders/providers/<folder>/
+billing_facts.toml``, see ``gpurent_core.providers``), with a source and a date for every
+fact, because these terms change and a renter must be able to check them. A fact not in the
+file is unknown and shown as such: gpurent does not fill gaps with guesses. The files are read
+by path; nothing of ``spiders`` is imported.
+
+A file holds one ``[[fact]]`` per answer, each with the words a renter reads (``value``),
+where it comes from (``source``) and when that source said it (``as_of``). A question with no
+fact is unknown, never "none": write a fact saying "none" only when a source says so. The
+provider is the folder's: a fact does not name it.
 
 Some facts change what a rental really costs, so besides the words a person reads they carry
 typed terms the code uses:
 
-* ``seconds`` on ``billing_granularity`` and ``minimum_rental``: the cost engine rounds each
-  session up to the granularity and to the minimum (``BillingTerms``);
-* ``starts`` on ``billing_starts``: whether boot time is billed;
-* ``fees`` on fee facts (system disk, storage, egress, public IP, no-GPU mode): platform-wide
-  add-on fees. Spiders attach them to every offer of the provider (``platform_fees``), so the
-  stored offer says what it cost at the time and the cost engine prices it like any fee.
+* ``seconds = N`` on ``billing_granularity`` and ``minimum_rental``: the cost engine rounds
+  each session up to the granularity and to the minimum (0 = no minimum; ``BillingTerms``);
+* ``starts = "power-on" | "ready"`` on ``billing_starts``: whether boot time is billed;
+* ``fees = [{...}]`` on fee facts (system disk, storage, egress, public IP, no-GPU mode):
+  platform-wide add-on fees. Spiders attach them to every offer of the provider
+  (``platform_fees``), so the stored offer says what it cost at the time and the cost engine
+  prices it like any fee. Keys: ``type`` (gpurent FeeType), ``amount`` (a decimal, written as
+  a number), ``currency``, ``unit`` (second..year; omit for per-GB traffic), ``basis``
+  (instance | gpu | gb | tb; default instance), ``included`` (free allowance),
+  ``mandatory``, ``while_stopped`` (also billed while the instance is stopped), ``what``
+  (names the fee when a fact declares several; else the fact's value does).
 
-This file is the one place those terms live: a spider does not keep its own copy.
+Fees that differ per offer (Vast.ai, Cudo, Hyperstack, TensorDock, Verda) come from the
+provider's API and are attached by its parser, not declared here.
+
+These files are the one place those terms live: a spider does not keep its own copy.
 """
 
 from __future__ import annotations
@@ -26,16 +41,16 @@ from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from gpurent_core.enums import BillingUnit, FeeBasis, FeeType
+from gpurent_core.providers import BILLING_FACTS_FILE, PROVIDERS
 from gpurent_core.terms import FeeTerms
 
 if TYPE_CHECKING:
     from gpurent_core.model import AddonFee
 
-DATA_FILE = "billing_facts.toml"
+DATA_FILE = BILLING_FACTS_FILE
 
 
 class BillingFactKind(StrEnum):
@@ -216,15 +231,17 @@ def _fee(raw: Mapping[str, Any], fact_value: str, cited: str, where: str) -> Fee
     )
 
 
-def _fact(raw: Mapping[str, Any], index: int) -> BillingFact:
-    where = f"{DATA_FILE} fact #{index + 1} ({raw.get('provider')}/{raw.get('fact')})"
-    known = {"provider", "fact", "value", "source", "as_of", "seconds", "starts", "fees"}
+def _fact(raw: Mapping[str, Any], index: int, file: str, of: str | None) -> BillingFact:
+    where = f"{file} fact #{index + 1} ({of or raw.get('provider')}/{raw.get('fact')})"
+    known = {"fact", "value", "source", "as_of", "seconds", "starts", "fees"}
+    if of is None:
+        known.add("provider")  # a file of no one folder names each fact's provider
     if unknown := set(raw) - known:
         raise BillingFactsError(f"{where}: unknown keys {sorted(unknown)}")
     try:
         kind = BillingFactKind(raw["fact"])
         value, source, as_of = str(raw["value"]), str(raw["source"]), raw["as_of"]
-        provider = str(raw["provider"])
+        provider = of if of is not None else str(raw["provider"])
     except (KeyError, ValueError) as exc:
         raise BillingFactsError(f"{where}: {exc}") from exc
     if not isinstance(as_of, date) or not source.strip() or not value.strip():
@@ -251,28 +268,44 @@ def _fact(raw: Mapping[str, Any], index: int) -> BillingFact:
     )
 
 
-def parse_billing_facts(text: str) -> tuple[BillingFact, ...]:
-    """Facts from the TOML text (``[[fact]]`` tables); raises BillingFactsError on bad data."""
+def parse_billing_facts(
+    text: str, provider: str | None = None, file: str = DATA_FILE
+) -> tuple[BillingFact, ...]:
+    """Facts from the TOML text (``[[fact]]`` tables) of ``provider``'s file (without
+    ``provider``, each fact names its own); raises BillingFactsError on bad data, naming
+    ``file``."""
     try:
         doc = tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
-        raise BillingFactsError(f"{DATA_FILE}: {exc}") from exc
-    facts = tuple(_fact(raw, i) for i, raw in enumerate(doc.get("fact", [])))
+        raise BillingFactsError(f"{file}: {exc}") from exc
+    unknown_tables = set(doc) - {"fact"}
+    if unknown_tables:
+        raise BillingFactsError(f"{file}: unknown keys {sorted(unknown_tables)}")
+    facts = tuple(_fact(raw, i, file, provider) for i, raw in enumerate(doc.get("fact", [])))
     seen: set[tuple[str, BillingFactKind]] = set()
     for f in facts:
         # One typed term per provider and kind, or the engine would have to pick one.
         if f.seconds is not None or f.starts is not None:
             key = (f.provider, f.fact)
             if key in seen:
-                raise BillingFactsError(f"{DATA_FILE}: two typed {f.fact.value} for {f.provider}")
+                raise BillingFactsError(f"{file}: two typed {f.fact.value} for {f.provider}")
             seen.add(key)
     return facts
 
 
 @cache
 def load_billing_facts() -> tuple[BillingFact, ...]:
-    text = resources.files("gpurent_core.data").joinpath(DATA_FILE).read_text("utf-8")
-    return parse_billing_facts(text)
+    """Every provider's facts, in the order of the list of providers, then of each file."""
+    facts: list[BillingFact] = []
+    for info in PROVIDERS:
+        path = info.path / DATA_FILE
+        shown = f"spiders/providers/{info.folder}/{DATA_FILE}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BillingFactsError(f"{shown}: cannot read ({exc})") from exc
+        facts.extend(parse_billing_facts(text, info.name, shown))
+    return tuple(facts)
 
 
 def facts_for(provider: str) -> list[BillingFact]:

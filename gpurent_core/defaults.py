@@ -13,7 +13,7 @@ from gpurent_core.units import HOURS_PER_MONTH
 DEFAULT_CURRENCY = "CNY"
 """Display currency for costs and rankings when GPURENT_CURRENCY is not set."""
 
-# The usage a cost is for, unless the user says otherwise (``costing.UsageProfile``).
+# The usage a cost is for, unless the user says otherwise (``cost.usage.UsageProfile``).
 DEFAULT_HOURS_PER_MONTH = Decimal(HOURS_PER_MONTH.numerator) / HOURS_PER_MONTH.denominator
 """Always on: the whole month (730 hours, 8760 / 12, as ``gpurent_core.units`` says)."""
 DEFAULT_STORAGE_GB = Decimal(50)

@@ -6,13 +6,27 @@ flows, and the spiders themselves (`spiders.base.ProviderSpider` takes its class
 the line of its ``name``). It imports nothing beyond the standard library, so a program that
 only reads a warehouse never loads Scrapy to learn the providers' names.
 
-Adding a provider: its spider module under ``spiders/providers/`` and one line here
-(CONTRIBUTING.md).
+A provider is one folder, ``spiders/providers/<folder>/`` (the folder is the name, except
+where the name is a Python keyword: lambda's is ``lambdalabs``)::
+
+    __init__.py          what the provider is, in words (no Scrapy: data can be read without it)
+    spider.py            the spider (Scrapy finds it: SPIDER_MODULES walks subpackages)
+    parser.py            pure functions, answer -> records, with the answers' contracts
+    billing_facts.toml   its billing facts, each with a source and a date
+    recordings/          the default replay scene's answers (routes.json, bodies, PROVENANCE)
+    fixtures/            its parser fixture cases (<case>/input.*, output.json, page.json)
+
+Adding a provider: that folder and one line here (CONTRIBUTING.md). `provider_folder` finds
+the folder by path, without importing ``spiders`` (this module imports nothing beyond the
+standard library): the billing facts and the replay server read their files from there.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,28 @@ class ProviderInfo:
     """The provider's real base URL; GPURENT_BASE_URL replaces it (replay server)."""
     min_poll_interval_s: int = 300
     """Politeness: the watch poll never fetches this provider more often than this."""
+    folder: str = ""
+    """Its folder under ``spiders/providers/`` and Python package name there (default: the
+    name; a name that is a Python keyword cannot be a package name)."""
+
+    def __post_init__(self) -> None:
+        if not self.folder:
+            object.__setattr__(self, "folder", self.name)
+
+    @property
+    def path(self) -> Path:
+        """The provider's folder (``spiders/providers/<folder>``)."""
+        return providers_root() / self.folder
+
+    @property
+    def recordings(self) -> Path:
+        """Its answers in the default replay scene (``routes.json``, bodies, PROVENANCE)."""
+        return self.path / "recordings"
+
+    @property
+    def fixtures(self) -> Path:
+        """Its parser fixture cases (``<case>/`` folders)."""
+        return self.path / "fixtures"
 
 
 PROVIDERS: tuple[ProviderInfo, ...] = (
@@ -43,7 +79,8 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
                  "https://infrahub-api.nexgencloud.com/v1"),
     ProviderInfo("jarvislabs", "IN", False, ("JARVISLABS_API_KEY",),
                  "https://backendn.jarvislabs.net"),
-    ProviderInfo("lambda", "US", False, ("LAMBDA_API_KEY",), "https://cloud.lambdalabs.com"),
+    ProviderInfo("lambda", "US", False, ("LAMBDA_API_KEY",), "https://cloud.lambdalabs.com",
+                 folder="lambdalabs"),
     ProviderInfo("matpool", "CN", False, ("MATPOOL_TOKEN",), "https://matpool.com"),
     ProviderInfo("paperspace", "US", False, ("PAPERSPACE_API_KEY",), "https://api.paperspace.io"),
     ProviderInfo("ppio", "CN", False, ("PPIO_API_KEY",), "https://api.ppinfra.com"),
@@ -57,6 +94,19 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
 )  # fmt: skip
 
 BY_NAME: dict[str, ProviderInfo] = {p.name: p for p in PROVIDERS}
+
+BILLING_FACTS_FILE = "billing_facts.toml"
+"""Each provider folder's billing facts (read by ``gpurent_core.billing_facts``)."""
+
+
+@cache
+def providers_root() -> Path:
+    """``spiders/providers``, found by path: where the ``spiders`` package lies, read without
+    importing it (in a checkout, an editable install or a wheel alike)."""
+    spec = importlib.util.find_spec("spiders")  # a top-level name: finds, imports nothing
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))) / "providers"
+    return Path(__file__).resolve().parents[1] / "spiders" / "providers"
 
 
 def provider(name: str) -> ProviderInfo:

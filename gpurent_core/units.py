@@ -29,13 +29,6 @@ def to_fraction(value: Decimal | int | str) -> Fraction:
     return Fraction(Decimal(value))
 
 
-def fraction_to_decimal(value: Fraction, places: int = 10) -> Decimal:
-    """Round a Fraction half-even to ``places`` decimals; exact values keep their digits."""
-    quantum = Decimal(1).scaleb(-places)
-    exact = Decimal(value.numerator) / Decimal(value.denominator)
-    return exact.quantize(quantum).normalize() if exact != 0 else Decimal(0)
-
-
 def convert_rate(amount: Fraction, from_unit: BillingUnit, to_unit: BillingUnit) -> Fraction:
     """A rate of ``amount`` per ``from_unit`` expressed per ``to_unit`` (exact)."""
     return amount * HOURS_PER_UNIT[to_unit] / HOURS_PER_UNIT[from_unit]

@@ -6,6 +6,13 @@ Layout::
     <root>/<scene>/<provider>/routes.json     [route, ...]
     <root>/<scene>/<provider>/<body files>
 
+The bundled default scene is composed from the provider folders: each provider's answers
+are its ``spiders/providers/<folder>/recordings/`` (``routes.json``, bodies, PROVENANCE),
+found through the one list of providers (``gpurent_core.providers``) and read as if they
+were ``<root>/default/<provider>/``. The other bundled scenes (``replay/recordings/<scene>/``)
+extend it as before. A recordings folder of one's own (``root``) holds its own default
+scene, unless ``providers`` names folders to compose into it.
+
 Everything is read and checked up front: a recording mistake should fail the
 server start (or `validate_recordings`) with the file named, not surface later as
 a puzzling 404 in some spider test.
@@ -15,10 +22,13 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import shutil
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gpurent_core.providers import PROVIDERS
 from replay.faults import Fault, fault_from_mapping
 from replay.model import DEFAULT_SCENE, Recordings, Route, Scene
 
@@ -63,17 +73,49 @@ def default_root() -> Path:
     return Path(__file__).resolve().parent / "recordings"
 
 
-def load_recordings(root: Path | None = None) -> Recordings:
-    """Load every scene under `root`; raise RecordingError listing all problems."""
-    recordings, problems = _Loader(root or default_root()).load()
+def provider_recordings() -> dict[str, Path]:
+    """Each provider's answers in the default scene: its folder's ``recordings/``."""
+    return {info.name: info.recordings for info in PROVIDERS}
+
+
+def copy_default_scene(root: Path) -> Path:
+    """Write the bundled default scene, composed, as ``<root>/default/<provider>/`` (a
+    recordings folder of one's own, to edit and serve with ``root=``); returns ``root``."""
+    target = root / DEFAULT_SCENE
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(default_root() / DEFAULT_SCENE / SCENE_FILE, target / SCENE_FILE)
+    for provider, folder in provider_recordings().items():
+        shutil.copytree(folder, target / provider, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _providers_for(root: Path | None, providers: Mapping[str, Path] | None) -> dict[str, Path]:
+    """The provider folders the default scene is composed from: given, or, for the bundled
+    recordings, every registered provider's."""
+    if providers is not None:
+        return dict(providers)
+    if root is None or root.resolve() == default_root().resolve():
+        return provider_recordings()
+    return {}
+
+
+def load_recordings(
+    root: Path | None = None, providers: Mapping[str, Path] | None = None
+) -> Recordings:
+    """Load every scene under `root` (the default scene composed with `providers`' folders,
+    see the module docstring); raise RecordingError listing all problems."""
+    loader = _Loader(root or default_root(), _providers_for(root, providers))
+    recordings, problems = loader.load()
     if problems:
         raise RecordingError(problems)
     return recordings
 
 
-def validate_recordings(root: Path | None = None) -> list[str]:
+def validate_recordings(
+    root: Path | None = None, providers: Mapping[str, Path] | None = None
+) -> list[str]:
     """Every problem found under `root` (empty list: the recordings are usable)."""
-    return _Loader(root or default_root()).load()[1]
+    return _Loader(root or default_root(), _providers_for(root, providers)).load()[1]
 
 
 def _visible_dirs(folder: Path) -> list[Path]:
@@ -101,8 +143,10 @@ def _is_json_document(body: bytes) -> bool:
 
 
 class _Loader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, providers: Mapping[str, Path] | None = None) -> None:
         self.root = root
+        self.providers = dict(providers or {})
+        """Provider name -> a folder of its default-scene answers, outside `root`."""
         self.problems: list[str] = []
 
     def problem(self, where: Path, message: str) -> None:
@@ -128,6 +172,8 @@ class _Loader:
             scene = self.load_scene(folder)
             if scene is not None:
                 scenes[scene.name] = scene
+        if self.providers and DEFAULT_SCENE not in scenes:
+            scenes[DEFAULT_SCENE] = Scene(DEFAULT_SCENE, "", None, 1, self.provider_routes({}))
         if not scenes:
             self.problem(self.root, "no scenes found")
         self.check_extends(scenes)
@@ -164,7 +210,20 @@ class _Loader:
             provider.name: self.load_routes(folder.name, provider)
             for provider in _visible_dirs(folder)
         }
+        if folder.name == DEFAULT_SCENE:
+            routes = self.provider_routes(routes)
         return Scene(folder.name, str(description), extends, steps, routes)
+
+    def provider_routes(self, own: dict[str, tuple[Route, ...]]) -> dict[str, tuple[Route, ...]]:
+        """The default scene's routes: its own folders' and the provider folders'."""
+        routes = dict(own)
+        for provider, folder in self.providers.items():
+            if provider in routes:
+                where = self.root / DEFAULT_SCENE / provider
+                self.problem(where, f"{provider!r} is recorded twice (also in {folder})")
+                continue
+            routes[provider] = self.load_routes(DEFAULT_SCENE, folder, provider)
+        return dict(sorted(routes.items()))
 
     def check_extends(self, scenes: dict[str, Scene]) -> None:
         broken: list[str] = []
@@ -194,7 +253,10 @@ class _Loader:
             if key not in allowed and key not in _NOTE_KEYS and not key.startswith("_"):
                 self.problem(where, f"unknown key {key!r} (allowed: {', '.join(sorted(allowed))})")
 
-    def load_routes(self, scene: str, folder: Path) -> tuple[Route, ...]:
+    def load_routes(
+        self, scene: str, folder: Path, provider: str | None = None
+    ) -> tuple[Route, ...]:
+        """The routes of `folder` (named `provider`; by default the folder's name)."""
         path = folder / ROUTES_FILE
         if not path.is_file():
             self.problem(path, "missing (every provider folder needs a routes.json)")
@@ -207,7 +269,7 @@ class _Loader:
             return ()
         routes: list[Route] = []
         for index, item in enumerate(raw):
-            route = self.parse_route(scene, folder.name, path, index, item)
+            route = self.parse_route(scene, provider or folder.name, path, index, item)
             if route is not None:
                 routes.append(route)
         return tuple(routes)
@@ -333,7 +395,9 @@ class _Loader:
             self.problem(where, f"'body' must be a file name, got {name!r}")
             return b"", None
         file = (folder / name).resolve()
-        if not file.is_relative_to(self.root.resolve()):
+        # Inside the recordings: the root, or the provider folder the routes come from.
+        inside = self.root if folder.resolve().is_relative_to(self.root.resolve()) else folder
+        if not file.is_relative_to(inside.resolve()):
             self.problem(where, f"body file {name!r} is outside the recordings folder")
             return b"", None
         if not file.is_file():

@@ -1,4 +1,5 @@
-"""Print the billing-terms table of docs/providers.md from gpurent_core/data/billing_facts.toml.
+"""Print the billing-terms table of docs/providers.md from the providers' billing facts
+(``spiders/providers/<provider>/billing_facts.toml``).
 
 The block of docs/providers.md between the billing-facts markers is this script's output; a
 test (tests/test_billing_facts.py) keeps the two equal, so the table never drifts from the

@@ -8,16 +8,16 @@ for the same inputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from sizing.arch import ModelArch
-from sizing.checks import Checked, CheckedOffer, Exclusion, SpeedTargets, check_offers
+from sizing.checks import Checked, SpeedTargets, check_offers
 from sizing.placement import Placement, choose, plan
 from sizing.quant import Precision
-from sizing.recommend import GpuFilter, Objective, RankedOffer, offer_options
+from sizing.recommend import GpuFilter, Objective, RankedOffer
 from sizing.report import ModelInfo, build_report
 from sizing.support import context_check
 from sizing.verdict import recommendation
@@ -41,7 +41,7 @@ NONE_KNOWN = (
 )
 
 
-def no_warehouse(path: Path) -> str:
+def no_warehouse(path: object) -> str:
     return (
         f"warehouse not readable: no warehouse at {path} yet: run `gpurent crawl --replay` "
         "(offline demo) or `gpurent crawl` to rank live offers; this is the estimate alone"
@@ -75,23 +75,16 @@ class SizeQuery:
     """What the front end read into the question ("llama-3-8b is sized as Llama-3.1-8B")."""
 
 
-@dataclass(frozen=True)
-class SizeAnswer:
-    report: dict[str, Any]
-    """What `gpurent size --format json` prints."""
-    offers: list[CheckedOffer]
-    """Every offer that fits, runs and meets the targets, ranked."""
-    excluded: list[Exclusion]
-    stale_left_out: int = 0
-    """Offers that would be in ``offers`` but their provider's latest run did not confirm
-    them (left out unless ``SizeQuery.include_stale``)."""
-    cannot_tell: list[CheckedOffer] = field(default_factory=list)
-    """Offers whose precision support, or a speed figure a target needs, is unknown: never
-    ranked among ``offers``."""
+Market = Callable[[list[Placement]], tuple[list[list[RankedOffer]], str | None]]
+"""Every offer that fits one of the placements, as its ways of being rented
+(``recommend.offer_options``, stale ones too, marked), or none and why the market cannot be
+read ("warehouse not readable: ..."). The caller reads the warehouse its one way
+(``gpurent.api.warehouse``); sizing never opens it."""
 
 
-def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
-    """The answer for ``query`` against the warehouse at ``db`` (absent: the estimate alone).
+def size_answer(query: SizeQuery, market: Market) -> dict[str, Any]:
+    """The answer for ``query`` against ``market`` (unreadable: the estimate alone), as the
+    document `gpurent size --format json` prints (``sizing.report.build_report``).
 
     Raises ValueError (``support.BeyondContext`` among them) for inputs that cannot be sized.
     """
@@ -103,7 +96,7 @@ def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
         gpus=query.gpus,
         weights_bytes=query.weights_bytes,
     )
-    options, reason = _options(query, placements, db)
+    options, reason = _options(query, placements, market)
     checked = check_offers(options, query.targets, query.objective, placements)
     left_out = 0
     if not query.include_stale:
@@ -153,42 +146,19 @@ def size_answer(query: SizeQuery, db: Path) -> SizeAnswer:
     )
     if query.gpu is not None:
         report["gpu_filter"] = query.gpu.describe()
-    return SizeAnswer(
-        report=report,
-        offers=checked.kept,
-        excluded=checked.excluded,
-        stale_left_out=left_out,
-        cannot_tell=checked.cannot_tell,
-    )
+    return report
 
 
 def _options(
-    query: SizeQuery, placements: list[Placement], db: Path
+    query: SizeQuery, placements: list[Placement], market: Market
 ) -> tuple[list[list[RankedOffer]], str | None]:
     """Every offer that fits in memory, as its ways of being rented (stale ones too,
     marked), or none and the reason."""
     if choose(placements) is None:
         return [], NO_FIT
-    from warehouse.db import configured_lake, reading
-
-    if not db.exists() and configured_lake() is None:
-        return [], no_warehouse(db)
-    from warehouse.errors import WarehouseError, WarehouseMissing
-
-    try:
-        with reading(db) as con:
-            options = offer_options(
-                con,
-                placements,
-                display_currency=query.display_currency,
-                usage=query.usage,
-                include_stale=True,  # size_answer leaves them out unless asked, and counts them
-                gpu=query.gpu,
-            )
-    except WarehouseMissing:
-        return [], no_warehouse(db)
-    except WarehouseError as exc:
-        return [], f"warehouse not readable: {exc}"
+    options, reason = market(placements)
+    if reason is not None:
+        return [], reason
     if options:
         return options, None
     if query.gpu is not None:

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpurent_core.catalog import GpuSku, get_catalog
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from sizing.objective import Objective
 from sizing.placement import Placement, fits_card, sku_usable_gib, usable_gib
 from sizing.speed import (

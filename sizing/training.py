@@ -128,14 +128,6 @@ def layer_activation_bytes_per_token(arch: ModelArch, checkpointing: bool) -> fl
     return layers * layer_bytes_per_token(arch)
 
 
-def activation_bytes_per_token(
-    arch: ModelArch, checkpointing: bool = True, logits_bytes: int = LOGITS_BYTES_PER_VOCAB
-) -> float:
-    """Activations and the loss's logits, per token (bytes)."""
-    logits = logits_bytes * arch.vocab_size
-    return layer_activation_bytes_per_token(arch, checkpointing) + logits
-
-
 def zero3_gather_bytes(arch: ModelArch) -> float:
     """ZeRO-3 gathers whole 16-bit layers to run them: the current and the prefetched one,
     and the embedding/lm_head (the largest single module)."""

@@ -3,8 +3,9 @@
 A provider spider subclasses `ProviderSpider` (`ApiSpider` for an API made for programs,
 `spiders.browser.BrowserPageSpider` for a page built by JavaScript), sets `name` and
 `default_base_url`, and in its callbacks turns responses into records through the pure
-functions of `spiders.parsers.<provider>`; `emit_page()` yields them as feed dicts and notes
-layout errors and parsed pages in the run ledger (see `spiders.ledger`).
+functions of its folder's parser (`spiders.providers.<provider>.parser`); `emit_page()`
+yields them as feed dicts and notes layout errors and parsed pages in the run ledger (see
+`spiders.ledger`).
 
 The steps every API spider takes the same way live here too: credentials from the
 environment (`env_secret`), the JSON request (`json_request`), a refused key

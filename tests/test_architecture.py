@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 # layer -> the layers it may import (besides itself)
 ALLOWED: dict[str, set[str]] = {
     "gpurent_core": set(),
-    "replay": set(),
+    # the one list of providers: the default scene is composed from their folders
+    "replay": {"gpurent_core"},
     "spiders": {"gpurent_core"},
     "warehouse": {"gpurent_core"},
     "sizing": {"gpurent_core", "warehouse"},

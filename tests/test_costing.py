@@ -11,16 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpurent_core.billing_facts import BillingStart, terms_for
-from gpurent_core.costing import (
-    CostInput,
-    DoesNotFit,
-    TrueCost,
-    UsageProfile,
-    price_per_gpu_hour,
-    quantize_money,
-    rank_key,
-    true_cost,
-)
+from gpurent_core.cost.engine import TrueCost, rank_key, true_cost
+from gpurent_core.cost.money import quantize_money
+from gpurent_core.cost.offer import CostInput, DoesNotFit, price_per_gpu_hour
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.fx import FX_ENV_VAR, FxRate, FxRateMissing, FxTable
 from gpurent_core.model import (
     AddonFee,
@@ -740,7 +734,7 @@ def test_property_hourly_monotone_in_storage(
     small = true_cost(inp, prof, fx=_FX)
     large = true_cost(inp, more, fx=_FX)
     assert large.monthly >= small.monthly
-    # The storage goes on the optional disk cheapest for the month (gpurent_core.costing); with
+    # The storage goes on the optional disk cheapest for the month (gpurent_core.cost.fees); with
     # several to choose from, more GB may move it to one whose running rate is lower.
     sized = [
         f

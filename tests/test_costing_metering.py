@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpurent_core.billing_facts import BillingStart, BillingTerms
-from gpurent_core.costing import CostInput, UsageProfile, true_cost
+from gpurent_core.cost.engine import true_cost
+from gpurent_core.cost.offer import CostInput
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, PricePlan
 
 D = Decimal

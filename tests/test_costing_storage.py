@@ -1,6 +1,6 @@
 """Storage asked for is paid for on every offer (issue 12), and what "in stock" means for a unit.
 
-Fees are written as the parsers emit them (see tests/spiders/fixtures/*/output.json): AutoDL's
+Fees are written as the parsers emit them (see spiders/providers/*/fixtures/*/output.json): AutoDL's
 file storage and GPUShare's /hy-nas are optional add-ons, Vast.ai's and RunPod's disks are
 mandatory, Lambda's feed has no storage fee at all.
 """
@@ -14,7 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpurent_core.costing import CostInput, UsageProfile, cards_to_rent, rentable, true_cost
+from gpurent_core.cost.engine import true_cost
+from gpurent_core.cost.offer import CostInput
+from gpurent_core.cost.stock import cards_to_rent, rentable
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis
 
 D = Decimal

@@ -11,7 +11,7 @@ import pytest
 
 from gpurent import api
 from gpurent_core import defaults
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("gpurent", "gpurent_core", "spiders", "warehouse", "sizing", "flows", "dashboards")

@@ -35,6 +35,7 @@ from gpurent_core.normalize.gpu import (
     snap_vram_gb,
     split_gpu_count,
 )
+from gpurent_core.providers import provider
 
 CORPUS = Path(__file__).parent / "corpus" / "gpu_names.csv"
 
@@ -161,7 +162,7 @@ def test_one_price_row_for_two_cards_is_refused() -> None:
         resolve_gpu("RTX 2080Ti / 3080")
 
 
-VAST_RECORDINGS = Path(__file__).parents[1] / "replay" / "recordings" / "default" / "vastai"
+VAST_RECORDINGS = provider("vastai").recordings
 # Vast.ai's gpu_name with its gpu_ram (MiB), as the recorded pages carry them, and the card.
 VAST_NAMES: dict[tuple[str, int], tuple[str, int, str | None]] = {
     ("RTX 4090", 24564): ("RTX 4090", 24, None),

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import re
 
-from replay.loader import default_root
+from replay.loader import provider_recordings
 from tests.conftest import REPO_ROOT
 
 
 def on_purpose_in_provenance() -> set[str]:
-    root = default_root() / "default"
     return {
-        p.name
-        for p in root.iterdir()
+        name
+        for name, p in provider_recordings().items()
         if (p / "PROVENANCE").is_file()
         and "Unreadable on purpose:" in (p / "PROVENANCE").read_text(encoding="utf-8")
     }

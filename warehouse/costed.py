@@ -13,16 +13,10 @@ from typing import Any
 import duckdb
 
 from gpurent_core.billing_facts import terms_for
-from gpurent_core.costing import (
-    CostInput,
-    DoesNotFit,
-    TrueCost,
-    UsageProfile,
-    cards_to_rent,
-    rank_key,
-    rentable,
-    true_cost,
-)
+from gpurent_core.cost.engine import TrueCost, rank_key, true_cost
+from gpurent_core.cost.offer import CostInput, DoesNotFit
+from gpurent_core.cost.stock import cards_to_rent, rentable
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.enums import (
     BillingUnit,
     FeeBasis,
@@ -52,7 +46,7 @@ class CostedOffer:
 
     @property
     def rentable(self) -> bool:
-        """In stock for the cards the cost is for (``gpurent_core.costing.rentable``)."""
+        """In stock for the cards the cost is for (``gpurent_core.cost.stock.rentable``)."""
         return rentable(self.offer, self.gpus_rented)
 
     def as_row(self) -> dict[str, Any]:
@@ -91,7 +85,7 @@ class CostedOffer:
             "age_s": o.get("age_s"),
             "run_id": o["run_id"],
             "url": o["url"],
-            # Can it be rented now for these cards (gpurent_core.costing.rentable), and is the
+            # Can it be rented now for these cards (gpurent_core.cost.stock.rentable), and is the
             # storage asked for left out because the feed has no price for it?
             "rentable": self.rentable,
             "storage_price_unknown": c.storage_price_unknown,
@@ -229,7 +223,7 @@ def costed_latest_offers(
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
-    ``in_stock_only`` keeps the offers ``gpurent_core.costing.rentable`` for the profile's cards.
+    ``in_stock_only`` keeps the offers ``gpurent_core.cost.stock.rentable`` for the profile's cards.
     Only offers their provider's latest look confirmed are ranked (rule of truth 11): stale
     rows (``latest_offers.stale``) come too, marked, with ``include_stale`` only
     (``stale_left_out`` counts the ones left out).

@@ -7,7 +7,7 @@ confirmed observations count (rule of truth 11): a run that kept an offer stale 
 seeing it, and a failed or layout_changed run, observe nothing of it.
 
 1. each in-stock (in_stock or low) on-demand offer quotes its price per GPU-hour
-   (gpurent_core.costing.price_per_gpu_hour), the last such quote of the day, converted into the
+   (gpurent_core.cost.offer.price_per_gpu_hour), the last such quote of the day, converted into the
    index currency at that day's rate (gpurent_core.fx);
 2. each provider's quote is the median of its offers' quotes;
 3. with 4 or more providers, provider quotes further than 3 scaled MADs
@@ -34,7 +34,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpurent_core.costing import price_per_gpu_hour, quantize_money
+from gpurent_core.cost.money import quantize_money
+from gpurent_core.cost.offer import price_per_gpu_hour
 from gpurent_core.fx import FxError, FxRate, FxTable
 from gpurent_core.model import BillingUnit, PriceBasis, StockStatus
 from warehouse.costed import fx_table_for

@@ -104,7 +104,7 @@ def latest_offers(
     canonical model case-insensitively; ``gpu_vram_gb`` keeps that exact VRAM (never
     unknown); ``gpu_form_factor`` that form factor (never unknown: an H100 that does not say
     SXM is no SXM answer); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
-    in stock either; ``gpurent_core.costing.rentable`` then checks the free cards);
+    in stock either; ``gpurent_core.cost.stock.rentable`` then checks the free cards);
     ``confirmed_only`` leaves the stale rows out (what is ranked). Ordered by provider,
     gpu_model, offer_key.
     """

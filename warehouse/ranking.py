@@ -1,6 +1,6 @@
 """The N cheapest latest offers without costing every offer.
 
-The exact cost engine (``gpurent_core.costing``) works in Python fractions: right, but far too
+The exact cost engine (``gpurent_core.cost``) works in Python fractions: right, but far too
 slow to run over a million offers when the user wants ten. So DuckDB first works out, per
 offer, a cheap *lower bound* of its true monthly cost in the display currency, and lists
 the offers in bound order; Python fetches and costs them exactly, a chunk at a time, and
@@ -13,7 +13,7 @@ cards rented, fee set, plan set: the same machine listed many times) cost exactl
 and tie on cost, so they rank by provider and key: only the first N of such a group can
 be among the N cheapest, and the others are skipped without being fetched.
 
-Why the bound is never above the true monthly cost (rules: ``gpurent_core.costing``):
+Why the bound is never above the true monthly cost (rules: ``gpurent_core.cost``):
 
 * The month's base is the cheapest candidate (headline and on_demand/commitment plans), so
   the bound takes the minimum of a lower bound of each: a metered price x the hours used (the
@@ -32,7 +32,7 @@ Why the bound is never above the true monthly cost (rules: ``gpurent_core.costin
   1e-9 and an absolute 1e-6, far more than both.
 
 The latest-state filters are ``warehouse.queries.latest_offer_conditions``; the stock and
-fit rules (``gpurent_core.costing.cards_to_rent`` and ``rentable``) are repeated in SQL to
+fit rules (``gpurent_core.cost.stock.cards_to_rent`` and ``rentable``) are repeated in SQL to
 skip offers that would be dropped anyway, and the caller applies the Python rules again.
 Stale rows (``stale`` of ``current_offer_rows``, the same column ``latest_offers`` shows: not
 confirmed by the provider's latest look, rule of truth 11) are ranked only when asked for;
@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.enums import BillingUnit
 from gpurent_core.fx import FxError, FxTable
 from gpurent_core.units import HOURS_PER_MONTH, HOURS_PER_UNIT
@@ -158,7 +158,7 @@ def _fee_bound() -> str:
     return f"(CASE WHEN {counted} THEN {value} ELSE 0.0 END)"
 
 
-# gpurent_core.costing.cards_to_rent of offer ``o`` for $wanted cards.
+# gpurent_core.cost.stock.cards_to_rent of offer ``o`` for $wanted cards.
 _CARDS = (
     "(CASE WHEN o.price_basis = 'instance'"
     " THEN (CASE WHEN o.gpu_count >= $wanted THEN o.gpu_count END)"

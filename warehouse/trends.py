@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.fx import FxTable
 from gpurent_core.model import StockStatus
 from warehouse.costed import cost_offer, fx_table_for

@@ -36,11 +36,6 @@ class Unread:
     def of_run(cls, run: ProviderRun) -> Unread:
         return cls(run.unread_keys, run.unread_prefixes, run.sold_out_unlisted)
 
-    @classmethod
-    def everything(cls) -> Unread:
-        """Nothing the run did not list is closed (every offer unread)."""
-        return cls(prefixes=("",))
-
     def stage(self, con: duckdb.DuckDBPyConnection, quarantined: Iterable[str | None]) -> None:
         """Write the unread set (with the keys of ``quarantined`` feed lines) to
         UNREAD_TABLE: ``key`` (an offer key or a prefix), ``prefix``, ``sold_out``."""

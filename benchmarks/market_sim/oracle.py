@@ -148,7 +148,7 @@ def rentable(expect: Expect, cards: int) -> bool:
     rent: int | None = expect.gpu_count
     if cards > expect.gpu_count:
         # A machine is rented as listed; a per-card offer rents more cards than it lists
-        # only where the free count shows that many (gpurent_core.costing.cards_to_rent: a
+        # only where the free count shows that many (gpurent_core.cost.stock.cards_to_rent: a
         # card price with no count says nothing of how many cards a machine has).
         shown = expect.available is not None and expect.available >= cards
         rent = cards if (expect.per_card and shown) else None

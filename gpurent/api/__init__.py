@@ -7,7 +7,7 @@
 
 Every function reads the warehouse (``db``: a path, else ``GPURENT_DB``, else the user data
 directory) and returns typed objects with Decimal money; the cost of each offer is the exact
-one of ``gpurent_core.costing``, for the usage given (``api.usage(...)``; default: 730 h a
+one of ``gpurent_core.cost``, for the usage given (``api.usage(...)``; default: 730 h a
 month, 50 GB of storage). Only offers their provider's latest run confirmed are ranked
 (``include_stale=True`` adds the stale ones, marked ``stale``); ``cheapest`` and ``offers``
 return an ``OfferList``, a list whose ``stale_left_out`` says how many they left out.
@@ -43,9 +43,13 @@ if TYPE_CHECKING:
     from gpurent.api.sizing import (
         CannotSize,
         Engine,
+        ExcludedOffer,
+        LeftOutGroup,
         Mode,
         Objective,
+        PlacementFit,
         SizeAnswer,
+        SizedOffer,
         model_names,
         precision_names,
         size,
@@ -75,9 +79,22 @@ _HOME = {
         ("Explanation", "Offer", "OfferList", "cheapest", "explain", "offers"), "pricing"
     ),
     **dict.fromkeys(
-        ("CannotSize", "Engine", "Mode", "Objective", "SizeAnswer", "model_names"), "sizing"
+        (
+            "CannotSize",
+            "Engine",
+            "ExcludedOffer",
+            "LeftOutGroup",
+            "Mode",
+            "Objective",
+            "PlacementFit",
+            "SizeAnswer",
+            "SizedOffer",
+            "model_names",
+            "precision_names",
+            "size",
+        ),
+        "sizing",
     ),
-    **dict.fromkeys(("precision_names", "size"), "sizing"),
     **dict.fromkeys(("usage", "with_gpus"), "profile"),
 }
 _MODULES = {"names", "views"}
@@ -99,16 +116,20 @@ __all__ = [
     "BadUsage",
     "CannotSize",
     "Engine",
+    "ExcludedOffer",
     "Explanation",
     "IndexPoint",
+    "LeftOutGroup",
     "Mode",
     "NoSuchOffer",
     "NoWarehouse",
     "Objective",
     "Offer",
     "OfferList",
+    "PlacementFit",
     "ProviderState",
     "SizeAnswer",
+    "SizedOffer",
     "UnknownName",
     "WarehouseBusy",
     "WarehouseDamaged",

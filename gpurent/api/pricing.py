@@ -1,7 +1,7 @@
 """Offers with their true cost: ``offers``, ``cheapest`` and ``explain``.
 
 Every answer is computed here, once, over ``warehouse.costed`` (the exact cost engine of
-``gpurent_core.costing``); the command line and the dashboard only present it.
+``gpurent_core.cost``); the command line and the dashboard only present it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from gpurent.api.profile import usage as make_usage
 from gpurent.api.warehouse import open_warehouse, retried_read
 
 if TYPE_CHECKING:  # the model and the engine load when an answer is asked for
-    from gpurent_core.costing import TrueCost, UsageProfile
+    from gpurent_core.cost.engine import TrueCost
+    from gpurent_core.cost.usage import UsageProfile
     from gpurent_core.enums import StockStatus
     from gpurent_core.terms import FeeTerms, PlanTerms
 
@@ -56,7 +57,7 @@ class Offer:
     status: StockStatus
     available_count: int | None
     rentable: bool
-    """In stock for ``gpu_count`` cards now (``gpurent_core.costing.rentable``)."""
+    """In stock for ``gpu_count`` cards now (``gpurent_core.cost.stock.rentable``)."""
     price: Decimal
     currency: str
     billing_unit: str

@@ -19,7 +19,7 @@ from gpurent_core.defaults import (
 )
 
 if TYPE_CHECKING:
-    from gpurent_core.costing import UsageProfile
+    from gpurent_core.cost.usage import UsageProfile
 
 __all__ = [
     "DEFAULT_BOOT_MINUTES",
@@ -41,7 +41,7 @@ def usage(
     boot_minutes: Decimal | int = DEFAULT_BOOT_MINUTES,
 ) -> UsageProfile:
     """A usage profile; numbers the engine refuses raise ``BadUsage`` with its reason."""
-    from gpurent_core.costing import UsageProfile  # the engine loads when a cost is asked
+    from gpurent_core.cost.usage import UsageProfile  # the engine loads when a cost is asked
 
     try:
         return UsageProfile(

@@ -7,20 +7,35 @@ offers and ``offers_reason`` saying why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpurent.api.errors import ApiError, UnknownName
+from gpurent.api.errors import ApiError, NoWarehouse, UnknownName, WarehouseBusy, WarehouseDamaged
 from gpurent.api.names import display_currency, offer_id
 from gpurent.api.profile import usage as make_usage
-from gpurent.api.warehouse import refuse_directory, resolve_db
-from gpurent_core.costing import UsageProfile
-from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
+from gpurent.api.warehouse import open_warehouse, refuse_directory, resolve_db, retried_read
+from gpurent_core.cost.usage import UsageProfile
 from sizing.engines import Engine, Mode
 from sizing.objective import Objective
 
-__all__ = ["CannotSize", "Engine", "Mode", "Objective", "SizeAnswer", "size"]
+if TYPE_CHECKING:
+    from sizing.answer import Market, SizeQuery
+
+__all__ = [
+    "CannotSize",
+    "Engine",
+    "ExcludedOffer",
+    "LeftOutGroup",
+    "Mode",
+    "Objective",
+    "PlacementFit",
+    "SizeAnswer",
+    "SizedOffer",
+    "size",
+]
 
 
 class CannotSize(ApiError):
@@ -30,21 +45,198 @@ class CannotSize(ApiError):
 
 
 @dataclass(frozen=True)
+class SizedOffer:
+    """An offer in a size answer (``offers`` or ``cannot_tell``): the way of renting it that
+    was judged, its memory, true cost (``cost_currency``) and speed at the workload."""
+
+    provider: str
+    offer_key: str
+    gpu_model: str
+    gpu_vram_gb: int | None
+    gpu_form_factor: str | None
+    """What the offer says (None: it leaves it open)."""
+    figures_of: str | None
+    """The catalog card whose speed figures are used."""
+    card: str
+    """The card as the answer names it ("H100 80GB SXM", "... (form unsaid)")."""
+    gpu_count: int
+    tensor_parallel: int
+    copies: int
+    """Copies of the model the rental serves (gpu_count // tensor_parallel)."""
+    usable_gib_per_gpu: float
+    need_gib_per_gpu: float
+    status: str
+    available_count: int | None
+    price: Decimal
+    currency: str
+    billing_unit: str
+    price_basis: str
+    true_hourly: Decimal | None
+    true_monthly: Decimal | None
+    cost_currency: str
+    tokens_per_s: float | None
+    decode_bound: str | None
+    cost_per_million_tokens: Decimal | None
+    region: str | None
+    observed_at: datetime
+    stale: bool
+    """Not confirmed by its provider's latest run: its last good state, ``age_s`` old."""
+    age_s: int | None
+    url: str | None
+    precision_support: str
+    precision_note: str
+    ttft_ms: float | None
+    tokens_per_s_per_user: float | None
+    marks: tuple[str, ...]
+    """What could not be checked on this card (kept, not guessed)."""
+    note: str | None
+    """How it meets the targets when that takes more than its cheapest rental, or why it
+    cannot be told."""
+    offer_id: str
+    """The short id `explain` accepts (``gpurent.api.names.offer_id``)."""
+
+
+@dataclass(frozen=True)
+class ExcludedOffer:
+    """An offer that fits in memory but cannot run the workload, and why."""
+
+    provider: str
+    offer_key: str
+    offer: str
+    step: str
+    """"precision" (the card cannot run it) or "speed" (misses a target)."""
+    reason: str
+    offer_id: str
+
+
+@dataclass(frozen=True)
+class LeftOutGroup:
+    """Excluded offers of one step, card and reason, with how many and whose."""
+
+    step: str
+    card: str
+    reason: str
+    count: int
+    providers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PlacementFit:
+    """The model on ``tensor_parallel`` cards: memory per card and the smallest tier."""
+
+    tensor_parallel: int
+    per_gpu_gib: float
+    need_per_gpu_gib: float
+    total_gib: float
+    tier_gb: int | None
+    """None: no card is large enough at this degree."""
+    tier_usable_gib: float | None
+    max_concurrency: int | None
+    breakdown_gib: dict[str, float]
+
+
+@dataclass(frozen=True)
 class SizeAnswer:
-    report: dict[str, Any]
-    """The whole answer as a document (what `gpurent size --format json` prints): model,
-    memory per placement, the chosen tier, offers, excluded offers and why, speed verdict."""
-    offers: list[CheckedOffer]
-    """Every offer that fits, runs and meets the speed targets, ranked (``report`` keeps the
-    first ``limit``)."""
-    excluded: list[Exclusion]
-    """Offers that fit in memory but cannot run the workload (precision, speed), with reasons."""
-    stale_left_out: int = 0
+    """The whole answer: the model, the memory of the chosen placement (the smallest tier,
+    or the last one tried when none fits), every placement, the offers ranked by
+    ``objective`` and the verdict. ``report`` is the same answer as a document (what
+    `gpurent size --format json` prints)."""
+
+    model: dict[str, Any]
+    """Headline facts (name, params_b, layers, kv_heads...) and where they came from."""
+    precision: str
+    bits_per_weight: float
+    kv_dtype: str
+    engine: str
+    mode: str
+    workload: dict[str, int]
+    """prompt_tokens, gen_tokens, batch, context_tokens."""
+    fits: bool
+    tensor_parallel: int
+    gpus: int
+    tier_gb: int | None
+    tier_usable_gib: float | None
+    per_gpu_gib: float
+    need_per_gpu_gib: float
+    total_gib: float
+    headroom_fraction: float
+    breakdown_gib: dict[str, float]
+    weights_total_gib: float
+    kv_cache_total_gib: float
+    max_concurrency: int | None
+    decode_read_gib_per_step: float
+    placements: tuple[PlacementFit, ...]
+    objective: str
+    currency: str
+    offers: tuple[SizedOffer, ...]
+    """The offers that fit, run and meet the targets, ranked: the first ``limit``."""
+    offers_total: int
+    """How many there are in all."""
+    stale_left_out: int
     """Offers that would be in ``offers`` but that their provider's latest run did not
-    confirm (rule of truth 11): left out unless ``include_stale`` (``report`` has it too)."""
-    cannot_tell: list[CheckedOffer] = field(default_factory=list)
+    confirm (rule of truth 11): left out unless ``include_stale``."""
+    excluded: tuple[ExcludedOffer, ...]
+    left_out: tuple[LeftOutGroup, ...]
+    """The excluded offers grouped, largest group first."""
+    cannot_tell: tuple[SizedOffer, ...]
     """Offers whose precision support, or a speed figure a target needs, is unknown: set
-    apart, never ranked among ``offers`` (``report["cannot_tell"]``)."""
+    apart, never ranked among ``offers``."""
+    targets: dict[str, float | None]
+    """ttft_ms and tokens_per_s_per_user (None: no target)."""
+    speed_verdict: str | None
+    dominant_terms: tuple[str, ...]
+    offers_reason: str | None
+    """Why ``offers`` is empty (no fit, no warehouse, all left out...)."""
+    verdict: str
+    notes: tuple[str, ...]
+    gpu_filter: str | None = None
+    """The card ``gpu`` kept ("H100 80GB SXM")."""
+
+    @classmethod
+    def from_report(cls, report: dict[str, Any]) -> SizeAnswer:
+        def sized(row: dict[str, Any]) -> SizedOffer:
+            marks = tuple(row["marks"])
+            return SizedOffer(**row | {"marks": marks}, offer_id=_id(row))
+
+        return cls(
+            **report
+            | {
+                "placements": tuple(PlacementFit(**p) for p in report["placements"]),
+                "offers": tuple(sized(r) for r in report["offers"]),
+                "excluded": tuple(ExcludedOffer(**r, offer_id=_id(r)) for r in report["excluded"]),
+                "left_out": tuple(
+                    LeftOutGroup(**g | {"providers": tuple(g["providers"])})
+                    for g in report["left_out"]
+                ),
+                "cannot_tell": tuple(sized(r) for r in report["cannot_tell"]),
+                "dominant_terms": tuple(report["dominant_terms"]),
+                "notes": tuple(report["notes"]),
+            }
+        )
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The answer as a document of plain data (Decimals stay Decimal); ``gpu_filter``
+        only when a card was named."""
+        doc: dict[str, Any] = _plain(self)
+        if self.gpu_filter is None:
+            del doc["gpu_filter"]
+        return doc
+
+
+def _id(row: dict[str, Any]) -> str:
+    return offer_id(row["provider"], row["offer_key"])
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses as dicts and tuples as lists, all the way down."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def size(
@@ -86,6 +278,7 @@ def size(
     stale ones (their last good state, marked ``stale``).
     """
     from sizing.answer import SizeQuery, size_answer
+    from sizing.checks import SpeedTargets
     from sizing.workload import Workload
 
     arch, info, chosen, weights, notes = _resolve_model(model, config, params_b, precision)
@@ -124,23 +317,42 @@ def size(
         )
         path = resolve_db(db)
         refuse_directory(path)  # absent is fine (the estimate alone); a folder is a mistake
-        answer = size_answer(query, path)
+        report = size_answer(query, _market(query, path))
     except ApiError:
         raise
     except ValueError as exc:  # the sizing modules' refusals (UnknownPrecision among them)
         raise CannotSize(str(exc)) from exc
-    # Every offer row carries the short id `explain` accepts (gpurent.api.names.offer_id).
-    for key in ("offers", "excluded", "cannot_tell"):
-        for row in answer.report.get(key) or ():
-            if isinstance(row, dict) and "provider" in row and "offer_key" in row:
-                row["offer_id"] = offer_id(row["provider"], row["offer_key"])
-    return SizeAnswer(
-        report=answer.report,
-        offers=answer.offers,
-        excluded=answer.excluded,
-        stale_left_out=answer.stale_left_out,
-        cannot_tell=answer.cannot_tell,
-    )
+    return SizeAnswer.from_report(report)
+
+
+def _market(query: SizeQuery, path: Path) -> Market:
+    """The offers that fit, read the API's one way (``open_warehouse``, retried under a
+    lake's maintenance); a warehouse that cannot be read is the estimate alone, with why."""
+    from sizing.answer import no_warehouse
+    from sizing.recommend import offer_options
+    from warehouse.errors import WarehouseError
+
+    @retried_read
+    def read(placements: Any) -> Any:
+        with open_warehouse(path) as con:
+            return offer_options(
+                con,
+                placements,
+                display_currency=query.display_currency,
+                usage=query.usage,
+                include_stale=True,  # size_answer leaves them out unless asked, and counts them
+                gpu=query.gpu,
+            )
+
+    def market(placements: Any) -> Any:
+        try:
+            return read(placements), None
+        except NoWarehouse:
+            return [], no_warehouse(path)
+        except (WarehouseBusy, WarehouseDamaged, WarehouseError) as exc:
+            return [], f"warehouse not readable: {exc}"
+
+    return market
 
 
 def _gpu_filter(text: str | None) -> Any:

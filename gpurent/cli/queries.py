@@ -26,7 +26,7 @@ from gpurent.cli.output import OutputFormat, output_console, render
 from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
 
 if TYPE_CHECKING:
-    from gpurent_core.costing import UsageProfile
+    from gpurent_core.cost.usage import UsageProfile
 
 __all__ = ["close_matches"]  # re-exported: older callers find it here
 
@@ -76,11 +76,6 @@ def _money(value: Decimal | None) -> str:
     return "" if value is None else f"{value:,.2f}"
 
 
-def vram_label(vram_gb: int | None) -> str:
-    """VRAM for tables: "?" when the name leaves it open and the offer does not state it."""
-    return "?" if vram_gb is None else str(vram_gb)
-
-
 def age_label(row: dict[str, Any]) -> str:
     """How old the row is; a stale one (its provider's last run could not see it) says so."""
     age = str(row["age"]).removesuffix(" ago")
@@ -89,7 +84,7 @@ def age_label(row: dict[str, Any]) -> str:
 
 def status_label(row: dict[str, Any]) -> str:
     """Status and free cards; "1/2 free" when fewer cards are free than the offer rents (not
-    rentable as listed, ``gpurent_core.costing.rentable``)."""
+    rentable as listed, ``gpurent_core.cost.stock.rentable``)."""
     from gpurent_core.enums import StockStatus
 
     free = row["available_count"]

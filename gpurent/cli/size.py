@@ -25,7 +25,7 @@ from gpurent.cli.output import OutputFormat, render, to_jsonable
 from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
 
 if TYPE_CHECKING:
-    from gpurent_core.costing import UsageProfile
+    from gpurent_core.cost.usage import UsageProfile
 from sizing.arch import describe
 from sizing.engines import Engine, Mode
 from sizing.models import catalog
@@ -73,29 +73,29 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _table_offer(row: dict[str, Any]) -> dict[str, Any]:
+def _table_offer(row: api.SizedOffer) -> dict[str, Any]:
     def money(value: Decimal | None, places: str) -> Decimal | None:
         return None if value is None else value.quantize(Decimal(places))
 
-    free = row["available_count"]
-    status = row["status"] + (f" ({free} free)" if free is not None else "")
-    if row.get("stale"):
-        status += f", {_stale_age(row.get('age_s'))}"
+    free = row.available_count
+    status = row.status + (f" ({free} free)" if free is not None else "")
+    if row.stale:
+        status += f", {_stale_age(row.age_s)}"
     return {
-        "id": row.get("offer_id"),
-        "provider": row["provider"],
+        "id": row.offer_id,
+        "provider": row.provider,
         # The form factor where the model comes in several (H100 PCIe and SXM differ in speed).
-        "card": row["card"],
-        "cards": row["gpu_count"],
-        "TP": row["tensor_parallel"],
+        "card": row.card,
+        "cards": row.gpu_count,
+        "TP": row.tensor_parallel,
         "status": status,
-        "true/h": money(row["true_hourly"], "0.01"),
-        "true/month": money(row["true_monthly"], "0.01"),
-        "tok/s": row["tokens_per_s"],
-        "tok/s/user": row["tokens_per_s_per_user"],
-        "TTFT ms": row["ttft_ms"],
-        "per M tok": money(row["cost_per_million_tokens"], "0.01"),
-        "region": row["region"],
+        "true/h": money(row.true_hourly, "0.01"),
+        "true/month": money(row.true_monthly, "0.01"),
+        "tok/s": row.tokens_per_s,
+        "tok/s/user": row.tokens_per_s_per_user,
+        "TTFT ms": row.ttft_ms,
+        "per M tok": money(row.cost_per_million_tokens, "0.01"),
+        "region": row.region,
     }
 
 
@@ -110,78 +110,76 @@ def _stale_age(age_s: int | None) -> str:
     return f"stale {seconds}s"
 
 
-def _print_table(report: dict[str, Any], console: Console) -> None:
-    model = report["model"]
+def _print_table(answer: api.SizeAnswer, console: Console) -> None:
+    model = answer.model
     console.print(
         Text(
             f"{model['name']} ({model['params_b']}B params, {model['active_params_b']}B active) "
-            f"· {report['precision']} ({report['bits_per_weight']} bits/weight) · "
-            f"KV {report['kv_dtype']} · {report['engine']} · {report['mode']}",
+            f"· {answer.precision} ({answer.bits_per_weight} bits/weight) · "
+            f"KV {answer.kv_dtype} · {answer.engine} · {answer.mode}",
             style="bold",
         )
     )
     breakdown = Table(title="memory per GPU (GiB)", header_style="bold")
     breakdown.add_column("part")
     breakdown.add_column("GiB", justify="right")
-    for part, value in report["breakdown_gib"].items():
+    for part, value in answer.breakdown_gib.items():
         if part == "optimizer" and not value:
             continue
         breakdown.add_row(part, f"{value:.2f}")
     breakdown.add_row(
-        Text("per GPU", style="bold"), Text(f"{report['per_gpu_gib']:.2f}", style="bold")
+        Text("per GPU", style="bold"), Text(f"{answer.per_gpu_gib:.2f}", style="bold")
     )
-    breakdown.add_row("total", f"{report['total_gib']:.2f}")
+    breakdown.add_row("total", f"{answer.total_gib:.2f}")
     console.print(breakdown)
     placements = Table(title="placements", header_style="bold")
     for column in ("cards", "GiB per GPU", "smallest tier", "max concurrency"):
         placements.add_column(column, justify="right")
-    for p in report["placements"]:
+    for p in answer.placements:
         placements.add_row(
-            str(p["tensor_parallel"]),
-            f"{p['per_gpu_gib']:.2f}",
-            f"{p['tier_gb']} GB" if p["tier_gb"] else "none",
-            "" if p["max_concurrency"] is None else str(p["max_concurrency"]),
+            str(p.tensor_parallel),
+            f"{p.per_gpu_gib:.2f}",
+            f"{p.tier_gb} GB" if p.tier_gb else "none",
+            "" if p.max_concurrency is None else str(p.max_concurrency),
         )
     console.print(placements)
-    console.print(Text(report["verdict"]))
-    if report["mode"] != "inference":
-        console.print(Text("dominant terms: " + ", ".join(report["dominant_terms"])))
-    for note in report["notes"]:
+    console.print(Text(answer.verdict))
+    if answer.mode != "inference":
+        console.print(Text("dominant terms: " + ", ".join(answer.dominant_terms)))
+    for note in answer.notes:
         console.print(Text(f"· {note}", style="dim"))
-    if report["offers"]:
-        currency = report["currency"]
+    if answer.offers:
         render(
-            [_table_offer(o) for o in report["offers"]],
+            [_table_offer(o) for o in answer.offers],
             OutputFormat.TABLE,
             columns=[header for _, header in TABLE_COLUMNS],
-            title=f"in-stock offers that fit{_meeting(report)}, by {report['objective']} "
-            f"({currency})",
+            title=f"in-stock offers that fit{_meeting(answer)}, by {answer.objective} "
+            f"({answer.currency})",
             console=console,
         )
-        for n, row in enumerate(report["offers"], start=1):
-            if row.get("note"):
-                line = f"· row {n}, {row['provider']} {row['card']}: {row['note']}"
+        for n, row in enumerate(answer.offers, start=1):
+            if row.note:
+                line = f"· row {n}, {row.provider} {row.card}: {row.note}"
                 console.print(Text(line, style="dim"))
-    if report["cannot_tell"]:
+    if answer.cannot_tell:
         # Unknown is never a yes: these are not ranked with the offers above.
         render(
-            [_table_untold(o) for o in report["cannot_tell"]],
+            [_table_untold(o) for o in answer.cannot_tell],
             OutputFormat.TABLE,
             columns=list(UNTOLD_COLUMNS),
-            title=f"cannot tell ({len(report['cannot_tell'])}): not ranked, a figure is unknown",
+            title=f"cannot tell ({len(answer.cannot_tell)}): not ranked, a figure is unknown",
             console=console,
         )
-    left_out = stale_note(report.get("stale_left_out", 0))
+    left_out = stale_note(answer.stale_left_out)
     if left_out:
         console.print(Text(left_out, style="dim"))
-    groups = report["left_out"]
+    groups = answer.left_out
     for group in groups[:LEFT_OUT_SHOWN]:
-        count = group["count"]
-        offers = f"{count} offers" if count > 1 else "1 offer"
+        offers = f"{group.count} offers" if group.count > 1 else "1 offer"
         console.print(
             Text(
-                f"left out ({group['step']}), {offers}: {group['card']}: {group['reason']} "
-                f"[{', '.join(group['providers'])}]",
+                f"left out ({group.step}), {offers}: {group.card}: {group.reason} "
+                f"[{', '.join(group.providers)}]",
                 style="dim",
             )
         )
@@ -189,7 +187,7 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
         rest = groups[LEFT_OUT_SHOWN:]
         console.print(
             Text(
-                f"left out, {sum(g['count'] for g in rest)} more offers in {len(rest)} groups "
+                f"left out, {sum(g.count for g in rest)} more offers in {len(rest)} groups "
                 "(--format json lists every offer under excluded)",
                 style="dim",
             )
@@ -200,17 +198,17 @@ LEFT_OUT_SHOWN = 12
 """Groups of left-out offers the table prints, largest first (JSON lists every offer)."""
 
 
-def _meeting(report: dict[str, Any]) -> str:
-    targets = report["targets"]
-    return " and meet the targets" if any(v is not None for v in targets.values()) else ""
+def _meeting(answer: api.SizeAnswer) -> str:
+    targets = answer.targets.values()
+    return " and meet the targets" if any(v is not None for v in targets) else ""
 
 
 UNTOLD_COLUMNS = ("provider", "card", "cards", "status", "true/h", "true/month", "why")
 
 
-def _table_untold(row: dict[str, Any]) -> dict[str, Any]:
+def _table_untold(row: api.SizedOffer) -> dict[str, Any]:
     shown = _table_offer(row)
-    shown["why"] = row.get("note") or "; ".join(row.get("marks") or [])
+    shown["why"] = row.note or "; ".join(row.marks)
     return {column: shown[column] for column in UNTOLD_COLUMNS}
 
 
@@ -324,7 +322,7 @@ def size(
     Before any crawl (no warehouse yet) it prints the estimate alone.
     """
     with as_usage_errors():
-        report = api.size(
+        answer = api.size(
             model,
             config=config,
             params_b=params_b,
@@ -347,15 +345,17 @@ def size(
             db=db,
             include_stale=include_stale,
             gpu=gpu,
-        ).report
+        )
     if fmt is OutputFormat.JSON:
-        sys.stdout.write(json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(to_jsonable(answer.report), ensure_ascii=False, indent=2) + "\n"
+        )
     elif fmt is OutputFormat.CSV:
-        render(report["offers"], fmt, columns=OFFER_COLUMNS)
-        left_out = stale_note(report["stale_left_out"])
+        render(answer.report["offers"], fmt, columns=OFFER_COLUMNS)
+        left_out = stale_note(answer.stale_left_out)
         if left_out:
             typer.echo(left_out, err=True)  # stdout stays CSV
-        untold = len(report["cannot_tell"])
+        untold = len(answer.cannot_tell)
         if untold:  # never among the rows: a figure they need is unknown
             typer.echo(
                 f"{untold} offer{'s' if untold > 1 else ''} set apart, not ranked: gpurent "
@@ -363,7 +363,7 @@ def size(
                 err=True,
             )
     else:
-        _print_table(report, Console())
+        _print_table(answer, Console())
 
 
 MODEL_TABLE_HEADERS: dict[str, str] = {

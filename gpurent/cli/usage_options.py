@@ -1,7 +1,7 @@
 """The usage options (hours a month, storage, egress, sessions, boot time), declared once.
 
 ``@usage_options`` gives a command the five options and hands it one ``usage``
-(``gpurent_core.costing.UsageProfile``) made by ``gpurent.api.profile``, the same path the
+(``gpurent_core.cost.usage.UsageProfile``) made by ``gpurent.api.profile``, the same path the
 dashboard and programs take. The defaults are the profile's own. The command sets the card
 count itself (``cheapest --gpus``; ``size`` per placement).
 

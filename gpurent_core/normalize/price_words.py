@@ -128,7 +128,6 @@ ATOM_RE = re.compile(
 )
 
 # Time units. "m" alone is refused: minute or month, and a wrong guess is off by 43800x.
-AMBIGUOUS = "ambiguous"
 TIME_WORDS: dict[str, BillingUnit] = {
     "seconds": BillingUnit.SECOND,
     "second": BillingUnit.SECOND,

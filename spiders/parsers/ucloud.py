@@ -1,4 +1,4 @@
-"""The UCloud API envelope (优云智算 Compshare runs on it): signed parameters and RetCode.
+"""The UCloud API envelope (UCloud UHost and 优云智算 Compshare): signed parameters, RetCode.
 
 Every call is one request to the API host carrying `Action`, the action's parameters,
 `PublicKey` and `Signature` (UCloud docs, summary/signature.md):

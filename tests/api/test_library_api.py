@@ -133,7 +133,7 @@ def test_refusals_are_typed_and_say_what_to_do(db: Path, tmp_path: Path) -> None
 
 
 def test_usage_defaults_are_the_profiles_own() -> None:
-    from gpurent_core.costing import UsageProfile
+    from gpurent_core.cost.usage import UsageProfile
 
     assert api.usage() == UsageProfile()
     assert api.with_gpus(api.usage(), 4) == replace(UsageProfile(), gpus=4)
@@ -168,7 +168,7 @@ def test_size_counts_the_storage_asked_for(db: Path) -> None:
 
 def test_size_without_a_warehouse_is_the_estimate_alone(tmp_path: Path) -> None:
     answer = api.size("qwen2.5-7b", prompt_tokens=1000, gen_tokens=100, db=tmp_path / "x.duckdb")
-    assert answer.offers == [] and "no warehouse" in answer.report["offers_reason"]
+    assert not answer.offers and "no warehouse" in answer.report["offers_reason"]
 
 
 def test_index_points_are_typed(db: Path) -> None:

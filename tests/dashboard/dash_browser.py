@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -24,7 +25,11 @@ from playwright.sync_api import Error as PlaywrightError
 from gpurent.cli.dashboard import streamlit_command
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+# A test run writes its screenshots to a scratch folder: a clone's tracked files stay as they
+# were. GPURENT_SCREENSHOTS=docs/screenshots refreshes the ones docs/dashboard.md shows.
+SCREENSHOTS = Path(
+    os.environ.get("GPURENT_SCREENSHOTS") or Path(tempfile.gettempdir()) / "gpurent-screenshots"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

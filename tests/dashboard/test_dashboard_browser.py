@@ -1,8 +1,8 @@
 """The dashboard in headless Chromium, against a demo warehouse loaded the real way.
 
 One dashboard process and one browser for the module; each test opens a fresh tab and
-saves the screenshot docs/dashboard.md shows (docs/screenshots/<page>.png, overwritten each
-run; the README shows the Now page's).
+saves its screenshot (to a scratch folder, or to docs/screenshots/ with
+GPURENT_SCREENSHOTS=docs/screenshots: the ones docs/dashboard.md shows).
 """
 
 from __future__ import annotations

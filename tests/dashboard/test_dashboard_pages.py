@@ -222,7 +222,8 @@ def test_billing_facts_follow_the_language() -> None:
 
 
 def test_the_memory_chart_legend_follows_the_language() -> None:
-    placements = [{"tensor_parallel": 1, "breakdown_gib": {"weights": 14.2, "kv_cache": 0.1}}]
+    breakdown = {"weights": 14.2, "kv_cache": 0.1}
+    placements = [api.PlacementFit(1, 14.3, 14.3, 14.3, None, None, None, breakdown)]
     zh = tables.breakdown_frame(placements, Lang.ZH)
     assert set(zh["组成"]) == {"权重", "KV 缓存"}
     assert set(tables.breakdown_frame(placements, Lang.EN)["Part"]) == {"weights", "KV cache"}

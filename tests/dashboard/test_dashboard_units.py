@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
@@ -24,6 +25,7 @@ from dashboards.export import csv_bytes, neutralise
 from dashboards.i18n import LABELS, Lang, duration, human_age, money, status_label, t
 from dashboards.state import db_from_argv
 from dashboards.text import md_escape
+from gpurent import api
 from gpurent.cli import dashboard as dashboard_cli
 from gpurent.cli import size as size_cli
 
@@ -244,7 +246,7 @@ def test_sizing_matches_gpurent_size(demo_db: Path) -> None:
     ]
     theirs = [(o["provider"], o["offer_key"], str(o["true_monthly"])) for o in cli["offers"]]
     assert mine == theirs and mine
-    rows = tables.size_offers_table(answer.report["offers"], Lang.EN)
+    rows = tables.size_offers_table(answer.offers, Lang.EN)
     assert rows["True / month"].str.startswith("¥").all()
 
 
@@ -255,20 +257,20 @@ def test_sizing_ranks_stale_offers_only_on_request(demo_db: Path) -> None:
     assert "acme" not in {o["provider"] for o in answer.report["offers"]}
     assert answer.stale_left_out == answer.report["stale_left_out"] == 1
     asked = sizer.size_workload(demo_db, replace(request, include_stale=True))
-    stale = [o for o in asked.report["offers"] if o["stale"]]
-    assert [o["provider"] for o in stale] == ["acme"] and asked.stale_left_out == 0
+    stale = [o for o in asked.offers if o.stale]
+    assert [o.provider for o in stale] == ["acme"] and asked.stale_left_out == 0
     status = tables.size_offers_table(stale, Lang.EN)["Status"].to_list()
     assert status[0].startswith("in stock, stale, ")
 
 
-def _group(n: int, count: int, step: str = "speed") -> dict[str, object]:
-    return {
-        "step": step,
-        "card": f"A800 80GB PCIe x{n}",
-        "reason": "first token 7477 ms > 1000 ms target",
-        "count": count,
-        "providers": ["acme", "zeta"] if count > 1 else ["acme"],
-    }
+def _group(n: int, count: int, step: str = "speed") -> api.LeftOutGroup:
+    return api.LeftOutGroup(
+        step=step,
+        card=f"A800 80GB PCIe x{n}",
+        reason="first token 7477 ms > 1000 ms target",
+        count=count,
+        providers=("acme", "zeta") if count > 1 else ("acme",),
+    )
 
 
 def test_left_out_offers_are_one_line_per_group_with_its_count() -> None:
@@ -290,9 +292,8 @@ def test_left_out_offers_are_one_line_per_group_with_its_count() -> None:
 
 def test_offers_that_cannot_be_told_have_a_table_of_their_own(demo_db: Path) -> None:
     answer = sizer.size_workload(demo_db, sizer.SizeRequest(model="Qwen2.5-7B"))
-    row = dict(answer.report["offers"][0])
-    row["note"] = None
-    row["marks"] = ["decode speed unknown (no bandwidth in the GPU catalog)"]
+    marks = ("decode speed unknown (no bandwidth in the GPU catalog)",)
+    row = replace(answer.offers[0], note=None, marks=marks)
     en = sizer.untold_table([row], Lang.EN)
     assert list(en.columns) == [
         "Provider", "GPU", "GPUs", "Status", "Free", "True / hour", "True / month", "Why",
@@ -307,8 +308,8 @@ def test_offers_that_cannot_be_told_have_a_table_of_their_own(demo_db: Path) -> 
 def test_a_row_that_meets_the_targets_with_more_cards_says_so() -> None:
     note = "meets 1000 ms with 4 cards (2358 ms on 1)"
     rows = [
-        {"provider": "acme", "card": "RTX 3090 24GB", "note": None},
-        {"provider": "zeta", "card": "H100 80GB SXM", "note": note},
+        SimpleNamespace(provider="acme", card="RTX 3090 24GB", note=None),
+        SimpleNamespace(provider="zeta", card="H100 80GB SXM", note=note),
     ]
     assert sizer.row_notes(rows, Lang.EN) == [
         "Row 2, zeta H100 80GB SXM: meets 1000 ms with 4 cards (2358 ms on 1)"
@@ -322,7 +323,7 @@ def test_sizing_errors_are_reported_not_raised_raw(tmp_path: Path) -> None:
     with pytest.raises(sizer.SizingError):
         sizer.size_workload(tmp_path / "x.duckdb", sizer.SizeRequest(model="no-such-model"))
     answer = sizer.size_workload(tmp_path / "x.duckdb", sizer.SizeRequest(model="Qwen2.5-7B"))
-    assert answer.offers == [] and "warehouse not readable" in answer.report["offers_reason"]
+    assert not answer.offers and "warehouse not readable" in answer.report["offers_reason"]
 
 
 # --- the command --------------------------------------------------------------------------

@@ -16,14 +16,14 @@ committed as a copy: `mutated_recordings` writes the spoilt folder into a temp d
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from replay import copy_default_scene
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-RECORDINGS = REPO_ROOT / "replay" / "recordings" / "default"
 
 # A JSON number no float can hold: written raw into the body, since json.dumps cannot.
 HUGE = "__raw_number_1e400__"
@@ -306,7 +306,7 @@ def mutated_recordings(tmp: Path, scenario: str, providers: list[str]) -> Path:
     """A copy of the default recordings with `scenario` applied to every provider; the root
     to serve (`--replay ROOT`). Raises when a table entry no longer matches its recording."""
     root = tmp / scenario
-    shutil.copytree(RECORDINGS, root / "default")
+    copy_default_scene(root)
     apply = SCENARIOS[scenario]
     unmatched = [p for p in providers if apply(root / "default" / p, p) == 0]
     if unmatched:

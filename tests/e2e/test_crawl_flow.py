@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from replay.loader import default_root
+from replay.loader import provider_recordings
 from tests.cli_helpers import invoke, invoke_json, run_gpurent_json
 from warehouse.db import connect
 
@@ -37,10 +37,9 @@ def unreadable_on_purpose() -> frozenset[str]:
     PROVENANCE says so on a line "Unreadable on purpose: ..."): their runs end partial
     (rule of truth 9). Every other recording holds only readable offers and items that are
     no offer at all (skipped), and its run ends ok."""
-    root = default_root() / "default"
     return frozenset(
-        p.name
-        for p in root.iterdir()
+        name
+        for name, p in provider_recordings().items()
         if (p / "PROVENANCE").is_file()
         and "Unreadable on purpose:" in (p / "PROVENANCE").read_text(encoding="utf-8")
     )

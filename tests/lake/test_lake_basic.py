@@ -14,7 +14,7 @@ import duckdb
 import pytest
 from pg import Postgres
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import (
     OfferRecord,
     PriceBasis,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -21,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from scrapy.settings import Settings
-from spider_fixture_cases import RECORDINGS, REPO_ROOT
+from spider_fixture_cases import REPO_ROOT
 
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
-from replay import Fault, ReplayServer
+from replay import Fault, ReplayServer, copy_default_scene
 from replay.server import RecordedRequest
 from spiders.base import ProviderSpider
 
@@ -115,9 +114,7 @@ def crawl_scene(
 
 def copy_recordings(tmp_path: Path) -> Path:
     """A copy of the default recordings to edit; serve it with `root=` the returned folder."""
-    root = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, root / "default")
-    return root
+    return copy_default_scene(tmp_path / "recordings")
 
 
 def recorded(root: Path, provider: str) -> Path:

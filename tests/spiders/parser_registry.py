@@ -29,37 +29,35 @@ from typing import Any
 
 from protego import Protego
 from spider_fixture_cases import (
-    FIXTURES,
     OBSERVED_AT,
-    RECORDINGS,
     RUN_ID,
     Case,
     assert_matches_case,
+    recordings_of,
+    resolve_ref,
     strip_volatile,
 )
 
 from gpurent_core.model import parse_parser_record
-from spiders.parsers import (
-    autodl,
-    compshare,
-    cudo,
-    featurize,
-    gongji,
-    gpushare,
-    hyperstack,
-    jarvislabs,
-    lambdalabs,
-    matpool,
-    paperspace,
-    ppio,
-    runpod,
-    suanjia,
-    tensordock,
-    vastai,
-    verda,
-    xiangongyun,
-)
 from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
+from spiders.providers.autodl import parser as autodl
+from spiders.providers.compshare import parser as compshare
+from spiders.providers.cudo import parser as cudo
+from spiders.providers.featurize import parser as featurize
+from spiders.providers.gongji import parser as gongji
+from spiders.providers.gpushare import parser as gpushare
+from spiders.providers.hyperstack import parser as hyperstack
+from spiders.providers.jarvislabs import parser as jarvislabs
+from spiders.providers.lambdalabs import parser as lambdalabs
+from spiders.providers.matpool import parser as matpool
+from spiders.providers.paperspace import parser as paperspace
+from spiders.providers.ppio import parser as ppio
+from spiders.providers.runpod import parser as runpod
+from spiders.providers.suanjia import parser as suanjia
+from spiders.providers.tensordock import parser as tensordock
+from spiders.providers.vastai import parser as vastai
+from spiders.providers.verda import parser as verda
+from spiders.providers.xiangongyun import parser as xiangongyun
 from spiders.settings import USER_AGENT
 
 
@@ -96,9 +94,7 @@ def check(case: Case) -> None:
 
 def load_ref(ref: str) -> Any:
     """`recording:` / `fixture:<provider>/<file>`, decoded."""
-    kind, _, rel = ref.partition(":")
-    base = {"recording": RECORDINGS, "fixture": FIXTURES}[kind]
-    return load_json((base / rel).read_bytes())
+    return load_json(resolve_ref(ref).read_bytes())
 
 
 def case_args(case: Case, name: str = "args.json") -> dict[str, Any]:
@@ -184,7 +180,7 @@ def is_pricebook(case: Case) -> bool:
 
 
 def recorded_hyperstack_prices() -> dict[str, hyperstack.BookPrice]:
-    path = RECORDINGS / "hyperstack" / "pricebook.json"
+    path = recordings_of("hyperstack") / "pricebook.json"
     return hyperstack.parse_pricebook(load_json(path.read_bytes())).prices
 
 
@@ -219,7 +215,7 @@ def _check_hyperstack(page: Any, case: Case) -> None:
 
 
 def recorded_runpod_catalog() -> runpod.Catalog:
-    path = RECORDINGS / "runpod" / "gpu_types.json"
+    path = recordings_of("runpod") / "gpu_types.json"
     return runpod.parse_catalog(runpod.read_envelope(load_json(path.read_bytes())).data)
 
 

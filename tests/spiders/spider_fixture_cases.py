@@ -1,10 +1,11 @@
-"""Fixture cases for the parser tests: `fixtures/<provider>/<case>/`.
+"""Fixture cases for the parser tests: `spiders/providers/<folder>/fixtures/<case>/`.
 
-A case folder holds the input and what parsing it must give:
+Each provider keeps its cases in its own folder (`gpurent_core.providers`), beside its
+recordings. A case folder holds the input and what parsing it must give:
 
 * `input.json` / `input.html`: the page itself, or `input.path`: one line naming a page kept
-  elsewhere, `recording:<provider>/<file>` (replay/recordings/default) or
-  `fixture:<provider>/<file>` (another case's input, under fixtures/);
+  elsewhere, `recording:<provider>/<file>` (the provider's `recordings/`, the default replay
+  scene) or `fixture:<provider>/<case>/<file>` (another case's input, in its `fixtures/`);
 * `output.json`: the records as feed lines, without `run_id` and `observed_at`;
 * `page.json` (optional): expected page facts (layout_error, last_id, max_page, ...).
 """
@@ -18,11 +19,33 @@ from pathlib import Path
 from typing import Any
 
 from gpurent_core.model import parse_parser_record
+from gpurent_core.providers import BY_NAME, PROVIDERS
 from spiders.parsers.common import feed_dicts
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-RECORDINGS = REPO_ROOT / "replay" / "recordings" / "default"
+
+
+def recordings_of(provider: str) -> Path:
+    """`provider`'s answers in the default replay scene: its folder's `recordings/`."""
+    return BY_NAME[provider].recordings
+
+
+def fixtures_of(provider: str) -> Path:
+    """`provider`'s fixture cases: its folder's `fixtures/`."""
+    return BY_NAME[provider].fixtures
+
+
+FIXTURE_PROVIDERS = [p.name for p in PROVIDERS if p.fixtures.is_dir()]
+"""Providers with fixture cases (every one: tests/test_provider_folders.py)."""
+
+
+def resolve_ref(ref: str) -> Path:
+    """`recording:<provider>/<file>` or `fixture:<provider>/<file>`, as a path."""
+    kind, _, rel = ref.strip().partition(":")
+    provider, _, rest = rel.partition("/")
+    base = {"recording": recordings_of, "fixture": fixtures_of}[kind]
+    return base(provider) / rest
+
 
 RUN_ID = "test-run"
 OBSERVED_AT = datetime(2026, 10, 4, 12, 0, tzinfo=UTC)
@@ -39,9 +62,7 @@ class Case:
     def source(self) -> Path:
         ref = self.folder / "input.path"
         if ref.is_file():
-            kind, _, rel = ref.read_text(encoding="utf-8").strip().partition(":")
-            base = {"recording": RECORDINGS, "fixture": FIXTURES}[kind]
-            return base / rel
+            return resolve_ref(ref.read_text(encoding="utf-8"))
         for name in ("input.json", "input.html"):
             if (self.folder / name).is_file():
                 return self.folder / name
@@ -63,7 +84,7 @@ class Case:
 
 
 def cases(provider: str) -> list[Case]:
-    root = FIXTURES / provider
+    root = fixtures_of(provider)
     return [Case(provider, d.name, d) for d in sorted(root.iterdir()) if d.is_dir()]
 
 
@@ -86,7 +107,7 @@ def assert_matches_case(page: Any, case: Case) -> None:
 
 def recorded_bodies(provider: str) -> set[str]:
     """Body files the default scene serves for `provider` (scripts excluded)."""
-    routes = json.loads((RECORDINGS / provider / "routes.json").read_text(encoding="utf-8"))
+    routes = json.loads((recordings_of(provider) / "routes.json").read_text(encoding="utf-8"))
     return {r["body"] for r in routes if "body" in r and not r["body"].endswith(".js")}
 
 

@@ -7,14 +7,13 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-from spiders.parsers import gpushare
+from gpurent_core.providers import provider
 from spiders.parsers.common import ParseContext
 from spiders.parsers.contract import Contract, check_items
+from spiders.providers.gpushare import parser as gpushare
 
-RECORDINGS = Path(__file__).resolve().parents[2] / "replay" / "recordings" / "default"
 CONTRACT = Contract(noun="machine", identity=("id",), price=("price",), stock=("free",))
 
 
@@ -58,7 +57,9 @@ def test_the_verdict_forgets_the_page_so_a_changed_item_is_asked_again() -> None
 def test_gpushare_one_machine_without_a_price_is_partial_not_a_layout_change() -> None:
     """The real case: GPUShare's contract adds the skuList paths to the inherited answer;
     the parser asks once per machine and the verdict again."""
-    page_text = (RECORDINGS / "gpushare" / "machine_list_page1.json").read_text(encoding="utf-8")
+    page_text = (provider("gpushare").recordings / "machine_list_page1.json").read_text(
+        encoding="utf-8"
+    )
     data = json.loads(page_text, parse_float=Decimal)
     machines = data["data"]["list"][:2]
     for sku in machines[0]["skuList"]:

@@ -13,7 +13,7 @@ from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.browser import PLAYWRIGHT_HANDLER
-from spiders.providers.gongji import GongjiSpider
+from spiders.providers.gongji.spider import GongjiSpider
 
 
 @pytest.mark.browser

@@ -22,7 +22,7 @@ from crawl_kit import (
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
-from spiders.providers.hyperstack import HyperstackSpider
+from spiders.providers.hyperstack.spider import HyperstackSpider
 
 KEY_ENV = "HYPERSTACK_API_KEY"
 KEY = "hs-key-7a0b2f-not-a-real-key"

@@ -18,7 +18,7 @@ from crawl_kit import (
 )
 
 from replay import Fault, ReplayServer
-from spiders.providers.jarvislabs import KEY_ENV, JarvislabsSpider
+from spiders.providers.jarvislabs.spider import KEY_ENV, JarvislabsSpider
 
 KEY = "jl-test-key-7d0a-not-real"
 

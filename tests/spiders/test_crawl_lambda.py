@@ -21,7 +21,7 @@ from crawl_kit import (
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
-from spiders.providers.lambdalabs import KEY_ENV, LambdaSpider
+from spiders.providers.lambdalabs.spider import KEY_ENV, LambdaSpider
 
 KEY = "secret_lambda-test-key-91c4-not-real"
 

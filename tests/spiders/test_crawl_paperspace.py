@@ -19,7 +19,7 @@ from crawl_kit import (
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
-from spiders.providers.paperspace import PaperspaceSpider
+from spiders.providers.paperspace.spider import PaperspaceSpider
 
 KEY_ENV = "PAPERSPACE_API_KEY"
 KEY = "ps-key-5e1d0c-not-a-real-key"

@@ -25,9 +25,9 @@ from crawl_kit import (
     recorded,
     recordings_with_routes,
 )
-from spider_fixture_cases import RECORDINGS, REPO_ROOT
+from spider_fixture_cases import REPO_ROOT
 
-from replay import Fault, ReplayServer
+from replay import Fault, ReplayServer, provider_recordings
 
 
 def test_scrapy_list_names_every_spider_with_recordings() -> None:
@@ -39,7 +39,7 @@ def test_scrapy_list_names_every_spider_with_recordings() -> None:
     assert names == sorted(names)
     assert {"autodl", "cudo", "vastai"} <= set(names)
     # Every spider has bundled recordings, so `gpurent crawl --replay` can reach it offline.
-    assert set(names) <= {p.name for p in RECORDINGS.iterdir() if p.is_dir()}
+    assert set(names) <= {name for name, folder in provider_recordings().items() if folder.is_dir()}
 
 
 # -- Vast.ai ---------------------------------------------------------------------

@@ -22,7 +22,7 @@ from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
 from replay.server import RecordedRequest
-from spiders.providers.runpod import KEY_ENV, RunpodSpider
+from spiders.providers.runpod.spider import KEY_ENV, RunpodSpider
 
 KEY = "rp-test-key-5e2b-not-real"
 

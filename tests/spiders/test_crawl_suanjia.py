@@ -13,7 +13,7 @@ from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
 from spiders.browser import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER
-from spiders.providers.suanjia import SuanjiaSpider
+from spiders.providers.suanjia.spider import SuanjiaSpider
 
 
 @pytest.mark.browser

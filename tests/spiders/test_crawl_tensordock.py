@@ -11,7 +11,7 @@ from crawl_kit import RUN_ID, assert_api_spider, copy_recordings, crawl, crawl_s
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
-from spiders.providers.tensordock import TensordockSpider
+from spiders.providers.tensordock.spider import TensordockSpider
 
 PATH = "/api/v0/client/deploy/hostnodes"
 DALLAS = "3f1c0d2e-8a47-4b1e-9c55-6d0e2a9b7f10"

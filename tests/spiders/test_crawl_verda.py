@@ -19,12 +19,12 @@ from crawl_kit import (
     crawl_scene,
     recordings_with_routes,
 )
-from spider_fixture_cases import RECORDINGS
+from spider_fixture_cases import recordings_of
 
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
-from spiders.providers.verda import ID_ENV, SECRET_ENV, VerdaSpider
+from spiders.providers.verda.spider import ID_ENV, SECRET_ENV, VerdaSpider
 
 CLIENT_ID = "verda-test-client-4a1f"
 SECRET = "verda-test-secret-8b2e-not-real"
@@ -253,7 +253,7 @@ def test_an_availability_entry_that_lost_its_list_keeps_its_location_out(
 ) -> None:
     def drop_fin02_list(routes: Routes) -> None:
         on_demand = next(r for r in routes if r.get("query") == {"is_spot": "false"})
-        entries = json.loads((RECORDINGS / "verda" / on_demand.pop("body")).read_text())
+        entries = json.loads((recordings_of("verda") / on_demand.pop("body")).read_text())
         entries[1]["availability"] = entries[1].pop("availabilities")  # FIN-02 renamed
         on_demand["body_text"] = json.dumps(entries)
 
@@ -286,7 +286,7 @@ def test_an_availability_entry_that_lost_its_list_keeps_its_location_out(
 def test_a_type_that_lost_its_price_costs_its_offers_and_is_reported(tmp_path: Path) -> None:
     def drop_one_price(routes: Routes) -> None:
         types_route = next(r for r in routes if r["path"] == "/v1/instance-types")
-        types = json.loads((RECORDINGS / "verda" / types_route.pop("body")).read_text())
+        types = json.loads((recordings_of("verda") / types_route.pop("body")).read_text())
         types[0]["hourly_price"] = types[0].pop("price_per_hour")  # 1H100.80S.30V
         types_route["body_text"] = json.dumps(types)
 

@@ -12,7 +12,7 @@ from scrapy.settings import Settings
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
-from spiders.providers.xiangongyun import XiangongyunSpider
+from spiders.providers.xiangongyun.spider import XiangongyunSpider
 
 
 def test_xiangongyun_reads_the_pricing_table(server: ReplayServer, tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Every fixture case, `fixtures/<provider>/<case>/`, parses to what its folder says.
+"""Every fixture case, `spiders/providers/<folder>/fixtures/<case>/`, parses to what its
+folder says.
 
 How each provider's parser is called on a case, and what its `output.json` holds, is
 `parser_registry.PARSERS`; the provider's own `test_parsers_<provider>.py` holds only the
@@ -9,9 +10,15 @@ from __future__ import annotations
 
 import pytest
 from parser_registry import PARSERS, check
-from spider_fixture_cases import FIXTURES, Case, cases, covered_recordings, recorded_bodies
+from spider_fixture_cases import (
+    FIXTURE_PROVIDERS,
+    Case,
+    cases,
+    covered_recordings,
+    recorded_bodies,
+)
 
-PROVIDERS = sorted(d.name for d in FIXTURES.iterdir() if d.is_dir())
+PROVIDERS = sorted(FIXTURE_PROVIDERS)
 ALL_CASES = [case for provider in PROVIDERS for case in cases(provider)]
 
 

@@ -32,12 +32,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from json_doc import Path, key_paths, parent_of
 from parser_registry import parse
-from spider_fixture_cases import FIXTURES, RUN_ID, Case, cases
+from spider_fixture_cases import FIXTURE_PROVIDERS, RUN_ID, Case, cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, SkipRecord, parse_parser_record
 from spiders.parsers.common import feed_dicts, load_json
 
-PROVIDERS = sorted(d.name for d in FIXTURES.iterdir() if d.is_dir())
+PROVIDERS = sorted(FIXTURE_PROVIDERS)
 
 HUGE = object()
 """Stands for the JSON number 1e400 (no Python float can hold it)."""

@@ -10,8 +10,13 @@ from parser_registry import parse
 from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, SkipKind, StockStatus
-from spiders.parsers.autodl import ADDON_FEES, machine_list_body, parse_home, parse_machine_list
 from spiders.parsers.common import PageResult, ParseContext, load_json
+from spiders.providers.autodl.parser import (
+    ADDON_FEES,
+    machine_list_body,
+    parse_home,
+    parse_machine_list,
+)
 
 CTX = ParseContext("autodl", RUN_ID, OBSERVED_AT)
 

@@ -26,7 +26,7 @@ from gpurent_core.model import (
     parse_feed_line,
 )
 from spiders.parsers.common import FieldProblem, PageResult, ParseContext, load_json
-from spiders.parsers.compshare import (
+from spiders.providers.compshare.parser import (
     BOOT_DISK_GB,
     CLOUD_DISK_FEE,
     GpuListing,

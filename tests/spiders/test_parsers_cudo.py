@@ -10,7 +10,7 @@ from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import FeeType, OfferRecord, StockStatus
 from spiders.parsers.common import ParseContext
-from spiders.parsers.cudo import parse_machine_types
+from spiders.providers.cudo.parser import parse_machine_types
 
 CTX = ParseContext("cudo", RUN_ID, OBSERVED_AT)
 

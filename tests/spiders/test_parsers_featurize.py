@@ -10,7 +10,7 @@ from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, feed_dicts
-from spiders.parsers.featurize import InstancesPage, parse_instances
+from spiders.providers.featurize.parser import InstancesPage, parse_instances
 
 CTX = ParseContext("featurize", RUN_ID, OBSERVED_AT)
 

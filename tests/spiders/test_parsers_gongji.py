@@ -18,7 +18,7 @@ from gpurent_core.model import (
     StockStatus,
 )
 from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.gongji import parse_pricing
+from spiders.providers.gongji.parser import parse_pricing
 
 CTX = ParseContext("gongji", RUN_ID, OBSERVED_AT)
 
@@ -160,7 +160,7 @@ def test_a_stock_column_left_empty_in_every_row_is_a_layout_error() -> None:
 
 
 def test_the_contract_is_declared() -> None:
-    from spiders.parsers import gongji
+    from spiders.providers.gongji import parser as gongji
 
     assert gongji.CONTRACTS == (gongji.ROW,)
     assert gongji.ROW.stock == ("stock",) and "price-spot" not in gongji.ROW.paths

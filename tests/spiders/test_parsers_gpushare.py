@@ -10,7 +10,7 @@ from spider_fixture_cases import Case, cases
 
 from gpurent_core.model import BillingUnit, OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import load_json
-from spiders.parsers.gpushare import MachineListPage, list_query, parse_machine_list
+from spiders.providers.gpushare.parser import MachineListPage, list_query, parse_machine_list
 
 
 def case_named(name: str) -> Case:

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 from parser_registry import parse, recorded_hyperstack_prices
-from spider_fixture_cases import OBSERVED_AT, RECORDINGS, RUN_ID, Case, cases
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases, recordings_of
 
 from gpurent_core.model import (
     FeeType,
@@ -18,7 +18,7 @@ from gpurent_core.model import (
     StockStatus,
 )
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.hyperstack import BookPrice, parse_flavors
+from spiders.providers.hyperstack.parser import BookPrice, parse_flavors
 
 CTX = ParseContext("hyperstack", RUN_ID, OBSERVED_AT)
 
@@ -50,7 +50,7 @@ def test_flavor_is_priced_per_gpu_with_spot_and_discount_plans() -> None:
 
 def test_non_zero_component_rates_become_mandatory_fees() -> None:
     prices = {**recorded_hyperstack_prices(), "vCPU": BookPrice(Decimal("0.004"))}
-    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    data = load_json((recordings_of("hyperstack") / "flavors.json").read_bytes())
     page = parse_flavors(data, prices, CTX)
     l40 = next(r for r in page.offers if r.offer_key == "NORWAY-1/n3-L40x1")
     vcpu = next(f for f in l40.fees if f.fee_type is FeeType.VCPU)
@@ -59,7 +59,7 @@ def test_non_zero_component_rates_become_mandatory_fees() -> None:
 
 
 def test_flavor_without_a_price_is_quarantined_not_free() -> None:
-    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    data = load_json((recordings_of("hyperstack") / "flavors.json").read_bytes())
     page = parse_flavors(data, {}, CTX)
     assert page.offers == []
     # every GPU flavor held back; the CPU-only flavor is skipped whatever the price book says
@@ -110,7 +110,7 @@ def test_one_bad_cell_costs_only_its_flavor() -> None:
 
 def test_missing_volume_rate_keeps_the_offer_and_says_the_fee_is_unknown() -> None:
     prices = {k: v for k, v in recorded_hyperstack_prices().items() if k != "Cloud-SSD"}
-    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    data = load_json((recordings_of("hyperstack") / "flavors.json").read_bytes())
     page = parse_flavors(data, prices, CTX)
     l40 = next(r for r in page.offers if r.offer_key == "NORWAY-1/n3-L40x1")
     assert not any(f.fee_type is FeeType.DATA_DISK for f in l40.fees)
@@ -141,7 +141,7 @@ def test_a_flavors_value_that_is_not_a_list_is_a_layout_error_beside_the_rest() 
 
 
 def test_a_flavor_without_its_own_gpu_reads_its_groups() -> None:
-    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    data = load_json((recordings_of("hyperstack") / "flavors.json").read_bytes())
     for group in data["data"]:
         for flavor in group["flavors"]:
             del flavor["gpu"]
@@ -153,7 +153,7 @@ def test_a_flavor_without_its_own_gpu_reads_its_groups() -> None:
 
 @pytest.mark.parametrize("flag", [True, False, None, "yes"])
 def test_the_stock_answer_never_changes_an_offers_key(flag: object) -> None:
-    data = load_json((RECORDINGS / "hyperstack" / "flavors.json").read_bytes())
+    data = load_json((recordings_of("hyperstack") / "flavors.json").read_bytes())
     for group in data["data"]:
         for flavor in group["flavors"]:
             flavor["stock_available"] = flag

@@ -9,7 +9,7 @@ from parser_registry import ctx, parse
 from spider_fixture_cases import cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
-from spiders.parsers.jarvislabs import parse_server_meta
+from spiders.providers.jarvislabs.parser import parse_server_meta
 
 CTX = ctx("jarvislabs")
 

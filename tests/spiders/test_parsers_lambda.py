@@ -9,7 +9,7 @@ from parser_registry import ctx, parse
 from spider_fixture_cases import cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, SkipKind, SkipRecord, StockStatus
-from spiders.parsers.lambdalabs import InstanceTypesPage, parse_instance_types
+from spiders.providers.lambdalabs.parser import InstanceTypesPage, parse_instance_types
 
 
 def offers_of(case_name: str) -> dict[str, OfferRecord]:

@@ -12,7 +12,7 @@ from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from gpurent_core.normalize.price import MATPOOL_PRICE_SCALE
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.matpool import MachinesPage, machines_query, parse_machines
+from spiders.providers.matpool.parser import MachinesPage, machines_query, parse_machines
 
 CTX = ParseContext("matpool", RUN_ID, OBSERVED_AT)
 

@@ -19,7 +19,7 @@ from gpurent_core.model import (
     StockStatus,
 )
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.paperspace import parse_vm_types
+from spiders.providers.paperspace.parser import parse_vm_types
 
 CTX = ParseContext("paperspace", RUN_ID, OBSERVED_AT)
 

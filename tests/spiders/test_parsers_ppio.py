@@ -10,7 +10,7 @@ from spider_fixture_cases import OBSERVED_AT, RUN_ID, Case, cases
 from gpurent_core.model import OfferRecord, QuarantineRecord, StockStatus
 from gpurent_core.normalize.price import PPIO_PRICE_SCALE
 from spiders.parsers.common import PageResult, ParseContext, load_json
-from spiders.parsers.ppio import parse_products
+from spiders.providers.ppio.parser import parse_products
 
 CTX = ParseContext("ppio", RUN_ID, OBSERVED_AT)
 

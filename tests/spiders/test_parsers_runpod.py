@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 from parser_registry import parse, recorded_runpod_catalog
-from spider_fixture_cases import OBSERVED_AT, RECORDINGS, RUN_ID, cases
+from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases, recordings_of
 
 from gpurent_core.model import (
     FeeType,
@@ -22,7 +22,7 @@ from gpurent_core.model import (
 )
 from replay.matching import json_subset_diff
 from spiders.parsers.common import ParseContext
-from spiders.parsers.runpod import (
+from spiders.providers.runpod.parser import (
     VALIDATION_FAILED,
     VOLUME_FEES,
     catalog_body,
@@ -164,7 +164,7 @@ def test_graphql_errors() -> None:
 
 
 def test_request_bodies_match_the_recorded_routes() -> None:
-    routes = json.loads((RECORDINGS / "runpod" / "routes.json").read_text(encoding="utf-8"))
+    routes = json.loads((recordings_of("runpod") / "routes.json").read_text(encoding="utf-8"))
     bodies = [catalog_body(), prices_body("secure"), prices_body("community")]
     for route, body in zip(routes, bodies, strict=True):
         assert json_subset_diff(route["json"], json.loads(json.dumps(body))) is None

@@ -10,7 +10,7 @@ from spider_fixture_cases import cases
 
 from gpurent_core.model import OfferRecord, QuarantineRecord, SkipKind, StockStatus
 from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.suanjia import parse_market
+from spiders.providers.suanjia.parser import parse_market
 
 CTX = ParseContext("suanjia", "test-run", datetime(2026, 10, 4, 12, 0, tzinfo=UTC))
 
@@ -133,7 +133,7 @@ def test_one_bad_number_costs_its_row_or_its_stock_only() -> None:
 
 
 def test_the_contract_is_declared() -> None:
-    from spiders.parsers import suanjia
+    from spiders.providers.suanjia import parser as suanjia
 
     assert suanjia.CONTRACTS == (suanjia.ROW,)
     assert suanjia.ROW.identity == ("region", "gpu") and suanjia.ROW.stock == ("stock",)

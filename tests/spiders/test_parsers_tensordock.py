@@ -18,7 +18,7 @@ from gpurent_core.model import (
     StockStatus,
 )
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.tensordock import (
+from spiders.providers.tensordock.parser import (
     GPU_CONTRACT,
     MIN_RAM_GB,
     MIN_VCPUS,

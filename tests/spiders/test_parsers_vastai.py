@@ -10,7 +10,7 @@ from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, StockStatus
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.vastai import parse_bundles, search_body
+from spiders.providers.vastai.parser import parse_bundles, search_body
 
 CTX = ParseContext("vastai", RUN_ID, OBSERVED_AT)
 

@@ -13,7 +13,7 @@ from spider_fixture_cases import OBSERVED_AT, RUN_ID, cases
 
 from gpurent_core.model import OfferRecord, PriceKind, QuarantineRecord, SkipKind, StockStatus
 from spiders.parsers.common import ParseContext, load_json
-from spiders.parsers.verda import (
+from spiders.providers.verda.parser import (
     CONTRACTS,
     Inputs,
     build_offers,

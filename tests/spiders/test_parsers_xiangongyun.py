@@ -10,7 +10,7 @@ from spider_fixture_cases import cases
 
 from gpurent_core.model import FeeType, OfferRecord, QuarantineRecord, SkipKind, StockStatus
 from spiders.parsers.common import PageResult, ParseContext
-from spiders.parsers.xiangongyun import CELLS, parse_pricing
+from spiders.providers.xiangongyun.parser import CELLS, parse_pricing
 
 CTX = ParseContext("xiangongyun", "test-run", datetime(2026, 10, 4, 12, 0, tzinfo=UTC))
 
@@ -127,7 +127,7 @@ def test_one_bad_cell_costs_its_row_or_its_stock_only() -> None:
 
 
 def test_the_contract_is_declared() -> None:
-    from spiders.parsers import xiangongyun
+    from spiders.providers.xiangongyun import parser as xiangongyun
 
     assert xiangongyun.CONTRACTS == (xiangongyun.ROW,)
     assert xiangongyun.ROW.stock == ("gpu-stock",)

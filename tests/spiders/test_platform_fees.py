@@ -1,6 +1,6 @@
 """Platform-wide fees come from the billing facts, and every offer of the provider carries them.
 
-The facts file is the one place these terms live (gpurent_core/data/billing_facts.toml); a parser
+The facts file is the one place these terms live (the providers' billing_facts.toml files); a parser
 that kept its own copy, or forgot to attach them, would show here against the recorded pages.
 """
 

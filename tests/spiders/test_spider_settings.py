@@ -7,9 +7,9 @@ from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
 from spiders.browser import CHROMIUM_ARGS, PLAYWRIGHT_HANDLER
-from spiders.providers.autodl import AutodlSpider
-from spiders.providers.cudo import CudoSpider
-from spiders.providers.vastai import VastaiSpider
+from spiders.providers.autodl.spider import AutodlSpider
+from spiders.providers.cudo.spider import CudoSpider
+from spiders.providers.vastai.spider import VastaiSpider
 
 
 def test_autodl_launches_the_system_chromium(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,11 +7,11 @@ from scrapy.settings import Settings
 
 from flows.providers import provider_infos
 from spiders.base import ProviderSpider
-from spiders.providers.compshare import CompshareSpider
-from spiders.providers.featurize import FeaturizeSpider
-from spiders.providers.gpushare import GpushareSpider
-from spiders.providers.matpool import MatpoolSpider
-from spiders.providers.ppio import PpioSpider
+from spiders.providers.compshare.spider import CompshareSpider
+from spiders.providers.featurize.spider import FeaturizeSpider
+from spiders.providers.gpushare.spider import GpushareSpider
+from spiders.providers.matpool.spider import MatpoolSpider
+from spiders.providers.ppio.spider import PpioSpider
 
 SPIDERS: dict[type[ProviderSpider], tuple[tuple[str, ...], bool]] = {
     GpushareSpider: (("GPUSHARE_TOKEN",), True),

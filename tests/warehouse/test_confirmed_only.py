@@ -19,7 +19,7 @@ import pytest
 from wh_kit import T0, FeedKit
 
 from gpurent import api
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import RunStatus, StockStatus
 from tests.cli_helpers import invoke, invoke_json
 from warehouse.costed import costed_latest_offers, stale_left_out
@@ -314,7 +314,7 @@ def test_size_ranks_confirmed_offers_and_counts_the_rest(
     marked = invoke(*workload, "--include-stale", "--db", str(market)).stdout
     assert "in_stock (3 free), stale 1h" in marked
     answer = api.size("Qwen2.5-7B", db=market)
-    assert answer.stale_left_out == 2 and [o.ranked.stale for o in answer.offers] == [False]
+    assert answer.stale_left_out == 2 and [o.stale for o in answer.offers] == [False]
     assert len(api.size("Qwen2.5-7B", db=market, include_stale=True).offers) == 3
 
 

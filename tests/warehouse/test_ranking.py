@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wh_kit import REPO_ROOT, FeedKit
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.fx import FxRateMissing
 from gpurent_core.model import (
     AddonFee,
@@ -294,7 +294,7 @@ def test_a_missing_fx_rate_fails_as_costing_everything_does(
 def recorded_offers() -> dict[str, list[dict[str, Any]]]:
     """The offers of every recorded page in the spiders' parse fixtures (the demo's data)."""
     by_provider: dict[str, dict[str, dict[str, Any]]] = {}
-    for path in sorted((REPO_ROOT / "tests" / "spiders" / "fixtures").glob("*/recorded_*/")):
+    for path in sorted((REPO_ROOT / "spiders" / "providers").glob("*/fixtures/recorded_*/")):
         output = path / "output.json"
         if not output.is_file():
             continue

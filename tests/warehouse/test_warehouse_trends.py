@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from wh_kit import T0, FeedKit
 
-from gpurent_core.costing import UsageProfile
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import PriceBasis, RunStatus, StockStatus
 from warehouse.load import load_run
 from warehouse.trends import (

@@ -9,7 +9,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from gpurent_core.costing import UsageProfile, rentable
+from gpurent_core.cost.stock import rentable
+from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.fx import FxError, FxTable
 from gpurent_core.model import StockStatus
 from warehouse.costed import CostedOffer, cost_offer

@@ -2,7 +2,7 @@
 the base class that turns a poll's listing into a provider's routes and bodies.
 
 An adapter knows one provider's real request and answer shapes (taken from its bundled
-default recording, ``replay/recordings/default/<provider>/``) and nothing of gpurent's
+default recording, ``spiders/providers/<folder>/recordings/``) and nothing of gpurent's
 parsers: it writes N offers (key, GPU, price, stock) into that shape, plus the listing's
 skipped item (a Kepler card the catalog leaves out on purpose) and its unreadable item (an
 unknown card, or a price that is no number), and it says what gpurent should read back
@@ -16,10 +16,9 @@ import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, ClassVar
 
-RECORDINGS = Path(__file__).resolve().parents[3] / "replay" / "recordings" / "default"
+from gpurent_core.providers import provider
 
 SKIP_GPU = "Tesla K80"
 """A Kepler card: the catalog leaves it out on purpose, so the item is skipped (rule 9)."""
@@ -130,7 +129,7 @@ class Adapter:
     """How the listing's unreadable item is spoilt: "gpu" (an unknown card) or "price"."""
 
     def __init__(self) -> None:
-        self.folder = RECORDINGS / self.name
+        self.folder = provider(self.name).recordings
         self.default_routes: list[dict[str, Any]] = self.read("routes.json")
         self.templates: list[Any] = self.load_templates()
 

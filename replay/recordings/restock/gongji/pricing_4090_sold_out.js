@@ -1,6 +1,6 @@
 /* gpurent replay recording: our own script, not 共绩算力's. The RTX 4090 prices (¥1.98/h,
  * preemptible ¥1.19/h) follow a third-party price report on https://www.gongjiyun.com/pricing;
- * every other value is invented (see replay/recordings/default/gongji/PROVENANCE and
+ * every other value is invented (see spiders/providers/gongji/recordings/PROVENANCE and
  * replay/recordings/restock/PROVENANCE). */
 (function () {
   "use strict";

@@ -1,0 +1,52 @@
+"""Whether an offer can supply the cards a user needs, and be rented now.
+
+Stock for a unit (``rentable``). An offer of N cards is rented as listed: it is in stock for
+a user who needs ``cards_needed`` cards only when its status is in_stock or low, it can
+supply the cards (``cards_to_rent``) and the provider's free count, when it gives one,
+covers every card rented. A 2-card machine with 1 free card is not in stock. ``cheapest``,
+sizing and the watches all read this one function; it works on stored rows, so it lives
+apart from the arithmetic (a watch checks stock without loading the engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpurent_core.enums import PriceBasis, StockStatus
+
+
+def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
+    """Cards the user would rent from ``offer`` (a stored row or an offer record's fields),
+    or None when it cannot supply ``wanted`` cards.
+
+    Whole-machine offers (price per instance) are rented as listed. Per-card offers (AutoDL,
+    Cudo) rent more cards than listed only when the provider's free count says that many are
+    free on the machine: a card price with no free count says nothing of how many cards one
+    machine has, so 16 cards are never assumed from it. With no more wanted than listed,
+    the listed count is rented.
+    """
+    count = int(offer["gpu_count"])
+    if str(offer["price_basis"]) == PriceBasis.INSTANCE.value:
+        return count if count >= wanted else None
+    if wanted <= count:
+        return count
+    free = offer.get("available_count")
+    return wanted if free is not None and int(free) >= wanted else None
+
+
+def rentable(offer: Mapping[str, Any], cards_needed: int = 1) -> bool:
+    """Whether ``offer`` can be rented now by someone who needs ``cards_needed`` cards.
+
+    True when its status is in_stock or low, it can supply the cards (``cards_to_rent``) and
+    the provider's free count, when it gives one, covers every card rented: an offer of N
+    cards with fewer than N free cannot be rented as listed. Unknown stock is never
+    rentable. The one rule for ``cheapest``, sizing, the dashboard and the watches.
+    """
+    if not StockStatus(str(offer["status"])).rentable:
+        return False
+    cards = cards_to_rent(offer, cards_needed)
+    if cards is None:
+        return False
+    free = offer.get("available_count")
+    return free is None or int(free) >= cards

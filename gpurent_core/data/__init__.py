@@ -1,1 +1,0 @@
-"""Reference data files shipped with gpurent."""

@@ -1,0 +1,318 @@
+"""优云智算 Compshare: signed UCloud API calls for GPU types, free cards and prices.
+
+With `COMPSHARE_PUBLIC_KEY` and `COMPSHARE_PRIVATE_KEY` in the environment, each call is
+`POST {base}/` with a JSON body of signed parameters (`spiders.parsers.ucloud`):
+
+1. `DescribeAvailableCompShareInstanceTypes` for the region: the GPU types per zone and
+   their Status (Normal/Beta in stock, Soldout sold out, Hidden skipped);
+2. per zone, `DescribeCompShareGpuInventory`: free cards per GPU type (Exclusive pool).
+   A zone whose inventory cannot be read (the request failed, an API error, not JSON, or
+   `GpuInventoryByZone` gone) yields no offers this run: its offers keep their last good
+   state, shown stale (rules of truth 2 and 10), rather than a free count flipped to
+   unknown; the failure or layout error is in the run report;
+3. per zone and GPU type, `GetCompShareInstancePrice` with ChargeType `Dynamic` (the
+   hourly headline), then `Day` and `Month` (commitment plans); the offer is emitted
+   when its three quotes are in.
+
+What a failure leaves unread (rule of truth 10) is what that request decides, by key
+(`UNREAD_META`): the zone's offers for an inventory request, the one offer for a price
+request. A failed Dynamic price leaves that offer out of the run, kept stale; a failed Day or
+Month price still emits the offer, without that plan (the run is partial). Only the
+instance-types request decides every offer.
+
+Every call needs a signature, so without keys nothing is public: the run report says
+`auth: missing` and no request is made. RetCode 171/172 or HTTP 401/403 mean the keys
+were refused (`auth: rejected`). The private key only signs; it is never sent, logged,
+stored in settings or written to the feed or the run report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from gpurent_core.providers import provider
+from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
+from spiders.feed_batch import RecordBatch
+from spiders.parsers.common import FieldProblem, PageResult, load_json
+from spiders.providers.compshare.parser import (
+    CHARGE_UNITS,
+    DEFAULT_REGION,
+    DYNAMIC,
+    GpuListing,
+    PriceQuote,
+    instance_types_params,
+    inventory_params,
+    offer_records,
+    parse_instance_types,
+    parse_inventory,
+    parse_price_answer,
+    price_params,
+)
+from spiders.parsers.ucloud import ParamValue, signed_params
+
+# The credentials it reads, from its line in gpurent_core.providers.
+PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = provider("compshare").auth_env
+API_PATH = "/"
+CHARGE_ORDER = tuple(CHARGE_UNITS)  # Dynamic, Day, Month
+
+Quotes = dict[str, PriceQuote | FieldProblem]
+
+
+def compshare_keys() -> tuple[str, str] | None:
+    public, private = env_secret(PUBLIC_KEY_ENV), env_secret(PRIVATE_KEY_ENV)
+    return (public, private) if public and private else None
+
+
+class CompshareSpider(ApiSpider):
+    """Reads a signed JSON API for programs (UCloud OpenAPI)."""
+
+    name = "compshare"
+    needs_auth = True
+
+    def __init__(self, *args: Any, region: str = DEFAULT_REGION, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.region = region
+        keys = compshare_keys()
+        self._public_key = keys[0] if keys else None
+        self._private_key = keys[1] if keys else None
+        self._rejected = False
+
+    async def start(self) -> AsyncIterator[Any]:
+        if self._public_key is None:
+            self.note_auth(
+                "missing", f"{PUBLIC_KEY_ENV} / {PRIVATE_KEY_ENV} not set: every call is signed"
+            )
+            return
+        yield self.api_request(
+            instance_types_params(self.region), callback=self.parse_types, where="instance types"
+        )
+
+    # -- requests ----------------------------------------------------------------
+
+    def api_request(
+        self,
+        params: Mapping[str, ParamValue],
+        *,
+        callback: Any,
+        where: str,
+        decides: list[str] | None = None,
+        cb_kwargs: dict[str, Any] | None = None,
+        errback: Any = None,
+    ) -> scrapy.Request:
+        """A signed call; `decides`: the offer keys its answer decides (what its failure
+        leaves unread), None for every offer."""
+        assert self._public_key is not None and self._private_key is not None
+        body = signed_params(params, public_key=self._public_key, private_key=self._private_key)
+        meta: dict[str, Any] = {
+            "handle_httpstatus_list": list(KEY_REFUSED),
+            "gpurent_where": f"{params['Action']} ({where})",
+        }
+        if decides is not None:
+            meta[UNREAD_META] = {"keys": list(decides)}
+        return scrapy.Request(
+            self.url(API_PATH),
+            method="POST",
+            body=json.dumps(body, ensure_ascii=False),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            meta=meta,
+            callback=callback,
+            errback=errback or self.on_request_failed,
+            cb_kwargs=cb_kwargs or {},
+            dont_filter=True,
+        )
+
+    @staticmethod
+    def decided(response: Response) -> list[str]:
+        """The offer keys the request of `response` decides; [] for every offer."""
+        unread = response.meta.get(UNREAD_META)
+        return list(unread["keys"]) if isinstance(unread, dict) else []
+
+    def read(self, response: Response) -> Any | None:
+        """The decoded answer, or None when it is a refusal or not JSON (already noted)."""
+        where = response.meta.get("gpurent_where", API_PATH)
+        if response.status in KEY_REFUSED:
+            self.rejected(f"HTTP {response.status} from {where}")
+            return None
+        try:
+            return load_json(response.body)
+        except ValueError:
+            self.note_layout_error(f"{where}: answer is not JSON", keys=self.decided(response))
+            return None
+
+    def emit_answer(
+        self, page: PageResult, where: str, response: Response
+    ) -> Iterator[dict[str, Any] | RecordBatch]:
+        """`emit_page` for an answer that decides only some offers: a layout error there
+        leaves those offers unread, not every offer (the base class cannot know them)."""
+        keys = self.decided(response)
+        if page.layout_error is None or not keys:
+            yield from self.emit_page(page, where)
+            return
+        for note in page.notes:
+            self.note(note)
+        for path in page.missing_fields:
+            self.ledger.add_missing_field(f"{where}: {path}")
+        self.note_layout_error(f"{where}: {page.layout_error}", keys=keys)
+        yield from self.emit(page.records)
+
+    def rejected(self, detail: str) -> None:
+        self._rejected = True
+        self.note_auth("rejected", detail)
+
+    # -- 1. instance types -----------------------------------------------------------
+
+    def parse_types(self, response: Response) -> Iterator[Any]:
+        where = response.meta["gpurent_where"]
+        data = self.read(response)
+        if data is None:
+            return
+        page = parse_instance_types(data, self.context())
+        if page.auth_rejected:
+            self.rejected(f"RetCode signature/user error from {where}")
+            return
+        if page.api_error is not None:
+            self.note_api_error(where, page.api_error)
+            return
+        self.note_auth("ok")
+        yield from self.emit_page(page, where)
+        for zone in page.zones():
+            listings = [item for item in page.listings if item.zone == zone]
+            yield self.api_request(
+                inventory_params(self.region, zone),
+                callback=self.parse_inventory,
+                errback=self.on_inventory_failed,
+                where=zone,
+                decides=[listing.offer_key for listing in listings],
+                cb_kwargs={"zone": zone, "listings": listings},
+            )
+
+    # -- 2. inventory --------------------------------------------------------------------
+
+    def parse_inventory(
+        self, response: Response, zone: str, listings: list[GpuListing]
+    ) -> Iterator[Any]:
+        where = response.meta["gpurent_where"]
+        data = self.read(response)
+        if self._rejected or data is None:  # refused, or not JSON (a layout error noted)
+            self.note_zone_unread(zone, listings)
+            return
+        page = parse_inventory(data, zone)
+        if page.auth_rejected:
+            self.rejected(f"RetCode signature/user error from {where}")
+            return
+        if page.api_error is not None:
+            self.note_api_error(where, page.api_error, keys=self.decided(response))
+            self.note_zone_unread(zone, listings)
+            return
+        yield from self.emit_answer(page, where, response)
+        if page.layout_error is not None:
+            self.note_zone_unread(zone, listings)
+            return
+        # An answer without this zone's counts (several zones in the pool, a documented
+        # shape) is no drift: those offers carry their Status with the count unknown.
+        yield from self.price_chains(listings, page.free)
+
+    def on_inventory_failed(self, failure: Failure) -> None:
+        self.on_request_failed(failure)
+        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
+        self.note_zone_unread(kwargs["zone"], kwargs["listings"])
+
+    def note_zone_unread(self, zone: str, listings: list[GpuListing]) -> None:
+        """A zone whose inventory was not read is not priced: a free count read as unknown
+        would flip its offers' state on a failed fetch; their last good state stays (the
+        request's keys are declared unread where the failure is noted: `UNREAD_META`)."""
+        if not self._rejected:
+            keys = ", ".join(listing.offer_key for listing in listings)
+            self.note(f"{zone}: inventory not read, its offers keep their last state: {keys}")
+
+    def price_chains(
+        self, listings: list[GpuListing], free: dict[str, int] | None
+    ) -> Iterator[scrapy.Request]:
+        for listing in listings:
+            count = None if free is None else free.get(listing.gpu_type)
+            yield self.price_request(listing, count, {}, DYNAMIC)
+
+    # -- 3. prices ----------------------------------------------------------------------
+
+    def price_request(
+        self, listing: GpuListing, free: int | None, quotes: Quotes, charge_type: str
+    ) -> scrapy.Request:
+        return self.api_request(
+            price_params(listing, self.region, charge_type),
+            callback=self.parse_price,
+            errback=self.on_price_failed,
+            where=f"{listing.offer_key} {charge_type}",
+            decides=[listing.offer_key],
+            cb_kwargs={
+                "listing": listing,
+                "free": free,
+                "quotes": quotes,
+                "charge_type": charge_type,
+            },
+        )
+
+    def parse_price(
+        self,
+        response: Response,
+        listing: GpuListing,
+        free: int | None,
+        quotes: Quotes,
+        charge_type: str,
+    ) -> Iterator[Any]:
+        where = response.meta["gpurent_where"]
+        data = self.read(response)
+        if self._rejected:
+            return
+        if data is None:  # not JSON: noted as a layout error
+            yield from self.next_quote(listing, free, quotes, charge_type, None)
+            return
+        page = parse_price_answer(data, charge_type)
+        if page.auth_rejected:
+            self.rejected(f"RetCode signature/user error from {where}")
+            return
+        if page.api_error is not None:
+            self.note_api_error(where, page.api_error, keys=self.decided(response))
+            yield from self.next_quote(listing, free, quotes, charge_type, None)
+            return
+        yield from self.emit_answer(page, where, response)
+        yield from self.next_quote(listing, free, quotes, charge_type, page.quote or page.problem)
+
+    def on_price_failed(self, failure: Failure) -> Iterator[Any]:
+        self.on_request_failed(failure)
+        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
+        yield from self.next_quote(
+            kwargs["listing"], kwargs["free"], kwargs["quotes"], kwargs["charge_type"], None
+        )
+
+    def next_quote(
+        self,
+        listing: GpuListing,
+        free: int | None,
+        quotes: Quotes,
+        charge_type: str,
+        got: PriceQuote | FieldProblem | None,
+    ) -> Iterator[Any]:
+        """Store this quote, then ask the next ChargeType or emit the offer."""
+        quotes = dict(quotes)
+        if got is not None:
+            quotes[charge_type] = got
+        if charge_type == DYNAMIC and not isinstance(got, PriceQuote):
+            # No headline price: a failed request is already noted; an untrustworthy
+            # price quarantines the offer without asking for its plans.
+            if got is not None:
+                yield from self.emit(offer_records(self.context(), listing, free, quotes).records)
+            return
+        following = CHARGE_ORDER.index(charge_type) + 1
+        if following < len(CHARGE_ORDER):
+            yield self.price_request(listing, free, quotes, CHARGE_ORDER[following])
+            return
+        result: PageResult = offer_records(self.context(), listing, free, quotes)
+        for note in result.notes:
+            self.note(note)
+        yield from self.emit(result.records)
