@@ -1,10 +1,14 @@
-"""Shared fixtures: one Prefect test harness per session, CLI runner helpers."""
+"""Shared fixtures: one Prefect test harness per session, CLI runner helpers, and one
+migrated warehouse file per session that each new warehouse of a test starts as a copy of."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +35,54 @@ def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("PREFECT_HOME", None)
     else:
         os.environ["PREFECT_HOME"] = old
+
+
+# -- a new warehouse file is a copy of one migrated once per session --------------------
+# Migrating a new DuckDB file runs every script of warehouse.migrations (a tenth to a
+# quarter of a second a file, and the suite makes hundreds). In this process, a writer that
+# opens a warehouse file that does not exist yet finds a copy of the session's own, made by
+# the real migrations (``migrated_warehouse``), in its place (linked there atomically, so a
+# file made meanwhile by someone else is kept); `connect` then migrates it as ever (nothing
+# left to apply) and goes on. Processes the tests start migrate their files themselves, and
+# a module about what migrations do to a new file (``MIGRATES_FRESH_FILES = True``:
+# tests/warehouse/test_warehouse_migrations.py, which also holds the copy equal to a fresh
+# file) gets the real first migration in every test.
+
+
+@pytest.fixture(scope="session")
+def migrated_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """A warehouse file made by `warehouse.db.connect` (None: a lake is configured)."""
+    import warehouse.db as wdb
+
+    path = tmp_path_factory.mktemp("migrated-warehouse") / "template.duckdb"
+    wdb.connect(path).close()  # the real migrations, once; closing checkpoints the file
+    return path if path.is_file() else None
+
+
+@pytest.fixture(autouse=True)
+def _new_warehouses_start_migrated(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if getattr(request.module, "MIGRATES_FRESH_FILES", False):
+        return
+    template: Path | None = request.getfixturevalue("migrated_warehouse")
+    if template is None:
+        return
+    import warehouse.db as wdb
+
+    real_open = wdb._try_open
+
+    def open_from_template(db_path: Path, *, read_only: bool) -> Any:
+        if not read_only and not os.path.lexists(db_path) and db_path.parent.is_dir():
+            fd, staged = tempfile.mkstemp(dir=db_path.parent, suffix=".template")
+            os.close(fd)
+            try:
+                shutil.copyfile(template, staged)
+                os.link(staged, db_path)  # fails if the file appeared meanwhile: kept
+            except OSError:
+                pass  # then `connect` makes and migrates it itself
+            finally:
+                os.unlink(staged)
+        return real_open(db_path, read_only=read_only)
+
+    monkeypatch.setattr(wdb, "_try_open", open_from_template)

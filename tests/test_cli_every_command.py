@@ -2,10 +2,15 @@
 
 The commands are read from the real app, sub-groups walked, so a new command is covered
 without editing this file: one with a `--db` option meets each bad database kind, and each
-option with a bound, a choice or a currency gets a value it must refuse. Every case is the
-console script run as a process (`python -m gpurent`, as a user runs it), and every case
-must end in exactly one non-empty line on stderr, exit 2 (``USER_ERROR``), no traceback,
-and the bad database (and everything beside it) exactly as it was before.
+option with a bound, a choice or a currency gets a value it must refuse. Every bad-database
+case is the console script run as a process (`python -m gpurent`, as a user runs it: it
+opens, locks and leaves files, which only a process of its own shows whole). Every
+invalid-option case runs the console script's own entry point (``gpurent.cli.app.main``)
+in this process, with its argv, environment and output streams set as the child's would be
+and its final exit caught: the option parser refuses before anything is opened, so a
+process would prove nothing more and cost a start-up each. Every case must end in exactly
+one non-empty line on stderr, exit 2 (``USER_ERROR``), no traceback, and the bad database
+(and everything beside it) exactly as it was before.
 
 A command that is neither covered nor listed in ``NOT_COVERED`` with its reason fails
 ``test_every_command_is_covered_or_excluded_with_a_reason``.
@@ -19,12 +24,14 @@ Bad database kinds:
     (``tests.reliability.rel_kit.writer_held``: it prints "ready" once it holds it); the
     children wait GPURENT_LOCK_WAIT_S=0.5 s for it.
 
-The processes run two at a time in one pool, once per module, and each case's test reads
-its result.
+The processes run two at a time in one pool, once per module, the in-process cases one by
+one beside them, and each case's test reads its result.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -34,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import typer
@@ -234,6 +242,68 @@ def run_gpurent(args: list[str], env: dict[str, str]) -> tuple[int | None, str, 
     return proc.returncode, out, err
 
 
+class _Exited(Exception):
+    """The console script's final exit, caught in process (``code``: its exit status)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class _Deadline(Exception):
+    """An in-process case still running at DEADLINE_S (it got past the option parser)."""
+
+
+def _caught_exit(code: int) -> None:
+    raise _Exited(code)
+
+
+def _past_deadline(signum: int, frame: Any) -> None:
+    raise _Deadline
+
+
+_ABSENT = object()
+
+
+def run_in_process(args: list[str], env: dict[str, str]) -> tuple[int | None, str, str]:
+    """`gpurent ARGS` through the console script's own ``main`` in this process (main
+    thread only): argv, environment, stdout and stderr as the child's, its final exit
+    (``os._exit`` after the exit handlers) caught as a status, and ended like a process at
+    DEADLINE_S; whatever it changed of the process put back."""
+    import gpurent.cli.app as cli_app
+
+    out, err = io.StringIO(), io.StringIO()
+    pandas = sys.modules.get("pandas", _ABSENT)  # main marks it absent for read commands
+    sigint = signal.getsignal(signal.SIGINT)
+    alarm = signal.signal(signal.SIGALRM, _past_deadline)
+    code: int | None = None
+    try:
+        with (
+            mock.patch.object(cli_app, "_exit_after_cleanup", _caught_exit),
+            mock.patch.object(sys, "argv", ["gpurent", *args]),
+            mock.patch.dict(os.environ, env, clear=True),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
+            try:
+                cli_app.main()
+            except _Exited as done:
+                code = done.code
+            except _Deadline:
+                err.write(f"\n(still running after {DEADLINE_S:.0f} s: stopped)")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, alarm)
+        signal.signal(signal.SIGINT, sigint)
+        if pandas is _ABSENT:
+            sys.modules.pop("pandas", None)
+        else:
+            sys.modules["pandas"] = pandas  # type: ignore[assignment]
+    return code, out.getvalue(), err.getvalue()
+
+
 def prepare(case: Case, folder: Path, locked: Path) -> tuple[Path, Path, Path]:
     """(the database path, the folder snapshotted around the run, the work folder)."""
     work = folder / "work"
@@ -279,11 +349,19 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Out
         def one(job: tuple[Case, list[str], Path, Path]) -> tuple[str, Outcome]:
             case, args, db, watched = job
             before = snapshot(watched)
-            code, out, err = run_gpurent(args, env)
+            if case.kind == "option":
+                code, out, err = run_in_process(args, env)
+            else:
+                code, out, err = run_gpurent(args, env)
             return case.id, Outcome(code, out, err, db, before, snapshot(watched))
 
+        # The processes in the pool; the in-process cases here, one by one, meanwhile (they
+        # swap this process's streams and environment, so never two at once).
         with ThreadPoolExecutor(max_workers=2) as pool:
-            yield dict(pool.map(one, jobs))
+            started = pool.map(one, [j for j in jobs if j[0].kind != "option"])
+            done = dict(one(j) for j in jobs if j[0].kind == "option")
+            done.update(started)
+            yield done
 
 
 def assert_one_line_refusal(outcome: Outcome) -> str:

@@ -1,6 +1,7 @@
-"""Truth under drift, end to end: real watch polls (Prefect flow, one `scrapy crawl` process
-per provider, the replay server, a DuckDB file, apprise to a local webhook) over copies of
-the default recordings spoilt at test time (`drift_kit`), every provider at once.
+"""Truth under drift, end to end: real watch polls (the Prefect flow `gpurent watch poll`
+runs, here in this process; one `scrapy crawl` process per provider, the replay server, a
+DuckDB file, apprise to a local webhook) over copies of the default recordings spoilt at
+test time (`drift_kit`), every provider at once.
 
 One database lives through: a baseline poll with a watch on every card; then per scenario
 (stock field renamed everywhere, one broken item, one failing page) one poll of the spoilt
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import invoke, invoke_json, run_gpurent_json
+from tests.cli_helpers import invoke, invoke_json
 from tests.e2e.drift_kit import FAILING_PAGES, RENAMES, mutated_recordings
 from tests.watch.watch_kit import Receiver, receiving
 
@@ -73,8 +74,18 @@ class World:
     """The latest poll of the default recordings: the state a scenario starts from."""
 
     def poll(self, root: Path | None) -> Poll:
-        replay = ["--replay", str(root)] if root is not None else ["--replay"]
-        result = run_gpurent_json("watch", "poll", *replay, "--db", str(self.db))
+        """`gpurent watch poll --replay [ROOT] --db DB --format json`: the flow that command
+        runs, with the command's arguments, run here against the session's Prefect API (a
+        process of its own would add ~3 s of start-up a poll and prove nothing more: the
+        command is run as a process in tests/watch/test_watch_readme.py), its answer read
+        back as the command prints it."""
+        from flows.watch import watch_poll
+        from gpurent.cli.output import to_jsonable
+
+        answer = watch_poll(
+            db_path=self.db, work_dir=self.db.parent / "feeds", replay=True, replay_dir=root
+        )
+        result: dict[str, Any] = json.loads(json.dumps(to_jsonable(answer)))
         rows = invoke_json("offers", "--db", str(self.db))
         offers = {(r["provider"], r["offer_key"]): r for r in rows}
         return Poll(result, offers, self.db.parent / "feeds" / result["run_id"])

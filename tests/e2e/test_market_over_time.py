@@ -36,6 +36,7 @@ def market() -> Result:
     return run(Config(polls=POLLS))
 
 
+@pytest.mark.slow  # the run crawls for real (tests/tiers.py)
 def test_no_rule_of_truth_is_broken_over_the_run(market: Result) -> None:
     broken = {
         name: market.checks[name].examples for name in CHECKS if market.checks[name].violations
@@ -43,18 +44,21 @@ def test_no_rule_of_truth_is_broken_over_the_run(market: Result) -> None:
     assert not broken, "\n".join(market.report())
 
 
+@pytest.mark.slow  # the run crawls for real (tests/tiers.py)
 def test_every_check_had_something_to_check(market: Result) -> None:
     assert market.polls == POLLS and len(market.providers) >= 10
     idle = [name for name, n in market.opportunities.items() if n == 0]
     assert not idle, idle
 
 
+@pytest.mark.slow  # the run crawls for real (tests/tiers.py)
 def test_every_kind_of_event_and_fault_happened(market: Result) -> None:
     missing = [kind for kind in (*EVENTS, *FAULTS) if market.events[kind] == 0]
     assert not missing, (missing, market.events)
     assert market.statuses["partial"] > 0 and market.statuses["failed"] > 0, market.statuses
 
 
+@pytest.mark.slow  # the run crawls for real (tests/tiers.py)
 def test_offers_went_stale_for_every_reason_and_alerts_were_due(market: Result) -> None:
     stale = market.checks["dropped_while_unread"].by
     assert all(stale[why.value] > 0 for why in Why), stale

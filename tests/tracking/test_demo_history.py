@@ -1,7 +1,11 @@
 """`gpurent demo` builds a month of (synthetic) history; `index export` then has >= 20 dates.
 
 Slow: it crawls the bundled recordings for real (each spider in its own `scrapy crawl`
-process against the replay server) and loads about ninety polls of every provider.
+process against the replay server) and loads a poll of every provider per day. The demo
+here asks for DAYS days at one poll a day, the fewest polls that still give twenty dates
+and a pattern (24 polls over a week) for every provider; loading is most of the demo's
+time, and the default month (ninety polls) would take three times as long. That the
+default spans a month is checked on its own (``test_the_default_demo_spans_a_month``).
 """
 
 from __future__ import annotations
@@ -9,11 +13,14 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from flows import demo
+from gpurent.cli import tracking
 from tests import cli_helpers
 from tests.test_catalog import DEMO_CARDS, NO_FIGURES
 from warehouse.db import connect
@@ -24,6 +31,11 @@ REQUIRED = {
 }  # fmt: skip
 
 
+DAYS = 24
+"""Days of synthetic history the demo here builds (one poll a day, and today's): 25 dates,
+25 polls of every provider, whose hours of day cover the whole day once."""
+
+
 def gpurent(*args: str) -> subprocess.CompletedProcess[str]:
     return cli_helpers.run_gpurent(*args, timeout=1500)
 
@@ -31,9 +43,22 @@ def gpurent(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    done = gpurent("demo", "--db", str(path))
+    done = gpurent("demo", "--days", str(DAYS), "--polls-per-day", "1", "--db", str(path))
     assert "synthetic" in done.stderr
     return path
+
+
+def test_the_default_demo_spans_a_month() -> None:
+    # The command's defaults are the flow's, and they poll on a month of distinct dates.
+    assert (tracking.DEFAULT_DAYS, tracking.DEFAULT_POLLS_PER_DAY, tracking.DEFAULT_SEED) == (
+        demo.DEFAULT_DAYS, demo.DEFAULT_POLLS_PER_DAY, demo.DEFAULT_SEED,
+    )  # fmt: skip
+    now = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    polls = list(demo.poll_times(now, demo.DEFAULT_DAYS, demo.DEFAULT_POLLS_PER_DAY))
+    assert len(polls) == demo.DEFAULT_DAYS * demo.DEFAULT_POLLS_PER_DAY
+    assert len({p.date() for p in polls} | {now.date()}) >= 30
+    assert len({p.hour for p in polls}) == 24  # every hour of the day polled
+    assert all(p < now for p in polls)
 
 
 def test_demo_then_index_export_gives_twenty_dates_or_more(demo_db: Path, tmp_path: Path) -> None:

@@ -24,6 +24,10 @@ from warehouse.db import connect
 from warehouse.errors import MigrationError
 from warehouse.migrations import MIGRATIONS, Migration, applied_migrations, migrate
 
+# Every test here is about what the migrations do to a new file (tests/conftest.py: new
+# warehouses elsewhere start as a copy of a migrated one).
+MIGRATES_FRESH_FILES = True
+
 EXPECTED_RELATIONS = {
     "schema_migrations",
     "crawl_runs",
@@ -65,6 +69,39 @@ def test_a_fresh_warehouse_records_every_migration(con: duckdb.DuckDBPyConnectio
     stamps = con.execute("SELECT applied_at FROM schema_migrations").fetchall()
     assert all(stamp is not None for (stamp,) in stamps)
     assert relations(con) >= EXPECTED_RELATIONS
+
+
+def catalog(con: duckdb.DuckDBPyConnection) -> dict[str, set[tuple[object, ...]]]:
+    """Everything the migrations define, as DuckDB lists it."""
+    queries = {
+        "columns": "SELECT table_name, column_name, data_type, is_nullable, column_default"
+        " FROM information_schema.columns",
+        "views": "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal",
+        "indexes": "SELECT table_name, index_name, sql FROM duckdb_indexes()",
+        "constraints": "SELECT table_name, constraint_type, constraint_text"
+        " FROM duckdb_constraints()",
+        "sequences": "SELECT sequence_name, start_value, increment_by FROM duckdb_sequences()",
+        "macros": "SELECT function_name, macro_definition FROM duckdb_functions()"
+        " WHERE NOT internal AND function_type LIKE '%macro%'",
+        "migrations": "SELECT version, name FROM schema_migrations",
+    }
+    return {name: set(con.execute(sql).fetchall()) for name, sql in queries.items()}
+
+
+def test_the_copy_other_tests_start_from_is_what_the_migrations_make(
+    db_path: Path, migrated_warehouse: Path | None
+) -> None:
+    # tests/conftest.py: a new warehouse outside this module starts as a copy of that file.
+    # Both files as reopened (DuckDB writes a view's SQL back in its own spelling).
+    assert migrated_warehouse is not None
+    connect(db_path).close()
+    fresh = duckdb.connect(str(db_path), read_only=True)
+    copy = duckdb.connect(str(migrated_warehouse), read_only=True)
+    try:
+        assert catalog(copy) == catalog(fresh)
+    finally:
+        copy.close()
+        fresh.close()
 
 
 def test_migrating_again_applies_nothing(db_path: Path) -> None:
