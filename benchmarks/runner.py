@@ -35,6 +35,11 @@ written before any timing starts:
   evaluated for real, gpurent's answers checked against the simulation's truth after every
   poll); ``market_violations`` per check, with ``market_polls``, ``market_providers`` and
   ``market_seconds``. The goal is no violation. Full runs only (about 10 s a poll).
+* restock forecast: ``benchmarks/forecast.py`` (two synthetic availability histories, with
+  and without hour-of-week and provider habits, split in time: fit on the first two thirds,
+  scored on the rest); ``forecast_brier`` / ``forecast_base_brier`` on the patterned one
+  (lower is better), ``forecast_flat_brier`` / ``forecast_flat_base_brier`` on the flat
+  one. Seconds, quick runs too.
 
 Figures with more than two sides run them in rotation (benchmarks.measure.rotated). The
 project's bytecode is brought up to date before anything is timed (``compile_project``).
@@ -103,6 +108,10 @@ class Results:
                 "market_providers",
                 "market_seconds",
                 "market_violations",
+                "forecast_brier",
+                "forecast_base_brier",
+                "forecast_flat_brier",
+                "forecast_flat_base_brier",
             )
         )
     )
@@ -392,6 +401,29 @@ def bench_market(polls: int, res: Results) -> None:
     res.summary["market_violations"] = violations
 
 
+def bench_forecast(res: Results) -> None:
+    """The restock forecast's Brier score beside the base rate's, on both synthetic
+    histories (benchmarks.forecast; no timing: a score, seeded)."""
+    from benchmarks.forecast import WEEKS, calibration
+
+    for patterned, key in ((True, "forecast"), (False, "forecast_flat")):
+        found = calibration(patterned=patterned)
+        shape = "hour-of-week and provider habits" if patterned else "no habits"
+        res.rows.append(
+            Row(
+                f"restock forecast, {WEEKS} weeks x 3 providers, {shape}",
+                f"Brier {found.forecast_brier:.4f} ({found.test_spells} spells scored)",
+                f"base rate {found.base_brier:.4f}",
+                (found.forecast_brier / found.base_brier)
+                if found.forecast_brier is not None and found.base_brier
+                else None,
+                "< base" if patterned else "<= base",
+            )
+        )
+        res.summary[f"{key}_brier"] = found.forecast_brier
+        res.summary[f"{key}_base_brier"] = found.base_brier
+
+
 def render(res: Results, console: Console) -> None:
     table = Table(title="gpurent benchmarks (medians, paired with their baselines)")
     for column in ("figure", "gpurent", "baseline", "ratio", "goal"):
@@ -430,7 +462,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("load", "query", "startup", "storage", "crawl", "alert", "market"),
+        choices=("load", "query", "startup", "storage", "crawl", "alert", "market", "forecast"),
         help="measure only these figures",
     )
     return parser.parse_args(argv)
@@ -440,7 +472,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     sizes = tuple(sorted(args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)))
     crawl_offers = args.crawl_offers or (5_000 if args.quick else 100_000)
-    figures = ("load", "query", "startup", "storage", "crawl", "alert", "market")
+    figures = ("load", "query", "startup", "storage", "crawl", "alert", "market", "forecast")
     only = set(args.only or figures)
     if args.quick:
         # Minutes of simulated polls or of waiting: full runs only.
@@ -482,6 +514,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if "market" in only:
             console.print(f"market over time: {args.market_polls} polls ...")
             bench_market(args.market_polls, res)
+        if "forecast" in only:
+            console.print("restock forecast: calibration on synthetic histories ...")
+            bench_forecast(res)
         shutil.rmtree(root, ignore_errors=True)
     render(res, console)
     console.print(f"total {time.perf_counter() - started:,.0f} s")

@@ -23,6 +23,7 @@ from gpurent import api
 from gpurent.api import views
 from gpurent_core.catalog import get_catalog
 from gpurent_core.cost.usage import UsageProfile
+from gpurent_core.host import version_tuple
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -79,6 +80,11 @@ class NowFilters:
     session_hours: Decimal | None = None
     include_stale: bool = False
     """Also show offers their provider's latest run did not confirm (rule of truth 11)."""
+    min_cuda: str | None = None
+    """The host's CUDA version at least this ("12.4"); offers that do not publish it never
+    match."""
+    interconnect: str | None = None
+    """nvlink (stated NVLink or SXM), sxm or pcie; offers that do not say never match."""
 
     def profile(self) -> UsageProfile:
         return api.usage(
@@ -98,6 +104,9 @@ class FilterOptions:
     vram_sizes: list[int]
     form_factors: list[str] = field(default_factory=list)
     """Form factors the offers of the latest state name (PCIe, SXM...), in catalog order."""
+    cuda_versions: list[str] = field(default_factory=list)
+    """CUDA versions hosts of the latest state publish, lowest first (a minimum to pick)."""
+    interconnects: list[str] = field(default_factory=lambda: ["nvlink", "sxm", "pcie"])
 
 
 @_page_read
@@ -114,11 +123,15 @@ def filter_options(db: Path) -> FilterOptions:
     known = dict.fromkeys(sku.form_factor for sku in catalog.all() if sku.form_factor)
     forms = [f for f in known if f in stated]
     forms += sorted(stated - set(forms))
+    cudas: set[str] = set()
+    if offers.height and "cuda_version" in offers.columns:
+        cudas = set(offers["cuda_version"].drop_nulls().to_list())
     return FilterOptions(
         providers=sorted(set(offers["provider"].to_list())) if offers.height else [],
         gpu_models=ordered,
         vram_sizes=sizes,
         form_factors=forms,
+        cuda_versions=sorted(cudas, key=version_tuple),
     )
 
 
@@ -139,6 +152,9 @@ class NowAnswer:
     cards_left_out: int = 0
     """Per-card offers left out because no free count shows ``NowFilters.gpus`` cards on
     one machine (``OfferList.cards_left_out``): the page's caption says so."""
+    host_left_out: int = 0
+    """Offers left out because they do not publish the CUDA version or interconnect the
+    filters ask for (``OfferList.unpublished_left_out``): the page's caption says so."""
 
 
 @_page_read
@@ -163,6 +179,8 @@ def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
         currency=filters.display_currency,
         db=db,
         include_stale=filters.include_stale,
+        min_cuda=filters.min_cuda,
+        interconnect=filters.interconnect,
     )
     rows = [o.as_row(terms=False) | {"raw_gpu_name": o.raw_gpu_name} for o in found]
     frame = (
@@ -171,7 +189,10 @@ def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
         else empty_now_frame()
     )
     return NowAnswer(
-        frame=frame, stale_left_out=found.stale_left_out, cards_left_out=found.cards_left_out
+        frame=frame,
+        stale_left_out=found.stale_left_out,
+        cards_left_out=found.cards_left_out,
+        host_left_out=found.unpublished_left_out,
     )
 
 
@@ -202,6 +223,17 @@ _NOW_TEXT: dict[str, Any] = {
     "gpu_vram_gb": pl.Int64,  # null: unknown VRAM
     "stale": pl.Boolean,  # not confirmed by its provider's latest run: its last good state
     "age_s": pl.Int64,
+    # What the host publishes (null where it does not).
+    "cuda_version": pl.String,
+    "driver_version": pl.String,
+    "interconnect": pl.String,
+    "nvlink_gbps": pl.Decimal(38, 4),
+    "host_reliability": pl.Decimal(38, 4),
+    "hosting": pl.String,
+    "max_rental_hours": pl.Int64,
+    "vcpus_per_gpu": pl.Decimal(38, 4),
+    "ram_gb_per_gpu": pl.Decimal(38, 4),
+    "disk_gb_per_gpu": pl.Decimal(38, 4),
 }
 _MONEY = pl.Decimal(38, 6)
 
@@ -341,6 +373,13 @@ def availability(db: Path, model: str, vram_gb: int, zone: str) -> Availability:
 
 _HEAT_DAY = {"provider": pl.String, "hour": pl.Int64, "share": pl.Float64}
 _HEAT_WEEK = {"provider": pl.String, "weekday": pl.Int64, "hour": pl.Int64, "share": pl.Float64}
+
+
+@_page_read
+def restock(db: Path, model: str, vram_gb: int) -> Any:
+    """The restock forecast of the GPU (``gpurent.api.RestockForecast``: every provider's
+    spells pooled, and each provider's own in ``providers``)."""
+    return api.restock_forecast(model, vram_gb=vram_gb, db=db)
 
 
 @_page_read

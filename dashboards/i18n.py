@@ -89,6 +89,13 @@ LABELS: dict[str, tuple[str, str]] = {
     "filter_storage": ("Storage (GB)", "存储 (GB)"),
     "filter_gpus": ("GPUs", "GPU 数量"),
     "filter_form": ("Form factor", "外形规格"),
+    "filter_min_cuda": ("Min CUDA version", "最低 CUDA 版本"),
+    "filter_interconnect": ("Interconnect", "互联方式"),
+    "host_left_out": (
+        "{n} offers left out: their provider does not publish the CUDA version or "
+        "interconnect asked for.",
+        "已略去 {n} 个报价：其平台未公布所筛选的 CUDA 版本或互联方式。",
+    ),
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
     "include_stale": (
         "Include offers their provider's latest crawl did not confirm (stale)",
@@ -137,6 +144,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "col_true_monthly": ("True / month", "真实每月"),
     "col_price": ("Listed price", "标价"),
     "col_region": ("Region", "地区"),
+    "col_cuda": ("CUDA", "CUDA"),
+    "col_interconnect": ("Interconnect", "互联"),
     "col_age": ("Data age", "数据时效"),
     "col_plan": ("Monthly plan", "月度方案"),
     "col_raw_gpu": ("Provider's GPU name", "平台 GPU 名称"),
@@ -374,6 +383,25 @@ LABELS: dict[str, tuple[str, str]] = {
     "avail_to": ("To (UTC)", "结束 (UTC)"),
     "avail_price_gpu_hour": ("Price per GPU-hour", "每卡时价格"),
     "avail_current": ("now", "至今"),
+    "avail_restock": ("Restock forecast", "补货预测"),
+    "avail_restock_all": ("All providers", "所有平台"),
+    "avail_restock_line": (
+        "{who}: {p1} within 1 h, {p6} within 6 h, {p24} within 24 h; expected wait {wait}, "
+        "from {n} sold-out spells",
+        "{who}：1 小时内 {p1}，6 小时内 {p6}，24 小时内 {p24}；预计等待 {wait}，基于 {n} 次售罄",
+    ),
+    "avail_restock_about": ("about {h} h", "约 {h} 小时"),
+    "avail_restock_over": ("over {h} h", "超过 {h} 小时"),
+    "avail_restock_thin": (
+        "{who}: not enough history ({n} sold-out spells; a forecast needs {min})",
+        "{who}：历史不足（{n} 次售罄；预测至少需要 {min} 次）",
+    ),
+    "avail_restock_legend": (
+        "The chance a sold-out card is rentable again, from its past sold-out spells (confirmed "
+        "polls only), by provider and hour of week; each figure needs {min} spells.",
+        "售罄后重新可租的概率，基于过去的售罄时段（仅计已确认的轮询），按平台和一周中的小时区分；"
+        "每个数字至少需要 {min} 次售罄。",
+    ),
 }
 
 WEEKDAYS: dict[Lang, tuple[str, ...]] = {

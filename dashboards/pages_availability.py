@@ -64,6 +64,16 @@ def render(ctx: Ctx) -> None:
             st.altair_chart(charts.heat_week_chart(found.week, lang), width="content")
         st.caption(t(lang, "avail_legend", n=min_polls))
 
+    restock = data.restock(ctx.db, model, vram)
+    st.subheader(t(lang, "avail_restock"))
+    if restock.enough_history:
+        for forecast in (restock, *restock.providers):
+            # Provider names come from the warehouse: escaped before they meet Markdown.
+            st.markdown("- " + md_escape(tables.restock_sentence(forecast, lang)))
+    else:
+        st.caption(tables.restock_sentence(restock, lang))
+    st.caption(t(lang, "avail_restock_legend", min=restock.min_spells))
+
     st.subheader(t(lang, "avail_timeline"))
     changes = data.offer_timeline(ctx.db, model, vram)
     if changes.height == 0:

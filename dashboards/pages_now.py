@@ -65,6 +65,22 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         column.number_input(t(lang, label), min_value=lo, max_value=hi, value=v, step=step, key=k)
         for column, (label, lo, hi, v, step, k) in zip(st.columns(4), numbers, strict=True)
     )
+    # What the host publishes: offers that do not say it never match a choice here.
+    host = st.columns(4)
+    min_cuda = host[0].selectbox(
+        t(lang, "filter_min_cuda"),
+        options.cuda_versions,
+        index=None,
+        placeholder=any_label,
+        key="now_min_cuda",
+    )
+    interconnect = host[1].selectbox(
+        t(lang, "filter_interconnect"),
+        options.interconnects,
+        index=None,
+        placeholder=any_label,
+        key="now_interconnect",
+    )
     switches = st.columns(2)
     sold_out = switches[0].toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
     # Rule of truth 11: only what the provider's latest crawl confirmed, unless asked.
@@ -83,6 +99,8 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         gpus=int(gpus),
         include_sold_out=bool(sold_out),
         include_stale=bool(stale),
+        min_cuda=min_cuda,
+        interconnect=interconnect,
     )
 
 
@@ -141,6 +159,8 @@ def render(ctx: Ctx) -> None:
         st.caption(t(lang, "stale_left_out", n=answer.stale_left_out))
     if answer.cards_left_out:
         st.caption(t(lang, "cards_left_out", n=answer.cards_left_out, gpus=filters.gpus))
+    if answer.host_left_out:
+        st.caption(t(lang, "host_left_out", n=answer.host_left_out))
     if frame.height == 0:
         st.info(t(lang, "no_rows"))
         return

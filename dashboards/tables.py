@@ -118,6 +118,8 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
                 t(lang, "col_price"): _price(r, lang),
                 t(lang, "col_plan"): plan_label(r["monthly_plan"], lang),
                 t(lang, "col_region"): r["region"] or "",
+                t(lang, "col_cuda"): r.get("cuda_version") or "",
+                t(lang, "col_interconnect"): r.get("interconnect") or "",
                 t(lang, "col_age"): age_cell(lang, r, now),
                 # What `gpurent explain ID` takes, and the provider's page to rent it on.
                 t(lang, "col_offer_id"): offer_id(r),
@@ -130,7 +132,7 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
         for k in (
             "col_provider", "col_gpu", "col_vram", "col_count", "col_status", "col_free",
             "col_true_hourly", "col_true_monthly", "col_price", "col_plan", "col_region",
-            "col_age", "col_offer_id", "col_link", "col_raw_gpu",
+            "col_cuda", "col_interconnect", "col_age", "col_offer_id", "col_link", "col_raw_gpu",
         )
     ]  # fmt: skip
     # Mixed int/"" cells would make Arrow guess a type per column: show free counts as text.
@@ -303,6 +305,26 @@ def pattern_sentence(pattern: Any, gpu: str, lang: Lang) -> str:
     if not pattern.free_hours:
         return t(lang, "avail_rarely", best=f"{max(known):.0%}", **values)
     return t(lang, "avail_usually", hours=pattern.free_hours, **values)
+
+
+def restock_sentence(forecast: Any, lang: Lang) -> str:
+    """One provider's (or all providers') restock forecast in the page's language."""
+    who = forecast.provider or t(lang, "avail_restock_all")
+    if not forecast.enough_history:
+        return t(lang, "avail_restock_thin", who=who, n=forecast.spells, min=forecast.min_spells)
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    wait = (
+        t(lang, "avail_restock_over", h=f"{forecast.longest_h:.0f}")
+        if forecast.median_wait_h is None
+        else t(lang, "avail_restock_about", h=f"{forecast.median_wait_h:.1f}".removesuffix(".0"))
+    )
+    return t(
+        lang, "avail_restock_line", who=who, p1=pct(forecast.within_1h),
+        p6=pct(forecast.within_6h), p24=pct(forecast.within_24h), wait=wait, n=forecast.spells,
+    )  # fmt: skip
 
 
 def timeline_table(frame: pl.DataFrame, lang: Lang) -> pd.DataFrame:

@@ -139,3 +139,26 @@ class RunStatus(StrEnum):
     """Credentials missing or rejected; public rows (if any) still load, stock stays unknown."""
     LAYOUT_CHANGED = "layout_changed"
     """The provider answered 200 but the page no longer parses into offers."""
+
+
+class Interconnect(StrEnum):
+    """How the cards of a machine are joined, as the provider states it (never guessed)."""
+
+    NVLINK = "nvlink"
+    """NVLink stated: a bridge or NVSwitch, a published NVLink bandwidth, an NVL card, an
+    '-NVLink' machine type."""
+    SXM = "sxm"
+    """SXM modules (their socket carries NVLink between the cards of a board)."""
+    PCIE = "pcie"
+    """PCIe cards, no NVLink stated."""
+
+
+class Hosting(StrEnum):
+    """Who runs the host, as the provider classes it."""
+
+    SECURE = "secure"
+    """The provider's own or vetted data-center capacity ("Secure Cloud", datacenter hosts)."""
+    VERIFIED = "verified"
+    """A marketplace host the provider has verified."""
+    COMMUNITY = "community"
+    """A marketplace host not (yet) verified: community cloud."""

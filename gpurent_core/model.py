@@ -17,17 +17,24 @@ from gpurent_core.enums import (
     BillingUnit,
     FeeBasis,
     FeeType,
+    Hosting,
+    Interconnect,
     PriceBasis,
     PriceKind,
     RunStatus,
     SkipKind,
     StockStatus,
 )
+from gpurent_core.host import CUDA_VERSION_PATTERN
 
 # Decimals travel as strings so no float ever touches a price.
 Money = Annotated[
     Decimal, PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json")
 ]
+
+# Host measures (bandwidth, a reliability score, vCPUs, GB) travel as strings too: read the
+# same by the feed's SQL path and its exact path (warehouse.feed_sql).
+Measure = Money
 
 
 class _Record(BaseModel):
@@ -89,6 +96,23 @@ class OfferRecord(_Record):
     price_kind: PriceKind = PriceKind.ON_DEMAND
     region: str | None = None
     url: str | None = None
+    # What the host publishes about itself (docs/usage.md, "Host attributes"): each None
+    # where the provider does not say it, never guessed.
+    cuda_version: str | None = Field(default=None, pattern=CUDA_VERSION_PATTERN)
+    """The highest CUDA version the host's driver supports ("12.4"); compared as numbers."""
+    driver_version: str | None = None
+    """The host's NVIDIA driver version, as published ("550.54.15")."""
+    interconnect: Interconnect | None = None
+    nvlink_gbps: Measure | None = Field(default=None, ge=0)
+    """NVLink bandwidth the provider publishes, GB/s."""
+    host_reliability: Measure | None = Field(default=None, ge=0, le=1)
+    """The provider's reliability score of the host, 0..1 (Vast.ai reliability)."""
+    hosting: Hosting | None = None
+    max_rental_hours: int | None = Field(default=None, ge=0)
+    """The longest rental the host allows from the observation, in whole hours."""
+    vcpus_per_gpu: Measure | None = Field(default=None, ge=0)
+    ram_gb_per_gpu: Measure | None = Field(default=None, ge=0)
+    disk_gb_per_gpu: Measure | None = Field(default=None, ge=0)
     fees: tuple[AddonFee, ...] = ()
     plans: tuple[PricePlan, ...] = ()
 

@@ -71,6 +71,11 @@ class SizeQuery:
     """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
     gpu: GpuFilter | None = None
     """Only offers of this card (model, and size and form factor when named)."""
+    require_nvlink: bool = False
+    """A placement over several cards (tensor parallel) only on offers whose cards are
+    joined by NVLink (stated, or SXM modules: ``gpurent_core.host.NVLINKED``); an offer that
+    does not say how its cards are joined is left out of those. One-card placements (and
+    copies of the model one card each) are unaffected."""
     notes: tuple[str, ...] = ()
     """What the front end read into the question ("llama-3-8b is sized as Llama-3.1-8B")."""
 
@@ -163,4 +168,9 @@ def _options(
         return options, None
     if query.gpu is not None:
         return [], f"{NO_OFFER} (only {query.gpu.describe()} offers were looked at: --gpu)"
+    if query.require_nvlink:
+        return (
+            [],
+            f"{NO_OFFER} (placements over several cards only on NVLink offers: --interconnect)",
+        )
     return [], NO_OFFER

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpurent_core.catalog import GpuSku, get_catalog
 from gpurent_core.cost.usage import UsageProfile
+from gpurent_core.host import NVLINKED
 from sizing.objective import Objective
 from sizing.placement import Placement, fits_card, sku_usable_gib, usable_gib
 from sizing.speed import (
@@ -142,6 +143,7 @@ class RankedOffer:
             # What the offer says; "figures_of" is the catalog card whose speed is used
             # (the slowest of the model's form factors when the offer does not say).
             "gpu_form_factor": o.get("gpu_form_factor"),
+            "interconnect": o.get("interconnect"),
             "figures_of": self.sku.label if self.sku else None,
             "card": card_label(o),
             "gpu_count": self.cards,
@@ -223,6 +225,7 @@ def offer_options(
     usage: UsageProfile | None = None,
     include_stale: bool = False,
     gpu: GpuFilter | None = None,
+    require_nvlink: bool = False,
 ) -> list[list[RankedOffer]]:
     """Every in-stock offer that fits, as the list of ways it can be rented (one list per
     offer, in the order the warehouse first gives them).
@@ -231,7 +234,9 @@ def offer_options(
     count: storage, egress, short sessions and boot time count as on every other surface.
     A rental of N cards runs the model at every fitting degree d <= N that divides N, as
     N // d copies. Offers their provider's latest run did not confirm come only with
-    ``include_stale`` (marked: ``RankedOffer.stale``).
+    ``include_stale`` (marked: ``RankedOffer.stale``). ``require_nvlink``: a degree above 1
+    (one copy over several cards) only on offers whose cards are joined by NVLink (stated,
+    or SXM: ``gpurent_core.host.NVLINKED``); never assumed of an offer that does not say.
     """
     from warehouse.costed import costed_latest_offers
 
@@ -257,6 +262,8 @@ def offer_options(
             ways = options.setdefault(key, {})
             for degree, placement in fitting.items():
                 if (offer.gpus_rented, degree) in ways:
+                    continue
+                if require_nvlink and degree > 1 and not _nvlinked(offer.offer):
                     continue
                 ranked = _fit(offer, placement)
                 if ranked is not None:
@@ -285,6 +292,11 @@ def smallest_nominal_vram(placement: Placement) -> int:
     ``sizing.placement.usable_gib``, a test keeps it so), so cards below this cannot fit:
     the warehouse leaves them out before anything is costed. ``_fit`` still decides."""
     return max(0, math.ceil(placement.estimate.per_gpu_gib))
+
+
+def _nvlinked(offer: Mapping[str, Any]) -> bool:
+    """The offer states NVLink between its cards (or SXM modules, joined by it)."""
+    return offer.get("interconnect") in NVLINKED
 
 
 def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:

@@ -26,9 +26,17 @@ from gpurent_core.enums import (
     StockStatus,
 )
 from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
+from gpurent_core.host import HOST_FIELDS, HostFilter
 from gpurent_core.terms import FeeTerms, PlanTerms
 from warehouse.queries import latest_offer_conditions, latest_offers
-from warehouse.ranking import BoundQuery, Unbounded, cheapest_first, latest_rows, stale_to_rank
+from warehouse.ranking import (
+    BoundQuery,
+    Unbounded,
+    cheapest_first,
+    latest_rows,
+    stale_to_rank,
+    unpublished_to_rank,
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,9 @@ class CostedOffer:
             # storage asked for left out because the feed has no price for it?
             "rentable": self.rentable,
             "storage_price_unknown": c.storage_price_unknown,
+            # What the host publishes about itself (None: not published; frames of past
+            # runs stored before migration 20 have none).
+            **{k: _host_value(o.get(k)) for k in HOST_FIELDS},
         }
 
     def terms(self) -> dict[str, list[dict[str, Any]]]:
@@ -100,6 +111,10 @@ class CostedOffer:
             "fees": [_plain_fields(asdict(_fee(f))) for f in o["fees"] or []],
             "plans": [_plain_fields(asdict(_plan(p))) for p in o["plans"] or []],
         }
+
+
+def _host_value(value: Any) -> Any:
+    return plain(value) if isinstance(value, Decimal) else value
 
 
 def plain(value: Decimal) -> Decimal:
@@ -220,6 +235,7 @@ def costed_latest_offers(
     limit: int | None = None,
     include_stale: bool = False,
     gpu_form_factor: str | None = None,
+    host: HostFilter | None = None,
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
@@ -233,6 +249,8 @@ def costed_latest_offers(
 
     ``limit=N`` returns exactly ``costed_latest_offers(...)[:N]`` (same values, same order),
     costing only the offers that could be among the N (``warehouse.ranking``).
+    ``host`` keeps the offers whose host attributes meet it (``unpublished_left_out`` counts
+    the ones left out for not publishing one).
     """
     fx = fx or fx_table_for(con)
     filters: dict[str, Any] = {
@@ -241,6 +259,7 @@ def costed_latest_offers(
         "provider": provider,
         "gpu_vram_gb": gpu_vram_gb,
         "gpu_form_factor": gpu_form_factor,
+        "host": host,
     }
 
     cache: dict[tuple[Any, ...], TrueCost | None] = {}
@@ -289,6 +308,7 @@ def stale_left_out(
     in_stock_only: bool = False,
     gpu_vram_gb: int | None = None,
     gpu_form_factor: str | None = None,
+    host: HostFilter | None = None,
 ) -> int:
     """How many stale offers ``costed_latest_offers`` with the same arguments leaves out
     (what ``include_stale=True`` would add to its ranking, before any ``limit``): offers the
@@ -300,8 +320,38 @@ def stale_left_out(
         "provider": provider,
         "gpu_vram_gb": gpu_vram_gb,
         "gpu_form_factor": gpu_form_factor,
+        "host": host,
     }
     return stale_to_rank(con, profile, filters=filters, in_stock_only=in_stock_only)
+
+
+def unpublished_left_out(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    host: HostFilter | None,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    in_stock_only: bool = False,
+    gpu_vram_gb: int | None = None,
+    gpu_form_factor: str | None = None,
+    include_stale: bool = False,
+) -> int:
+    """How many offers ``costed_latest_offers`` with the same arguments leaves out only
+    because they do not publish a host attribute ``host`` filters on (each attribute they
+    do publish meets it): 0 without a host filter."""
+    filters: dict[str, Any] = {
+        "gpu_model": gpu_model,
+        "min_vram_gb": min_vram_gb,
+        "provider": provider,
+        "gpu_vram_gb": gpu_vram_gb,
+        "gpu_form_factor": gpu_form_factor,
+        "host": host,
+    }
+    return unpublished_to_rank(
+        con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
+    )
 
 
 def cards_left_out(
@@ -314,6 +364,7 @@ def cards_left_out(
     gpu_vram_gb: int | None = None,
     gpu_form_factor: str | None = None,
     include_stale: bool = False,
+    host: HostFilter | None = None,
 ) -> int:
     """How many per-card offers an in-stock ranking for ``profile`` leaves out only because
     no free count shows the profile's cards on one machine (``cards_to_rent`` is None: a card
@@ -330,6 +381,7 @@ def cards_left_out(
         gpu_vram_gb=gpu_vram_gb,
         gpu_form_factor=gpu_form_factor,
         confirmed_only=not include_stale,
+        host=host,
     )
     # The per-card branch of cards_to_rent, negated: fewer listed than wanted and no free
     # count that covers them (a NULL free count shows nothing).
@@ -365,4 +417,5 @@ __all__ = [
     "rank",
     "rentable",
     "stale_left_out",
+    "unpublished_left_out",
 ]

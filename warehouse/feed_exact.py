@@ -27,6 +27,7 @@ from warehouse.feed_schema import (
     FEE_SCHEMA,
     INT32_MAX,
     LINE,
+    MEASURE,
     OBSERVATION_SCHEMA,
     PLAN_SCHEMA,
     PRICE,
@@ -149,6 +150,16 @@ def _offer_rows(
         "price_kind": record.price_kind.value,
         "region": record.region,
         "url": record.url,
+        "cuda_version": record.cuda_version,
+        "driver_version": record.driver_version,
+        "interconnect": record.interconnect.value if record.interconnect else None,
+        "nvlink_gbps": _fit(record.nvlink_gbps, MEASURE, "nvlink_gbps"),
+        "host_reliability": _fit(record.host_reliability, MEASURE, "host_reliability"),
+        "hosting": record.hosting.value if record.hosting else None,
+        "max_rental_hours": _fit_int(record.max_rental_hours, "max_rental_hours", minimum=0),
+        "vcpus_per_gpu": _fit(record.vcpus_per_gpu, MEASURE, "vcpus_per_gpu"),
+        "ram_gb_per_gpu": _fit(record.ram_gb_per_gpu, MEASURE, "ram_gb_per_gpu"),
+        "disk_gb_per_gpu": _fit(record.disk_gb_per_gpu, MEASURE, "disk_gb_per_gpu"),
     }
     fee_rows = [
         {

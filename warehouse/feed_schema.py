@@ -13,6 +13,8 @@ import polars as pl
 PRICE = pl.Decimal(18, 8)
 FEE_AMOUNT = pl.Decimal(18, 10)
 QUANTITY = pl.Decimal(18, 6)
+MEASURE = pl.Decimal(14, 4)
+"""A host measure's column (NVLink GB/s, reliability, vCPUs, RAM and disk GB per GPU)."""
 UTC_TIME = pl.Datetime("us", "UTC")
 INT32_MAX = 2**31 - 1
 LINE = "_line"
@@ -39,6 +41,17 @@ OBSERVATION_SCHEMA = pl.Schema(
         "price_kind": pl.String(),
         "region": pl.String(),
         "url": pl.String(),
+        # The host attributes (gpurent_core.host.HOST_FIELDS), null where not published.
+        "cuda_version": pl.String(),
+        "driver_version": pl.String(),
+        "interconnect": pl.String(),
+        "nvlink_gbps": MEASURE,
+        "host_reliability": MEASURE,
+        "hosting": pl.String(),
+        "max_rental_hours": pl.Int32(),
+        "vcpus_per_gpu": MEASURE,
+        "ram_gb_per_gpu": MEASURE,
+        "disk_gb_per_gpu": MEASURE,
     }
 )
 FEE_SCHEMA = pl.Schema(

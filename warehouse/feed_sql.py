@@ -30,12 +30,23 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 
-from gpurent_core.model import BillingUnit, FeeBasis, FeeType, PriceBasis, PriceKind, StockStatus
+from gpurent_core.host import CUDA_VERSION_PATTERN
+from gpurent_core.model import (
+    BillingUnit,
+    FeeBasis,
+    FeeType,
+    Hosting,
+    Interconnect,
+    PriceBasis,
+    PriceKind,
+    StockStatus,
+)
 from warehouse.feed_schema import (
     FEE_AMOUNT,
     FEE_LIST_TYPE,
     INT32_MAX,
     LINE,
+    MEASURE,
     PLAN_LIST_TYPE,
     PRICE,
     QUANTITY,
@@ -54,6 +65,10 @@ _OFFER_LEAVES = {
     "gpu_form_factor": "text", "gpu_count": "int", "raw_gpu_name": "text", "status": "enum",
     "available_count": "int", "price": "word", "currency": "enum", "billing_unit": "enum",
     "price_basis": "enum", "price_kind": "enum", "region": "text", "url": "text",
+    "cuda_version": "text", "driver_version": "text", "interconnect": "enum",
+    "nvlink_gbps": "word", "host_reliability": "word", "hosting": "enum",
+    "max_rental_hours": "int", "vcpus_per_gpu": "word", "ram_gb_per_gpu": "word",
+    "disk_gb_per_gpu": "word",
 }  # fmt: skip
 _FEE_LEAVES = {
     "fee_type": "enum", "amount": "word", "currency": "enum", "unit": "enum", "basis": "enum",
@@ -133,7 +148,16 @@ _PLAN_OK = f"""p IS NOT NULL AND {_money(PRICE, "p.price")}
     AND p.billing_unit IN {_one_of(BillingUnit)} AND p.price_basis IN {_one_of(PriceBasis)}
     AND p.price_kind IN {_one_of(PriceKind)}"""
 _REQUIRED_TEXT = ("provider", "offer_key", "run_id", "gpu_vendor", "gpu_model", "raw_gpu_name")
-_NULLABLE_TEXT = ("gpu_form_factor", "region", "url")
+_NULLABLE_TEXT = ("gpu_form_factor", "region", "url", "cuda_version", "driver_version")
+_MEASURES = (
+    "nvlink_gbps",
+    "host_reliability",
+    "vcpus_per_gpu",
+    "ram_gb_per_gpu",
+    "disk_gb_per_gpu",
+)
+# A CUDA version holds no escape: its JSON text is the pattern between quotes.
+_CUDA = '"' + CUDA_VERSION_PATTERN.strip("^$") + '"'
 
 
 def _each(column: str, var: str, ok: str) -> str:
@@ -162,6 +186,12 @@ _OK = " AND ".join(
         f"r.billing_unit IN {_one_of(BillingUnit)}",
         f"r.price_basis IN {_one_of(PriceBasis)}",
         f"r.price_kind IN {_one_of(PriceKind)}",
+        f"(r.cuda_version IS NULL OR regexp_full_match(r.cuda_version, '{_CUDA}'))",
+        f"(r.interconnect IS NULL OR r.interconnect IN {_one_of(Interconnect)})",
+        f"(r.hosting IS NULL OR r.hosting IN {_one_of(Hosting)})",
+        _int("r.max_rental_hours", 0, nullable=True),
+        *(f"(r.{k} IS NULL OR {_money(MEASURE, f'r.{k}')})" for k in _MEASURES),
+        f"(r.host_reliability IS NULL OR try_cast(r.host_reliability[2:-2] AS {sql_type(MEASURE)}) <= 1)",
         "r.fees IS NOT NULL AND r.plans IS NOT NULL",
         f"(len(r.fees) = 0 OR {_each('r.fees', 'f', _FEE_OK)})",
         f"(len(r.plans) = 0 OR {_each('r.plans', 'p', _PLAN_OK)})",
@@ -195,6 +225,12 @@ _PLANS = f"""list_transform(r.plans, lambda p, i: {{
     'seq': (i - 1)::INTEGER, 'price': {_typed("p.price", sql_type(PRICE))},
     'currency': p.currency, 'billing_unit': p.billing_unit,
     'price_basis': p.price_basis, 'price_kind': p.price_kind}})::{PLAN_LIST_TYPE}"""
+
+
+def _measure(key: str) -> str:
+    return f"{_typed(f'r.{key}', sql_type(MEASURE))} AS {key}"
+
+
 _COLUMNS = f"""line AS {LINE}, {_text("r.run_id")} AS run_id, {_text("r.provider")} AS provider,
     {_text("r.offer_key")} AS offer_key, {_typed("r.observed_at", "TIMESTAMPTZ")} AS observed_at,
     {_text("r.gpu_vendor")} AS gpu_vendor, {_text("r.gpu_model")} AS gpu_model,
@@ -204,7 +240,12 @@ _COLUMNS = f"""line AS {LINE}, {_text("r.run_id")} AS run_id, {_text("r.provider
     r.status AS status, try_cast(r.available_count AS INTEGER) AS available_count,
     {_typed("r.price", sql_type(PRICE))} AS price, r.currency AS currency,
     r.billing_unit AS billing_unit, r.price_basis AS price_basis, r.price_kind AS price_kind,
-    {_text("r.region")} AS region, {_text("r.url")} AS url, {_FEES} AS fees, {_PLANS} AS plans"""
+    {_text("r.region")} AS region, {_text("r.url")} AS url,
+    {_text("r.cuda_version")} AS cuda_version, {_text("r.driver_version")} AS driver_version,
+    r.interconnect AS interconnect, {_measure("nvlink_gbps")}, {_measure("host_reliability")},
+    r.hosting AS hosting, try_cast(r.max_rental_hours AS INTEGER) AS max_rental_hours,
+    {_measure("vcpus_per_gpu")}, {_measure("ram_gb_per_gpu")}, {_measure("disk_gb_per_gpu")},
+    {_FEES} AS fees, {_PLANS} AS plans"""
 
 
 def offer_rows_sql(lines: str) -> str:

@@ -54,6 +54,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "confirmed offers", "sql/0017_confirmed_offers.sql"),
     Migration(18, "watch form factor", "sql/0018_watch_form_factor.sql"),
     Migration(19, "stopped unknown", "sql/0019_stopped_unknown.sql"),
+    Migration(20, "host attributes", "sql/0020_host_attributes.sql"),
 )
 
 

@@ -9,10 +9,16 @@ nothing lost.
 
 The content hash is built in two steps, the offer's own fields first, then that hash with
 the two list hashes (migration 15, which moved the stored hashes to this form).
+
+The host attributes (``gpurent_core.host.HOST_FIELDS``: CUDA, interconnect, reliability,
+hosting, vCPUs...) describe the machine: they are identity fields, so a host that changes
+them makes a new version (and identity), and an unchanged one hashes the same run after
+run. Migration 20 moved the stored hashes to the form with them (all NULL then).
 """
 
 from __future__ import annotations
 
+from gpurent_core.host import HOST_FIELDS
 from warehouse.feed_schema import FEE_ITEM_FIELDS, PLAN_ITEM_FIELDS
 
 __all__ = [
@@ -34,11 +40,11 @@ __all__ = [
 CONTENT_FIELDS = (
     "gpu_vendor", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name",
     "status", "available_count", "price", "currency", "billing_unit", "price_basis",
-    "price_kind", "region", "url",
+    "price_kind", "region", "url", *HOST_FIELDS,
 )  # fmt: skip
 IDENTITY_FIELDS = (
     "gpu_vendor", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "gpu_count", "raw_gpu_name",
-    "region", "url",
+    "region", "url", *HOST_FIELDS,
 )  # fmt: skip
 
 FEE_SET_HASH = f"bit_xor(hash({', '.join(FEE_ITEM_FIELDS)}))"

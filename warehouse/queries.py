@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from gpurent_core.enums import StockStatus
+from gpurent_core.host import HostFilter, version_tuple
 from warehouse.db import query_frame
 from warehouse.fx import fx_rate_on, upsert_fx_rate
 
@@ -87,6 +88,7 @@ def latest_offers(
     gpu_vram_gb: int | None = None,
     confirmed_only: bool = False,
     gpu_form_factor: str | None = None,
+    host: HostFilter | None = None,
 ) -> pl.DataFrame:
     """The offers of each provider's latest good run, with their fees and plans.
 
@@ -105,8 +107,10 @@ def latest_offers(
     unknown); ``gpu_form_factor`` that form factor (never unknown: an H100 that does not say
     SXM is no SXM answer); ``in_stock_only`` keeps in_stock and low offers (never unknown: unknown is not
     in stock either; ``gpurent_core.cost.stock.rentable`` then checks the free cards);
-    ``confirmed_only`` leaves the stale rows out (what is ranked). Ordered by provider,
-    gpu_model, offer_key.
+    ``confirmed_only`` leaves the stale rows out (what is ranked); ``host`` keeps the offers
+    whose host attributes meet it (``gpurent_core.host.HostFilter``; an attribute not
+    published never matches). The host attributes (``gpurent_core.host.HOST_FIELDS``) are
+    the last columns. Ordered by provider, gpu_model, offer_key.
     """
     condition, params = latest_offer_conditions(
         gpu_model=gpu_model,
@@ -116,6 +120,7 @@ def latest_offers(
         gpu_vram_gb=gpu_vram_gb,
         confirmed_only=confirmed_only,
         gpu_form_factor=gpu_form_factor,
+        host=host,
     )
     # The view reads current_offers: the cost does not grow with history.
     return frame(
@@ -135,11 +140,16 @@ def latest_offer_conditions(
     gpu_vram_gb: int | None = None,
     confirmed_only: bool = False,
     gpu_form_factor: str | None = None,
+    host: HostFilter | None = None,
+    host_unpublished: bool = False,
 ) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (``''`` when there is no filter) and its ``?`` parameters of
     ``latest_offers``' filters, over the view aliased ``o`` (or ``current_offer_rows``, which
     has the same filtered columns): one definition for every reader that filters the latest
-    state the same way (``warehouse.ranking``)."""
+    state the same way (``warehouse.ranking``).
+
+    ``host_unpublished`` turns the host filter round: the offers it leaves out only for not
+    publishing a filtered attribute (each published one meets it, one at least is NULL)."""
     where: list[str] = []
     params: list[Any] = []
     if gpu_model is not None:
@@ -165,7 +175,46 @@ def latest_offer_conditions(
     if confirmed_only:
         # Rule of truth 11: only what the provider's latest look confirmed is ranked.
         where.append("NOT o.stale")
+    if host is not None and host.active:
+        checks, host_params = host_conditions(host)
+        if host_unpublished:
+            where.extend(f"(o.{column} IS NULL OR {check})" for column, check in checks)
+            where.append("(" + " OR ".join(f"o.{column} IS NULL" for column, _ in checks) + ")")
+        else:
+            where.extend(check for _, check in checks)
+        params.extend(host_params)
     return (f"WHERE {' AND '.join(where)}" if where else ""), params
+
+
+# A CUDA version as numbers, three parts (12.4 -> [12, 4, 0]): lists compare part by part.
+def _cuda_parts(column: str) -> str:
+    return f"list_resize(list_transform(string_split({column}, '.'), lambda x: x::INTEGER), 3, 0)"
+
+
+def host_conditions(host: HostFilter) -> tuple[list[tuple[str, str]], list[Any]]:
+    """(column, SQL condition over ``o``) per filtered host attribute (each false or NULL
+    where the offer does not publish it), and their ``?`` parameters in order."""
+    checks: list[tuple[str, str]] = []
+    params: list[Any] = []
+    if host.min_cuda is not None:
+        checks.append(("cuda_version", f"{_cuda_parts('o.cuda_version')} >= ?::INTEGER[]"))
+        params.append(list((*version_tuple(host.min_cuda), 0, 0)[:3]))
+    if host.interconnect is not None:
+        checks.append(("interconnect", "list_contains(?, o.interconnect)"))
+        params.append(list(host.accepted_interconnects()))
+    if host.min_reliability is not None:
+        checks.append(("host_reliability", "o.host_reliability >= ?"))
+        params.append(host.min_reliability)
+    if host.hosting is not None:
+        checks.append(("hosting", "list_contains(?, o.hosting)"))
+        params.append(list(host.accepted_hosting()))
+    if host.min_vcpus_per_gpu is not None:
+        checks.append(("vcpus_per_gpu", "o.vcpus_per_gpu >= ?"))
+        params.append(host.min_vcpus_per_gpu)
+    if host.min_ram_gb_per_gpu is not None:
+        checks.append(("ram_gb_per_gpu", "o.ram_gb_per_gpu >= ?"))
+        params.append(host.min_ram_gb_per_gpu)
+    return checks, params
 
 
 def recent_offer_counts(con: duckdb.DuckDBPyConnection, provider: str, limit: int = 5) -> list[int]:

@@ -65,6 +65,7 @@ __all__ = [
     "fx_rates",
     "latest_rows",
     "stale_to_rank",
+    "unpublished_to_rank",
 ]
 
 _RELATIVE_SLACK = 1e-9
@@ -369,6 +370,30 @@ def stale_to_rank(
     condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **filters)
     named, named_params = _named(condition, filter_params)
     sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o WHERE o.stale"
+    row = con.execute(sql, {"wanted": profile.gpus, **named_params}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def unpublished_to_rank(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    filters: Mapping[str, Any],
+    in_stock_only: bool,
+    include_stale: bool = False,
+) -> int:
+    """How many offers a ranking for ``profile`` and ``filters`` leaves out only because they
+    do not publish a host attribute its ``host`` filter reads (every published one meets
+    it): the offers the bound query would list were the unpublished ones taken as met."""
+    host = filters.get("host")
+    if host is None or not host.active:
+        return 0
+    condition, filter_params = latest_offer_conditions(
+        in_stock_only=in_stock_only, host_unpublished=True, **filters
+    )
+    named, named_params = _named(condition, filter_params)
+    ranked = "" if include_stale else " WHERE NOT o.stale"
+    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o{ranked}"
     row = con.execute(sql, {"wanted": profile.gpus, **named_params}).fetchone()
     return int(row[0]) if row else 0
 

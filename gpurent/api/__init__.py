@@ -13,7 +13,15 @@ month, 50 GB of storage). Only offers their provider's latest run confirmed are 
 return an ``OfferList``, a list whose ``stale_left_out`` says how many they left out.
 Refusals are ``api.ApiError`` subclasses (``ValueError``) with one line each:
 ``NoWarehouse``, ``WarehouseBusy``, ``WarehouseDamaged``, ``UnknownName`` (with suggestions),
-``NoSuchOffer`` (``AmbiguousOfferId``: a short id two offers share), ``BadUsage``.
+``NoSuchOffer`` (``AmbiguousOfferId``: a short id two offers share), ``BadUsage``,
+``BadFilter`` (a host filter it cannot read).
+
+``offers`` and ``cheapest`` also narrow on what the host publishes (``min_cuda``,
+``interconnect``, ``min_reliability``, ``hosting``, ``min_vcpus_per_gpu``,
+``min_ram_gb_per_gpu``): an offer that does not publish a filtered attribute is left out,
+and the answer's ``unpublished_left_out`` counts those; every ``Offer`` carries the host
+attributes (``cuda_version``, ``interconnect``, ``host_reliability``...), None where the
+provider does not publish them.
 
 Every offer carries a short id (``Offer.offer_id``, ``api.offer_id(provider, offer_key)``),
 the same in every run, which ``explain`` takes in place of provider and key.
@@ -29,6 +37,7 @@ if TYPE_CHECKING:
     from gpurent.api.errors import (
         AmbiguousOfferId,
         ApiError,
+        BadFilter,
         BadUsage,
         NoSuchOffer,
         NoWarehouse,
@@ -36,6 +45,7 @@ if TYPE_CHECKING:
         WarehouseBusy,
         WarehouseDamaged,
     )
+    from gpurent.api.forecast import RestockForecast, restock_forecast
     from gpurent.api.market import IndexPoint, ProviderState, index, providers
     from gpurent.api.names import offer_id
     from gpurent.api.pricing import Explanation, Offer, OfferList, cheapest, explain, offers
@@ -64,6 +74,7 @@ _HOME = {
         (
             "AmbiguousOfferId",
             "ApiError",
+            "BadFilter",
             "BadUsage",
             "NoSuchOffer",
             "NoWarehouse",
@@ -75,6 +86,7 @@ _HOME = {
     ),
     "offer_id": "names",
     **dict.fromkeys(("IndexPoint", "ProviderState", "index", "providers"), "market"),
+    **dict.fromkeys(("RestockForecast", "restock_forecast"), "forecast"),
     **dict.fromkeys(
         ("Explanation", "Offer", "OfferList", "cheapest", "explain", "offers"), "pricing"
     ),
@@ -113,6 +125,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AmbiguousOfferId",
     "ApiError",
+    "BadFilter",
     "BadUsage",
     "CannotSize",
     "Engine",
@@ -128,6 +141,7 @@ __all__ = [
     "OfferList",
     "PlacementFit",
     "ProviderState",
+    "RestockForecast",
     "SizeAnswer",
     "SizedOffer",
     "UnknownName",
@@ -142,6 +156,7 @@ __all__ = [
     "offers",
     "precision_names",
     "providers",
+    "restock_forecast",
     "size",
     "usage",
     "views",

@@ -36,6 +36,11 @@ class BadUsage(ApiError):
     """Usage numbers the cost engine refuses (hours beyond a month, negative storage...)."""
 
 
+class BadFilter(ApiError):
+    """A filter value the answer cannot read (a CUDA version that is no version, a
+    reliability above 1, an interconnect or hosting gpurent does not know)."""
+
+
 class AmbiguousOfferId(NoSuchOffer):
     """Two latest offers of one provider share a short id (their keys hash alike, rare): the
     message names their keys, to ask for one by provider and key instead."""

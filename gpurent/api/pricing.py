@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpurent.api.errors import AmbiguousOfferId, NoSuchOffer, UnknownName
+from gpurent.api.errors import AmbiguousOfferId, BadFilter, NoSuchOffer, UnknownName
 from gpurent.api.names import (
     display_currency,
     match_offer_id,
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the model and the engine load when an answer is asked for
     from gpurent_core.cost.engine import TrueCost
     from gpurent_core.cost.usage import UsageProfile
     from gpurent_core.enums import StockStatus
+    from gpurent_core.host import HostFilter
     from gpurent_core.terms import FeeTerms, PlanTerms
 
 
@@ -84,6 +85,24 @@ class Offer:
     age_s: int | None
     run_id: str
     raw_gpu_name: str | None
+    # What the host publishes about itself; each None where the provider does not publish
+    # it (never guessed). docs/usage.md "Host attributes" lists who publishes what.
+    cuda_version: str | None
+    """The highest CUDA version the host's driver supports ("12.4")."""
+    driver_version: str | None
+    interconnect: str | None
+    """nvlink (stated NVLink: bridge, NVSwitch, an NVL card), sxm (SXM modules) or pcie."""
+    nvlink_gbps: Decimal | None
+    """NVLink bandwidth the provider publishes, GB/s."""
+    host_reliability: Decimal | None
+    """The provider's reliability score of the host, 0..1."""
+    hosting: str | None
+    """secure (data center), verified or community (an unverified marketplace host)."""
+    max_rental_hours: int | None
+    """The longest rental the host allows, in hours from the observation."""
+    vcpus_per_gpu: Decimal | None
+    ram_gb_per_gpu: Decimal | None
+    disk_gb_per_gpu: Decimal | None
     fees: tuple[FeeTerms, ...]
     plans: tuple[PlanTerms, ...]
     cost: TrueCost
@@ -125,21 +144,72 @@ class OfferList(list[Offer]):
     adds them, marked ``stale``); 0 when stale rows were asked for.
 
     ``cards_left_out``: in-stock answers for more than one card (``cheapest(gpus=N)``) only:
-    per-card offers left out because no free count shows N cards on one machine."""
+    per-card offers left out because no free count shows N cards on one machine.
+
+    ``unpublished_left_out``: answers with a host filter (``min_cuda``, ``interconnect``...)
+    only: offers left out because they do not publish an attribute filtered on (each one
+    they do publish meets the filter)."""
 
     stale_left_out: int
     cards_left_out: int
+    unpublished_left_out: int
 
     def __init__(
-        self, offers: Iterable[Offer] = (), *, stale_left_out: int = 0, cards_left_out: int = 0
+        self,
+        offers: Iterable[Offer] = (),
+        *,
+        stale_left_out: int = 0,
+        cards_left_out: int = 0,
+        unpublished_left_out: int = 0,
     ) -> None:
         super().__init__(offers)
         self.stale_left_out = stale_left_out
         self.cards_left_out = cards_left_out
+        self.unpublished_left_out = unpublished_left_out
 
 
 _NOT_FROM_ROW = {"offer_id", "status", "raw_gpu_name", "fees", "plans", "cost"}
 _ROW_FIELDS = tuple(f for f in Offer.__dataclass_fields__ if f not in _NOT_FROM_ROW)
+
+
+def host_filter(
+    *,
+    min_cuda: str | float | None = None,
+    interconnect: str | None = None,
+    min_reliability: Decimal | float | str | None = None,
+    hosting: str | None = None,
+    min_vcpus_per_gpu: Decimal | float | str | None = None,
+    min_ram_gb_per_gpu: Decimal | float | str | None = None,
+) -> HostFilter | None:
+    """The host filter of an answer's keywords (None: none asked); ``BadFilter`` names the
+    keyword it cannot read."""
+    from gpurent_core.enums import Hosting, Interconnect
+    from gpurent_core.host import HostFilter, version_tuple
+
+    asked: dict[str, Any] = {
+        "min_cuda": None if min_cuda is None else str(min_cuda).strip(),
+        "interconnect": None if interconnect is None else str(interconnect).strip().lower(),
+        "min_reliability": min_reliability,
+        "hosting": None if hosting is None else str(hosting).strip().lower(),
+        "min_vcpus_per_gpu": min_vcpus_per_gpu,
+        "min_ram_gb_per_gpu": min_ram_gb_per_gpu,
+    }
+    if all(v is None for v in asked.values()):
+        return None
+    choices: dict[str, Any] = {"interconnect": Interconnect, "hosting": Hosting}
+    for name, value in asked.items():
+        try:
+            if name == "min_cuda" and value is not None:
+                version_tuple(str(value))
+            elif name in choices and value is not None:
+                choices[name](value)
+            elif value is not None:
+                HostFilter(**{name: value})
+        except (ValueError, ArithmeticError) as exc:
+            known = ", ".join(m.value for m in choices[name]) if name in choices else ""
+            detail = f"one of {known}" if known else str(exc)
+            raise BadFilter(f"{name}={value!r}: {detail}", argument=name) from None
+    return HostFilter(**asked)
 
 
 def _plain(fields: dict[str, Any]) -> dict[str, Any]:
@@ -162,8 +232,14 @@ def _costed(
     in_stock: bool = False,
     limit: int | None = None,
     include_stale: bool = False,
+    host: HostFilter | None = None,
 ) -> OfferList:
-    from warehouse.costed import cards_left_out, costed_latest_offers, stale_left_out
+    from warehouse.costed import (
+        cards_left_out,
+        costed_latest_offers,
+        stale_left_out,
+        unpublished_left_out,
+    )
 
     shown_in = display_currency(currency)
     model, vram, form = gpu_model, None, form_factor
@@ -188,6 +264,7 @@ def _costed(
             "gpu_form_factor": form,
             "min_vram_gb": min_vram,
             "provider": provider_name,
+            "host": host,
         }
         costed = costed_latest_offers(
             con,
@@ -206,8 +283,18 @@ def _costed(
         short = (
             cards_left_out(con, profile, include_stale=include_stale, **filters) if in_stock else 0
         )
+        unpublished = (
+            unpublished_left_out(
+                con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters
+            )
+            if host is not None
+            else 0
+        )
     return OfferList(
-        (Offer.from_costed(c) for c in costed), stale_left_out=left_out, cards_left_out=short
+        (Offer.from_costed(c) for c in costed),
+        stale_left_out=left_out,
+        cards_left_out=short,
+        unpublished_left_out=unpublished,
     )
 
 
@@ -224,6 +311,12 @@ def offers(
     currency: str | None = None,
     db: Path | str | None = None,
     include_stale: bool | None = None,
+    min_cuda: str | float | None = None,
+    interconnect: str | None = None,
+    min_reliability: Decimal | float | str | None = None,
+    hosting: str | None = None,
+    min_vcpus_per_gpu: Decimal | float | str | None = None,
+    min_ram_gb_per_gpu: Decimal | float | str | None = None,
 ) -> OfferList:
     """The latest offers (sold-out and unknown ones too unless ``in_stock``), cheapest first
     by true monthly cost, then true hourly.
@@ -238,7 +331,23 @@ def offers(
     marked ``stale``) are listed unless ``in_stock``: an unconfirmed row is never offered as
     in stock (rule of truth 11). ``include_stale`` overrides that either way (None: this
     default); the answer's ``stale_left_out`` counts the ones left out.
+
+    Host filters (each None: none): ``min_cuda`` the host's CUDA version at least this
+    ("12.4", compared as version numbers); ``interconnect`` nvlink (stated NVLink or SXM
+    modules), sxm or pcie; ``min_reliability`` the provider's host score (0..1);
+    ``hosting`` secure, verified (secure too) or community; ``min_vcpus_per_gpu`` and
+    ``min_ram_gb_per_gpu`` per card. An offer that does not publish a filtered attribute
+    is left out; ``unpublished_left_out`` counts those. ``BadFilter`` for a value it cannot
+    read.
     """
+    host = host_filter(
+        min_cuda=min_cuda,
+        interconnect=interconnect,
+        min_reliability=min_reliability,
+        hosting=hosting,
+        min_vcpus_per_gpu=min_vcpus_per_gpu,
+        min_ram_gb_per_gpu=min_ram_gb_per_gpu,
+    )
     return _costed(
         db,
         usage or make_usage(),
@@ -251,6 +360,7 @@ def offers(
         in_stock=in_stock,
         limit=limit,
         include_stale=not in_stock if include_stale is None else include_stale,
+        host=host,
     )
 
 
@@ -265,6 +375,12 @@ def cheapest(
     include_stale: bool = False,
     gpu: str | None = None,
     form_factor: str | None = None,
+    min_cuda: str | float | None = None,
+    interconnect: str | None = None,
+    min_reliability: Decimal | float | str | None = None,
+    hosting: str | None = None,
+    min_vcpus_per_gpu: Decimal | float | str | None = None,
+    min_ram_gb_per_gpu: Decimal | float | str | None = None,
 ) -> OfferList:
     """The cheapest offers that can be rented now for ``gpus`` cards of at least
     ``min_vram`` GB each, by true monthly cost (ties: true hourly); ``gpu`` and
@@ -275,10 +391,20 @@ def cheapest(
     on one machine (the answer's ``cards_left_out`` counts those). The storage asked for is
     counted on every provider. Only offers their provider's latest run confirmed are ranked
     (rule of truth 11): ``include_stale`` ranks the stale ones too (their last good state,
-    marked ``stale``); the answer's ``stale_left_out`` counts the ones left out.
+    marked ``stale``); the answer's ``stale_left_out`` counts the ones left out. The host
+    filters (``min_cuda``, ``interconnect``...) are those of ``offers``, with their
+    ``unpublished_left_out`` count.
     """
     from dataclasses import replace
 
+    host = host_filter(
+        min_cuda=min_cuda,
+        interconnect=interconnect,
+        min_reliability=min_reliability,
+        hosting=hosting,
+        min_vcpus_per_gpu=min_vcpus_per_gpu,
+        min_ram_gb_per_gpu=min_ram_gb_per_gpu,
+    )
     profile = replace(usage, gpus=gpus) if usage is not None else make_usage(gpus=gpus)
     return _costed(
         db,
@@ -290,6 +416,7 @@ def cheapest(
         in_stock=True,
         limit=limit,
         include_stale=include_stale,
+        host=host,
     )
 
 

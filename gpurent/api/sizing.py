@@ -13,7 +13,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpurent.api.errors import ApiError, NoWarehouse, UnknownName, WarehouseBusy, WarehouseDamaged
+from gpurent.api.errors import (
+    ApiError,
+    BadFilter,
+    NoWarehouse,
+    UnknownName,
+    WarehouseBusy,
+    WarehouseDamaged,
+)
 from gpurent.api.names import display_currency, offer_id
 from gpurent.api.profile import usage as make_usage
 from gpurent.api.warehouse import open_warehouse, refuse_directory, resolve_db, retried_read
@@ -55,6 +62,8 @@ class SizedOffer:
     gpu_vram_gb: int | None
     gpu_form_factor: str | None
     """What the offer says (None: it leaves it open)."""
+    interconnect: str | None
+    """How the offer's cards are joined, as it says (nvlink, sxm, pcie; None: unsaid)."""
     figures_of: str | None
     """The catalog card whose speed figures are used."""
     card: str
@@ -263,6 +272,7 @@ def size(
     db: Path | str | None = None,
     include_stale: bool = False,
     gpu: str | None = None,
+    interconnect: str | None = None,
 ) -> SizeAnswer:
     """Size one of ``model`` (a catalog name or Hugging Face id, see `gpurent models`),
     ``config`` (a Hugging Face config.json or its folder) or ``params_b`` (billions of
@@ -275,7 +285,10 @@ def size(
     target are excluded with the reason, and those whose figures are unknown are set apart
     (``cannot_tell``). ``gpu`` keeps one card's offers ("H100 SXM": the form factor counts).
     Only offers their provider's latest run confirmed are ranked; ``include_stale`` adds the
-    stale ones (their last good state, marked ``stale``).
+    stale ones (their last good state, marked ``stale``). ``interconnect="nvlink"``: a
+    placement that splits the model over several cards is offered only on machines whose
+    cards are joined by NVLink (stated, or SXM modules); offers that do not say how their
+    cards are joined are left out of those placements (one-card ones are unaffected).
     """
     from sizing.answer import SizeQuery, size_answer
     from sizing.checks import SpeedTargets
@@ -283,6 +296,9 @@ def size(
 
     arch, info, chosen, weights, notes = _resolve_model(model, config, params_b, precision)
     gpu_filter = _gpu_filter(gpu)
+    require_nvlink = _require_nvlink(interconnect)
+    if require_nvlink:
+        notes = [*notes, NVLINK_NOTE]
     if prompt_tokens + gen_tokens < 1:
         raise CannotSize("prompt_tokens + gen_tokens must be at least 1", argument="tokens")
     try:
@@ -313,6 +329,7 @@ def size(
             allow_beyond_context=allow_beyond_context,
             include_stale=include_stale,
             gpu=gpu_filter,
+            require_nvlink=require_nvlink,
             notes=tuple(notes),
         )
         path = resolve_db(db)
@@ -342,6 +359,7 @@ def _market(query: SizeQuery, path: Path) -> Market:
                 usage=query.usage,
                 include_stale=True,  # size_answer leaves them out unless asked, and counts them
                 gpu=query.gpu,
+                require_nvlink=query.require_nvlink,
             )
 
     def market(placements: Any) -> Any:
@@ -353,6 +371,25 @@ def _market(query: SizeQuery, path: Path) -> Market:
             return [], f"warehouse not readable: {exc}"
 
     return market
+
+
+NVLINK_NOTE = (
+    "placements over several cards only on offers whose cards are joined by NVLink (stated, "
+    "or SXM modules); offers that do not say how their cards are joined are left out of them"
+)
+
+
+def _require_nvlink(interconnect: str | None) -> bool:
+    """``interconnect`` read: "nvlink" requires it of multi-card placements; None does not."""
+    if interconnect is None:
+        return False
+    if str(interconnect).strip().casefold() == "nvlink":
+        return True
+    raise BadFilter(
+        f"interconnect={interconnect!r}: size can require only nvlink (of placements over "
+        "several cards)",
+        argument="interconnect",
+    )
 
 
 def _gpu_filter(text: str | None) -> Any:

@@ -22,6 +22,18 @@ from gpurent.cli.common import (
     reader,
     resolve_db,
 )
+from gpurent.cli.host_options import (
+    HOST_OPTION_OF,
+    HostingOption,
+    InterconnectOption,
+    MinCudaOption,
+    MinRamPerGpuOption,
+    MinReliabilityOption,
+    MinVcpusPerGpuOption,
+    host_cell,
+    host_words,
+    unpublished_note,
+)
 from gpurent.cli.output import OutputFormat, output_console, render
 from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
 
@@ -39,7 +51,11 @@ OFFER_COLUMNS = [
 JSON_EXTRA = [
     "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
     "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "stale", "age_s",
-    "run_id", "rentable", "storage_price_unknown", "fees", "plans",
+    "run_id", "rentable", "storage_price_unknown",
+    # What the host publishes (gpurent_core.host.HOST_FIELDS): empty where it does not.
+    "cuda_version", "driver_version", "interconnect", "nvlink_gbps", "host_reliability",
+    "hosting", "max_rental_hours", "vcpus_per_gpu", "ram_gb_per_gpu", "disk_gb_per_gpu",
+    "fees", "plans",
 ]
 # fmt: on
 # The table marks what the true cost leaves out or what cannot be rented as listed.
@@ -132,12 +148,25 @@ def cards_note(left_out: int, gpus: int) -> str | None:
     return f"{left_out} per-card {offers} left out: no free count shows {gpus} cards on one machine"
 
 
-def answer_footnote(found: api.OfferList, fmt: OutputFormat, *, gpus: int = 1) -> str | None:
+def answer_footnote(
+    found: api.OfferList,
+    fmt: OutputFormat,
+    *,
+    gpus: int = 1,
+    host: dict[str, Any] | None = None,
+) -> str | None:
     """The table's notes: rows whose storage price is unknown, how many stale offers the
-    answer left out, and how many per-card offers cannot be seen to hold ``gpus`` cards.
-    JSON and CSV keep stdout to their rows: the counts go to stderr."""
+    answer left out, how many per-card offers cannot be seen to hold ``gpus`` cards, and
+    how many offers do not publish a host attribute ``host`` (the host options asked)
+    filters on. JSON and CSV keep stdout to their rows: the counts go to stderr."""
     counts = [
-        n for n in (stale_note(found.stale_left_out), cards_note(found.cards_left_out, gpus)) if n
+        n
+        for n in (
+            stale_note(found.stale_left_out),
+            cards_note(found.cards_left_out, gpus),
+            unpublished_note(getattr(found, "unpublished_left_out", 0), host or {}),
+        )
+        if n
     ]
     if counts and fmt is not OutputFormat.TABLE:
         for line in counts:
@@ -153,7 +182,7 @@ def _with_note(empty: str, footnote: str | None) -> str:
 
 
 def _rows(
-    found: list[api.Offer], fmt: OutputFormat
+    found: list[api.Offer], fmt: OutputFormat, host: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], list[str] | None]:
     now = datetime.now(UTC)
     rows = []
@@ -163,6 +192,10 @@ def _rows(
         row["age"] = human_age(row["observed_at"], now)
         rows.append(row)
     if fmt is OutputFormat.TABLE:
+        # The host attributes filtered on get a column of their own; the others stay in
+        # JSON and CSV (the table keeps to 80 columns).
+        if host and any(v is not None for v in host.values()):
+            return [table_row(r) | {"host": host_cell(r, host)} for r in rows], None
         return [table_row(r) for r in rows], None
     return rows, OFFER_COLUMNS + JSON_EXTRA
 
@@ -244,6 +277,12 @@ def offers(
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
     include_stale: IncludeStaleOption = False,
+    min_cuda: MinCudaOption = None,
+    interconnect: InterconnectOption = None,
+    min_reliability: MinReliabilityOption = None,
+    hosting: HostingOption = None,
+    min_vcpus_per_gpu: MinVcpusPerGpuOption = None,
+    min_ram_per_gpu: MinRamPerGpuOption = None,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -252,8 +291,22 @@ def offers(
     Offers their provider's latest run did not confirm are listed with their last good
     state and age ("stale 2h"); --in-stock leaves them out (an unconfirmed row is not in
     stock now) and says how many, unless --include-stale.
+
+    The host options (--min-cuda, --interconnect, --min-reliability, --hosting,
+    --min-vcpus-per-gpu, --min-ram-per-gpu) keep offers whose host publishes a value that
+    meets them; the table then shows those values in a host column, and says how many
+    offers were left out for not publishing one. JSON and CSV always carry every host
+    attribute (empty where the provider does not publish it).
     """
-    with as_usage_errors():
+    host = {
+        "min_cuda": min_cuda,
+        "interconnect": interconnect,
+        "min_reliability": min_reliability,
+        "hosting": hosting,
+        "min_vcpus_per_gpu": min_vcpus_per_gpu,
+        "min_ram_gb_per_gpu": min_ram_per_gpu,
+    }
+    with as_usage_errors(**HOST_OPTION_OF):
         name = api.names.read_gpu(gpu) if gpu is not None else None
         shown = api.offers(
             gpu=gpu,
@@ -265,20 +318,22 @@ def offers(
             currency=currency,
             db=db,
             include_stale=True if include_stale else None,
+            **_api_host(host),
         )
-    rows, columns = _rows(shown, fmt)
+    rows, columns = _rows(shown, fmt, host)
     asked = [
         *([f"--gpu {name.describe()}"] if name else []),
         *([f"--min-vram {min_vram}"] if min_vram is not None else []),
         *([f"--provider {provider.strip().lower()}"] if provider else []),
         *(["--in-stock"] if in_stock else []),
+        *host_words(host),
     ]
     empty = (
         f"No latest offer matches {' '.join(asked)}. Try fewer filters, or `gpurent providers`."
         if asked
         else "No offers yet. Has a crawl run? Try `gpurent providers`."
     )
-    footnote = answer_footnote(shown, fmt)
+    footnote = answer_footnote(shown, fmt, host=host)
     render(
         rows,
         fmt,
@@ -300,6 +355,12 @@ def cheapest(
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
     include_stale: IncludeStaleOption = False,
+    min_cuda: MinCudaOption = None,
+    interconnect: InterconnectOption = None,
+    min_reliability: MinReliabilityOption = None,
+    hosting: HostingOption = None,
+    min_vcpus_per_gpu: MinVcpusPerGpuOption = None,
+    min_ram_per_gpu: MinRamPerGpuOption = None,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -318,8 +379,20 @@ def cheapest(
     With --gpus N, a per-card offer counts only where its free count shows N cards on one
     machine (a card price says nothing of how many a machine has); the ones left out for
     that are counted under the table too.
+
+    The host options (--min-cuda, --interconnect, --min-reliability, --hosting,
+    --min-vcpus-per-gpu, --min-ram-per-gpu) rank only offers whose host publishes a value
+    that meets them; the offers left out for not publishing one are counted under the table.
     """
-    with as_usage_errors():
+    host = {
+        "min_cuda": min_cuda,
+        "interconnect": interconnect,
+        "min_reliability": min_reliability,
+        "hosting": hosting,
+        "min_vcpus_per_gpu": min_vcpus_per_gpu,
+        "min_ram_gb_per_gpu": min_ram_per_gpu,
+    }
+    with as_usage_errors(**HOST_OPTION_OF):
         shown = api.cheapest(
             min_vram,
             gpus=gpus,
@@ -329,9 +402,10 @@ def cheapest(
             currency=currency,
             db=db,
             include_stale=include_stale,
+            **_api_host(host),
         )
-    rows, columns = _rows(shown, fmt)
-    footnote = answer_footnote(shown, fmt, gpus=gpus)
+    rows, columns = _rows(shown, fmt, host)
+    footnote = answer_footnote(shown, fmt, gpus=gpus, host=host)
     render(
         rows,
         fmt,
@@ -343,6 +417,11 @@ def cheapest(
         ),
         footnote=footnote,
     )
+
+
+def _api_host(host: dict[str, Any]) -> dict[str, Any]:
+    """The host options as the API's keywords (enum choices as their values)."""
+    return {k: getattr(v, "value", v) for k, v in host.items()}
 
 
 def _gpu_words(gpu: str | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from decimal import Decimal
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,6 +38,7 @@ OFFER_COLUMNS = [
     "gpu_model",
     "gpu_vram_gb",
     "gpu_form_factor",
+    "interconnect",
     "gpu_count",
     "tensor_parallel",
     "copies",
@@ -212,6 +214,12 @@ def _table_untold(row: api.SizedOffer) -> dict[str, Any]:
     return {column: shown[column] for column in UNTOLD_COLUMNS}
 
 
+class SizeInterconnect(StrEnum):
+    """What ``size --interconnect`` can require of placements over several cards."""
+
+    NVLINK = "nvlink"
+
+
 @usage_options
 def size(
     prompt_tokens: Annotated[
@@ -302,6 +310,17 @@ def size(
             show_default=False,
         ),
     ] = None,
+    interconnect: Annotated[
+        SizeInterconnect | None,
+        typer.Option(
+            "--interconnect",
+            case_sensitive=False,
+            help="nvlink: a placement that splits the model over several cards only on offers "
+            "whose cards are joined by NVLink (stated, or SXM modules); offers that do not say "
+            "how their cards are joined are left out of it. One-card placements are unaffected.",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
     currency: DisplayCurrencyOption = None,
     db: DbOption = None,
@@ -345,6 +364,7 @@ def size(
             db=db,
             include_stale=include_stale,
             gpu=gpu,
+            interconnect=interconnect.value if interconnect else None,
         )
     if fmt is OutputFormat.JSON:
         sys.stdout.write(

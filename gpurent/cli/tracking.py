@@ -83,6 +83,8 @@ class HistoryView(StrEnum):
     """Every state of every offer: valid from / to, stock, free count, price."""
     PATTERN = "pattern"
     """When cards are usually free, by hour (Asia/Shanghai and UTC), per provider."""
+    FORECAST = "forecast"
+    """The restock forecast: chances within 1/6/24 h, median wait, spells behind them."""
 
 
 def gpu_label(model: str, vram_gb: int | None) -> str:
@@ -355,8 +357,16 @@ def history(
     ] = None,
     provider: ProviderOption = None,
     by: Annotated[
-        HistoryView, typer.Option("--by", help="day, offer or pattern.")
+        HistoryView, typer.Option("--by", help="day, offer, pattern or forecast.")
     ] = HistoryView.DAY,
+    region: Annotated[
+        str | None,
+        typer.Option("--region", help="Restock forecast: only offers whose region has this."),
+    ] = None,
+    gpus: Annotated[
+        int,
+        typer.Option("--gpus", min=1, help="Restock forecast: cards needed from one offer."),
+    ] = 1,
     start: FromOption = None,
     end: ToOption = None,
     currency: CurrencyOption = None,
@@ -369,6 +379,11 @@ def history(
     pattern ("usually free 02:00-07:00") needs at least 24 polls over 7 days of a
     provider, and each hour at least 2 polls on 2 different days; below that it says
     "not enough history (N polls over D days)". Every pattern says how many polls back it.
+
+    The restock forecast (last line; `--by forecast` for every provider) gives the chance
+    the card is rentable again within 1, 6 and 24 h and the median wait, from its sold-out
+    spells (confirmed polls only), by provider and hour of week; below 5 spells it says
+    "not enough history". --region and --gpus narrow the forecast only.
     """
     from gpurent import api
     from gpurent.cli.api_errors import as_usage_errors
@@ -398,8 +413,11 @@ def history(
             con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
         )
         patterns = trends.availability_patterns(polls)
+        restock = restock_of(con, gpu=gpu, vram=vram, provider=provider, region=region, gpus=gpus)
         rows: list[dict[str, Any]]
-        if by is HistoryView.OFFER:
+        if by is HistoryView.FORECAST:
+            rows = [f.as_row() for f in (restock, *restock.providers)]
+        elif by is HistoryView.OFFER:
             rows = trends.offer_changes(
                 con, gpu_model=gpu, vram_gb=vram, provider=provider, start=first, end=last
             ).to_dicts()
@@ -438,12 +456,67 @@ def history(
     if by is HistoryView.PATTERN:
         rows = [{k: v for k, v in r.items() if not k.endswith(("_by_hour", "_by_hour_of_week"))}
                 for r in rows]  # fmt: skip
+    if by is HistoryView.FORECAST:
+        rows = [forecast_cells(f) for f in (restock, *restock.providers)]
     render(rows, fmt, title=f"{label}: history by {by.value}",
            empty_message=f"No history of {label} yet (check the name with `gpurent gpus`).")  # fmt: skip
     console = Console()
     for p in patterns:
-        if by is not HistoryView.PATTERN:
+        if by not in (HistoryView.PATTERN, HistoryView.FORECAST):
             console.print(p.summary(label), markup=False, highlight=False)
+    console.print(forecast_sentence(restock, label), markup=False, highlight=False)
+
+
+def restock_of(
+    con: Any, *, gpu: str, vram: int | None, provider: str | None, region: str | None, gpus: int
+) -> Any:
+    """The restock forecast (``gpurent.api.RestockForecast``) on an open connection."""
+    from datetime import UTC
+
+    from gpurent.api.forecast import forecast_from
+    from gpurent_core.forecast import spells_from_polls
+    from warehouse.forecast import card_polls
+
+    polls = card_polls(
+        con, gpu_model=gpu, vram_gb=vram, regions=(region,) if region else (), gpus=gpus
+    )
+    return forecast_from(
+        polls, spells_from_polls(polls), gpu_model=gpu, vram_gb=vram, provider=provider,
+        region=region, gpus=gpus, at=datetime.now(UTC),
+    )  # fmt: skip
+
+
+def _pct(value: float | None, spells: int) -> str:
+    return f"- ({spells})" if value is None else f"{value:.0%} ({spells})"
+
+
+def forecast_cells(f: Any) -> dict[str, Any]:
+    """One table row of the restock forecast: each chance with its spells behind it."""
+    wait = "-"
+    if f.enough_history:
+        wait = f"over {f.longest_h:g} h" if f.median_wait_h is None else f"{f.median_wait_h:g} h"
+    return {
+        "provider": f.provider or "all providers",
+        "now": f.state_now.replace("_", " "),
+        "1 h": _pct(f.within_1h, f.spells_1h),
+        "6 h": _pct(f.within_6h, f.spells_6h),
+        "24 h": _pct(f.within_24h, f.spells_24h),
+        "median wait": wait,
+        "spells": f.spells if f.provider is None else f"{f.provider_spells} of {f.spells}",
+        "note": "" if f.enough_history else "not enough history",
+    }
+
+
+def forecast_sentence(f: Any, label: str) -> str:
+    """ "Restock forecast for H100 80G: 35% within 1 h, ...; expected wait about 3 h, from
+    41 sold-out spells" (or "not enough history (...)")."""
+    where = f" at {f.provider}" if f.provider else ""
+    if not f.enough_history:
+        return f"Restock forecast for {label}{where}: {f.summary}"
+    now = ""
+    if f.state_now == "sold_out" and f.sold_out_h:
+        now = f" (sold out for {f.sold_out_h:g} h)"
+    return f"Restock forecast for {label}{where}{now}: {f.chances}; {f.summary}"
 
 
 @app.command()

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 LIST_COLUMNS = [
     "id", "gpu", "form_factor", "min_vram_gb", "count", "max_price", "providers", "regions",
-    "notify", "created_at",
+    "notify", "created_at", "expected_wait",
 ]  # fmt: skip
 POLL_COLUMNS = ["provider", "action", "status", "offers", "message"]
-TABLE_LIST_COLUMNS = ["id", "watch", "notify", "created_at"]
+TABLE_LIST_COLUMNS = ["id", "watch", "notify", "created_at", "expected_wait"]
 
 watch_app = typer.Typer(
     help="Watch for a card: get a notification (DingTalk, WeCom, Feishu, Telegram, email, "
@@ -88,9 +88,14 @@ def _watch_row(watch: Any) -> dict[str, Any]:
 
 
 def _render_watches(
-    watches: list[Any], fmt: OutputFormat, *, title: str, empty_message: str = ""
+    watches: list[Any],
+    fmt: OutputFormat,
+    *,
+    title: str,
+    empty_message: str = "",
+    waits: dict[int, str] | None = None,
 ) -> None:
-    rows = [_watch_row(w) for w in watches]
+    rows = [_watch_row(w) | {"expected_wait": (waits or {}).get(w.watch_id)} for w in watches]
     columns = LIST_COLUMNS
     if fmt is OutputFormat.TABLE:  # one readable line per watch; JSON and CSV keep every field
         rows = [r | {"watch": w.describe()} for r, w in zip(rows, watches, strict=True)]
@@ -319,6 +324,32 @@ def add(
         )
 
 
+def _expected_wait(con: duckdb.DuckDBPyConnection, watch: Any) -> str:
+    """ "expected wait about 3 h, from 41 sold-out spells" (or "not enough history (...)"):
+    the restock forecast (``gpurent.api.restock_forecast``) of what the watch matches, at its
+    one provider if it names one, else every provider's spells pooled."""
+    from datetime import UTC, datetime
+
+    from gpurent.api.forecast import forecast_from
+    from gpurent_core.forecast import spells_from_polls
+    from warehouse.forecast import card_polls
+
+    polls = card_polls(
+        con,
+        gpu_model=watch.gpu_model,
+        min_vram_gb=watch.min_vram_gb,
+        providers=watch.providers or None,
+        gpus=watch.gpu_count,
+        keep=watch.matches,
+    )
+    found = forecast_from(
+        polls, spells_from_polls(polls), gpu_model=watch.gpu_text(), vram_gb=watch.min_vram_gb,
+        provider=watch.providers[0] if len(watch.providers) == 1 else None,
+        region=", ".join(watch.regions) or None, gpus=watch.gpu_count, at=datetime.now(UTC),
+    )  # fmt: skip
+    return str(found.summary)
+
+
 @watch_app.command("list")
 def list_(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
     """List the watches (notification URLs masked: secrets are never printed)."""
@@ -330,11 +361,13 @@ def list_(db: DbOption = None, fmt: FormatOption = OutputFormat.TABLE) -> None:
         return
     with _reader(db) as con:
         watches = list_watches(con)
+        waits = {w.watch_id: _expected_wait(con, w) for w in watches}
     _render_watches(
         watches,
         fmt,
         title="watches",
         empty_message="No watches yet: `gpurent watch add --gpu 'RTX 4090' --notify URL`.",
+        waits=waits,
     )
     from gpurent_core.notify import holds_secret
 

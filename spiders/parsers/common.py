@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpurent_core.host import form_interconnect
 from gpurent_core.model import (
     AddonFee,
     BillingUnit,
@@ -325,10 +326,18 @@ def gpu_offer(
     price_kind: PriceKind = PriceKind.ON_DEMAND,
     fees: Sequence[AddonFee] = (),
     plans: Sequence[PricePlan] = (),
+    host: Mapping[str, Any] | None = None,
 ) -> Record:
     """`make_offer` from the parts every parser has in hand: the card's catalog identity (and
     the name as written), the stock signal and the headline price (hourly, on demand unless
-    said otherwise)."""
+    said otherwise).
+
+    ``host``: what the provider publishes about the host (``gpurent_core.host.HOST_FIELDS``:
+    CUDA version, reliability, vCPUs per GPU...), only what it says. The interconnect is
+    the one the card's form factor states (SXM, NVL, PCIe) unless ``host`` says it."""
+    attributes = dict(host or {})
+    if attributes.get("interconnect") is None:
+        attributes["interconnect"] = form_interconnect(gpu.form_factor)
     return make_offer(
         ctx,
         offer_key=offer_key,
@@ -346,7 +355,30 @@ def gpu_offer(
         url=url,
         fees=tuple(fees),
         plans=tuple(plans),
+        **attributes,
     )
+
+
+def measure(value: Any, places: int = 2, *, per: Any = 1) -> Decimal | None:
+    """A host measure the provider publishes (vCPUs, GB, GB/s, a score) as a Decimal rounded
+    to ``places``, divided by ``per`` (cards, to get a per-GPU figure); None where it is
+    absent, no number, negative, or ``per`` is no positive number: an optional attribute
+    left unknown, never guessed (and never costing the offer)."""
+    numbers = []
+    for raw in (value, per):
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str | Decimal):
+            return None
+        try:
+            number = Decimal(str(raw).strip())
+        except InvalidOperation:
+            return None
+        if not number.is_finite() or number < 0:
+            return None
+        numbers.append(number)
+    amount, divisor = numbers
+    if divisor == 0:
+        return None
+    return (amount / divisor).quantize(Decimal(1).scaleb(-places)).normalize() + 0
 
 
 def price_plan(

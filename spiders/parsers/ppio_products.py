@@ -18,8 +18,9 @@ reference, "List GPU Products"):
   stock, with the flag's quarantine line beside the offer saying why. A product without a
   key its provider's contract lists is drift: it is quarantined, never read as sold out or
   in stock. A flag that is not a bool (`"true"`, `1`) is unknown stock, the flag set aside
-  beside the offer. Where the contract leaves `canBuy` out (Novita documents none), a
-  product without it is read from `availableDeploy` alone.
+  beside the offer. `canBuy` is read only where the provider's contract lists it (PPIO);
+  Novita documents none, so there the stock is `availableDeploy` alone, and a `canBuy` in
+  its answer is not read (a key its contract does not hold can never decide the stock).
 * `regions[]`: where the product runs. The stock flag is per product, not per region, so
   the offer is one per product and `region` lists its regions.
 """
@@ -80,7 +81,7 @@ class ProductList:
         raw_name = require(product, "name")
         identity = identify_gpu(raw_name, field="name")
         price = _price(require(product, "price"), "price")
-        stock, problem = _availability(product)
+        stock, problem = _availability(product, read_can_buy="canBuy" in self.contract.stock)
         side = set_aside(ctx, problem, offer_key=key, item=product)
         plans = self._spot_plans(product, key, ctx, side)
         return [
@@ -127,16 +128,18 @@ def _price(value: Any, field: str) -> Decimal:
     return minor_units(value, PPIO_PRICE_SCALE, field)
 
 
-def _availability(product: dict[str, Any]) -> tuple[Availability, FieldProblem | None]:
-    """The stock flag, narrowed by canBuy; a flag that is null or not a bool makes the stock
-    unknown and is returned to be set aside (the quarantine line says why)."""
+def _availability(
+    product: dict[str, Any], *, read_can_buy: bool
+) -> tuple[Availability, FieldProblem | None]:
+    """The stock flag, narrowed by canBuy where it is read; a flag that is null or not a bool
+    makes the stock unknown and is returned to be set aside (the quarantine line says why)."""
     deployable = product.get("availableDeploy")
     if not isinstance(deployable, bool):
         return UNKNOWN, _not_a_flag("availableDeploy", deployable)
-    if "canBuy" not in product:  # only where the contract does not ask for it
+    if not read_can_buy:
         return availability_from_flag(deployable), None
     # canBuy false: it cannot be ordered now. Null says neither (skypilot's default of true
-    # is for a missing key, which where the contract lists it is drift): unknown, set aside.
+    # is for a missing key, which here is drift): unknown, set aside.
     can_buy = product.get("canBuy")
     if not isinstance(can_buy, bool):
         return UNKNOWN, _not_a_flag("canBuy", can_buy)

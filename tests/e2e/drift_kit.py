@@ -92,6 +92,7 @@ RENAMES: dict[str, Rename] = {
     "lambda": Rename("instance_types.json", "data.*", "regions_with_capacity_available"),
     "matpool": Rename("machines_page*.json", "machines.[]", "gpu.available"),
     "paperspace": Rename("vm_types_by_clusters.json", "*.[]", "isAvailable"),
+    "novita": Rename("products.json", "data.[]", "availableDeploy"),
     "ppio": Rename("products.json", "data.[]", "availableDeploy"),
     "runpod": Rename("prices_*.json", "data.gpuTypes.[].lowestPrice", "stockStatus"),
     "suanjia": Rename(
@@ -103,6 +104,7 @@ RENAMES: dict[str, Rename] = {
         named="stock",
     ),
     "tensordock": Rename("hostnodes.json", "hostnodes.*.specs.gpu.*", "amount"),
+    "ucloud": Rename("instance_types.json", "AvailableInstanceTypes.[]", "Status"),
     "vastai": Rename("bundles_page*.json", "offers.[]", "rented"),
     "verda": Rename("availability_*.json", "[]", "availabilities"),
     "xiangongyun": Rename(
@@ -141,6 +143,7 @@ BREAKS: dict[str, Break] = {
         "vmType.defaultUsageRates.0.usageRate.rateHourly",
         {},
     ),
+    "novita": Break("products.json", "data.[]", 0, "price", {}),
     "ppio": Break("products.json", "data.[]", 0, "price", {}),
     "runpod": Break("prices_secure.json", "data.gpuTypes.[]", 0, "securePrice", {}),
     "suanjia": Break(
@@ -154,6 +157,7 @@ BREAKS: dict[str, Break] = {
         ),
     ),
     "tensordock": Break("hostnodes.json", "hostnodes.*.specs.gpu.*", 0, "price", {}),
+    "ucloud": Break("price_T4_dynamic.json", "PriceSet.[]", 0, "Price", {}),
     "vastai": Break("bundles_page1.json", "offers.[]", 0, "dph_base", {}),
     "verda": Break("instance_types.json", "[]", 0, "price_per_hour", {}),
     "xiangongyun": Break("pricing.html", swaps=(("¥1.88/时", "¥1e400/时"),)),
@@ -171,10 +175,13 @@ FAILING_PAGES: dict[str, FailingPage] = {
     "lambda": FailingPage("instance_types.json", FAILED),
     "matpool": FailingPage("machines_page2.json", PARTIAL),
     "paperspace": FailingPage("vm_types_by_clusters.json", FAILED),
+    "novita": FailingPage("products.json", FAILED),
     "ppio": FailingPage("products.json", FAILED),
     "runpod": FailingPage("prices_community.json", EITHER),
     "suanjia": FailingPage("pricing.html", FAILED),
     "tensordock": FailingPage("hostnodes.json", FAILED),
+    # One offer's hourly price: the types and the other offers' prices still answer.
+    "ucloud": FailingPage("price_A100_dynamic.json", PARTIAL),
     # Page 3 of 4: the cursor stops there, so page 3's offers are the ones not seen.
     "vastai": FailingPage("bundles_page3.json", PARTIAL),
     # The on-demand availability is verda's stock page: without it no offer's stock can be

@@ -17,6 +17,8 @@ Case folders may carry arguments next to the input:
   `volume_types`, `token`); an `instance_types` case builds offers with the other answers
   from the recordings unless `args.json` names another file (`recording:` / `fixture:`) or
   null (that answer missing);
+* ucloud `case.json`: `{"kind": "types" | "price", "charge_type": ...}`; `output.json` is
+  the summary `ucloud_summary()` writes;
 * xiangongyun `robots.txt` cases: `output.json` is `{"allowed": {path: bool}}`.
 """
 
@@ -50,11 +52,13 @@ from spiders.providers.hyperstack import parser as hyperstack
 from spiders.providers.jarvislabs import parser as jarvislabs
 from spiders.providers.lambdalabs import parser as lambdalabs
 from spiders.providers.matpool import parser as matpool
+from spiders.providers.novita import parser as novita
 from spiders.providers.paperspace import parser as paperspace
 from spiders.providers.ppio import parser as ppio
 from spiders.providers.runpod import parser as runpod
 from spiders.providers.suanjia import parser as suanjia
 from spiders.providers.tensordock import parser as tensordock
+from spiders.providers.ucloud import parser as ucloud
 from spiders.providers.vastai import parser as vastai
 from spiders.providers.verda import parser as verda
 from spiders.providers.xiangongyun import parser as xiangongyun
@@ -173,6 +177,47 @@ def _check_compshare(page: Any, case: Case) -> None:
 
 
 # -- hyperstack: the price book alone, or flavors joined with the recorded book ------------
+
+
+# -- ucloud: two actions, compared as page summaries ---------------------------------------
+
+
+def _ucloud(case: Case) -> Any:
+    spec = case_args(case, "case.json")
+    data = load_json(case.input_bytes())
+    if spec["kind"] == "types":
+        return ucloud.parse_instance_types(data, ctx("ucloud"))
+    return ucloud.parse_price_answer(data, spec["charge_type"])
+
+
+def ucloud_summary(page: Any) -> dict[str, Any]:
+    """What a UCloud case's `output.json` holds: records as feed lines and listings, or the
+    quote, with notes and the page flags."""
+    flags: dict[str, Any] = {
+        "layout_error": page.layout_error,
+        "auth_rejected": page.auth_rejected,
+        "api_error": page.api_error,
+    }
+    if page.missing_fields:
+        flags["missing_fields"] = page.missing_fields
+    if isinstance(page, ucloud.TypesPage):
+        for line in feed_dicts(page.records):
+            parse_parser_record(line)
+        return {
+            "records": strip_volatile(feed_dicts(page.records)),
+            "listings": [asdict(listing) for listing in page.listings],
+            "notes": page.notes,
+            **flags,
+        }
+    return {
+        "quote": _plain(asdict(page.quote)) if page.quote else None,
+        "problem": page.problem.reason if page.problem else None,
+        **flags,
+    }
+
+
+def _check_ucloud(page: Any, case: Case) -> None:
+    assert ucloud_summary(page) == case.expected_records()
 
 
 def is_pricebook(case: Case) -> bool:
@@ -350,11 +395,13 @@ PARSERS: dict[str, CaseParser] = {
     "jarvislabs": json_input(jarvislabs.parse_server_meta, "jarvislabs"),
     "lambda": json_input(lambdalabs.parse_instance_types, "lambda"),
     "matpool": json_input(matpool.parse_machines, "matpool"),
+    "novita": json_input(novita.parse_products, "novita"),
     "paperspace": json_input(paperspace.parse_vm_types, "paperspace"),
     "ppio": json_input(ppio.parse_products, "ppio"),
     "runpod": CaseParser(_runpod),
     "suanjia": text_input(suanjia.parse_market, "suanjia"),
     "tensordock": json_input(tensordock.parse_hostnodes, "tensordock"),
+    "ucloud": CaseParser(_ucloud, _check_ucloud),
     "vastai": json_input(vastai.parse_bundles, "vastai"),
     "verda": CaseParser(_verda),
     "xiangongyun": CaseParser(_xiangongyun, _check_xiangongyun),

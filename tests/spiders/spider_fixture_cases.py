@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpurent_core.host import HOST_FIELDS
 from gpurent_core.model import parse_parser_record
 from gpurent_core.providers import BY_NAME, PROVIDERS
 from spiders.parsers.common import feed_dicts
@@ -89,7 +90,13 @@ def cases(provider: str) -> list[Case]:
 
 
 def strip_volatile(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+    """Records without their volatile fields, and without the host attributes they leave
+    null (``gpurent_core.host.HOST_FIELDS``: a case's `output.json` lists only the ones its
+    provider publishes)."""
+    return [
+        {k: v for k, v in r.items() if k not in VOLATILE and not (v is None and k in HOST_FIELDS)}
+        for r in records
+    ]
 
 
 def assert_matches_case(page: Any, case: Case) -> None:

@@ -26,8 +26,8 @@ from crawl_kit import (
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
-from spiders.providers.compshare.spider import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, CompshareSpider
 from spiders.parsers.ucloud import signature
+from spiders.providers.compshare.spider import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, CompshareSpider
 
 DEMO_KEY = "replay-demo-token"  # the public key the recordings accept (as the replay flow sets)
 PRIVATE_KEY = "priv-7d1e0b-not-a-real-key"

@@ -11,10 +11,10 @@ from spider_fixture_cases import cases
 
 from gpurent_core.billing_facts import load_billing_facts, platform_fees
 
-# Providers whose fixtures hold feed lines (Compshare's hold summaries; its parser test checks
-# its cloud-disk fee directly).
+# Providers whose fixtures hold feed lines (Compshare's and UCloud's hold summaries; their
+# parser tests check their cloud-disk fee directly).
 WITH_FEES = sorted(
-    {f.provider for f in load_billing_facts() if f.fees} - {"compshare"},
+    {f.provider for f in load_billing_facts() if f.fees} - {"compshare", "ucloud"},
 )
 
 

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wh_kit import T0, FeedKit
 
+from gpurent_core.host import HOST_FIELDS
 from gpurent_core.model import (
     AddonFee,
     BillingUnit,
@@ -382,7 +383,8 @@ def old_load(con: duckdb.DuckDBPyConnection, run: ProviderRun, path: Path) -> No
     )  # fmt: skip
     if good:
         for table, frame in (
-            ("observations", batch.offers),
+            # (The first schema had no host attributes: migration 20 added them.)
+            ("observations", batch.offers.drop(HOST_FIELDS)),
             ("addon_fees", batch.fees),
             ("price_plans", batch.plans),
         ):

@@ -43,10 +43,12 @@ EXPECTED_4090_OFFERS = {
     "gongji": 1,
     "gpushare": 10,
     "matpool": 3,
+    "novita": 1,
     "ppio": 1,
     "runpod": 2,
     "suanjia": 2,
     "tensordock": 2,
+    "ucloud": 1,
     "vastai": 2,
     "xiangongyun": 2,
 }

@@ -6,7 +6,9 @@ card-grabbing scripts such as mfznttkx/autodl-gpuhunter call it): envelope
 `machine_id`, `region_name`, `gpu_name`, `gpu_idle_num` (free cards), `gpu_all_num` or
 `gpu_number` (cards on the host), `gpu_order_num` (cards orderable at once), `payg`
 and `payg_price` (1/1000 CNY per card per hour). `code: "AuthorizeFailed"` means the
-token was refused.
+token was refused. Host attributes where a machine carries them: `highest_cuda_version`
+(the highest CUDA its driver runs), `cpu_per_gpu` (vCPUs per card), `mem_per_gpu` (bytes of
+RAM per card); a `-NVLink` machine type (AutoDL lists those apart) states NVLink.
 
 Homepage (`/home`): a table rendered by JavaScript from the bundle's per-GPU
 `originalPrice` data; it has prices but no stock, so its rows are `unknown`.
@@ -25,6 +27,8 @@ from typing import Any
 from parsel import Selector
 
 from gpurent_core.billing_facts import platform_fees
+from gpurent_core.enums import Interconnect
+from gpurent_core.host import cuda_version
 from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan, SkipKind
 from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_counts
 from gpurent_core.normalize.price import ParsedPrice
@@ -41,6 +45,7 @@ from spiders.parsers.common import (
     guarded,
     id_text,
     identify_gpu,
+    measure,
     minor_units,
     optional_int,
     price_plan,
@@ -188,10 +193,22 @@ def _build_machine(machine: dict[str, Any], ctx: ParseContext) -> list[Record]:
             region=region,
             url=MARKET_URL,
             fees=ADDON_FEES,
+            host=_host(machine, raw_name),
         ),
         *set_aside(ctx, problem, offer_key=machine_id, item=machine),
         *set_aside(ctx, region_problem, offer_key=machine_id, item=machine),
     ]
+
+
+def _host(machine: dict[str, Any], raw_name: str) -> dict[str, Any]:
+    """What the machine says of its host, each None where it does not."""
+    nvlink = "nvlink" in raw_name.replace(" ", "").casefold()
+    return {
+        "cuda_version": cuda_version(machine.get("highest_cuda_version")),
+        "interconnect": Interconnect.NVLINK if nvlink else None,
+        "vcpus_per_gpu": measure(machine.get("cpu_per_gpu"), 2),
+        "ram_gb_per_gpu": measure(machine.get("mem_per_gpu"), 1, per=2**30),
+    }
 
 
 def _payg_price(value: Any) -> Decimal:

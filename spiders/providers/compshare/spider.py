@@ -40,6 +40,7 @@ from gpurent_core.providers import provider
 from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
 from spiders.feed_batch import RecordBatch
 from spiders.parsers.common import FieldProblem, PageResult, load_json
+from spiders.parsers.ucloud import ParamValue, signed_params
 from spiders.providers.compshare.parser import (
     CHARGE_UNITS,
     DEFAULT_REGION,
@@ -54,7 +55,6 @@ from spiders.providers.compshare.parser import (
     parse_price_answer,
     price_params,
 )
-from spiders.parsers.ucloud import ParamValue, signed_params
 
 # The credentials it reads, from its line in gpurent_core.providers.
 PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = provider("compshare").auth_env

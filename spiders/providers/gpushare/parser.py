@@ -34,6 +34,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
+from gpurent_core.host import cuda_version
 from gpurent_core.model import AddonFee, BillingUnit, PriceBasis, PriceKind, PricePlan
 from gpurent_core.normalize.availability import (
     UNKNOWN,
@@ -193,8 +194,17 @@ def _build(machine: dict[str, Any], key: str | None, ctx: ParseContext) -> list[
         url=HIRE_URL.format(id=key),
         fees=ADDON_FEES,
         plans=plans,
+        # The host's CUDA (`gpuToolkitVersion`) and driver (`gpuDriverVersion`), as listed.
+        host={
+            "cuda_version": cuda_version(base.get("gpuToolkitVersion")),
+            "driver_version": _text(base.get("gpuDriverVersion")),
+        },
     )
     return [record, *side]
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _prices(

@@ -50,6 +50,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
+from gpurent_core.enums import Hosting
 from gpurent_core.model import AddonFee, PriceBasis, PriceKind, PricePlan, SkipKind
 from gpurent_core.normalize.availability import (
     UNKNOWN,
@@ -69,6 +70,7 @@ from spiders.parsers.common import (
     identify_gpu,
     kept_price,
     make_skip,
+    measure,
     price_plan,
     require,
     set_aside,
@@ -321,8 +323,21 @@ def _build(item: dict[str, Any], cloud: str, catalog: Catalog, ctx: ParseContext
         url=ENDPOINT_URL,
         fees=VOLUME_FEES,
         plans=plans,
+        host=_host(lowest, cloud),
     )
     return [record, *side]
+
+
+def _host(lowest: Any, cloud: str) -> dict[str, Any]:
+    """The cloud says who hosts the pod (Secure Cloud: RunPod's data centers; Community
+    Cloud: vetted third-party hosts, not RunPod's own); `lowestPrice.minVcpu` and
+    `minMemory` (GB) are what one card's pod comes with at that price."""
+    quoted = lowest if isinstance(lowest, dict) else {}
+    return {
+        "hosting": Hosting.SECURE if cloud == "secure" else Hosting.COMMUNITY,
+        "vcpus_per_gpu": measure(quoted.get("minVcpu"), 2),
+        "ram_gb_per_gpu": measure(quoted.get("minMemory"), 1),
+    }
 
 
 def _availability(lowest: Any, listed: bool | None) -> tuple[Availability, FieldProblem | None]:

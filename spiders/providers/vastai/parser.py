@@ -15,6 +15,22 @@ fields):
   `rented` is needed only where `rentable` is true: there it alone tells a taken machine
   from a free one, and its loss is drift (`RENTABLE_CONTRACT`), never "not rented".
 
+Host attributes (`_host`; each left out where the offer does not carry it, never required):
+
+* `cuda_max_good`: the highest CUDA version the host's driver runs (12.4 -> "12.4");
+  `driver_version`: the driver, as written.
+* `bw_nvlink`: measured NVLink bandwidth, GB/s: above 0 it states NVLink (rounded to whole
+  GB/s: a measurement, re-taken between polls); else the card's form factor says.
+* `reliability2`: Vast.ai's host reliability score, 0..1 (to 0.1%: it drifts in the fourth
+  place between polls, which would make every poll a new version).
+* `hosting_type` 1: a data-center host ("secure cloud"); else `verification` "verified" is
+  a verified host, any other value (unverified, deverified) community.
+* `cpu_cores_effective` (the bundle's vCPUs), `cpu_ram` (the machine's MB, of which the
+  bundle gets `gpu_frac`), `disk_space` (GB the bundle may allocate): per card of
+  `num_gpus`.
+* `duration`: seconds until the host's offer ends (`end_date`), the longest rental: in
+  whole days' hours, rounded down (it shrinks every second).
+
 Contracts (`CONTRACTS`): every offer carries its id, card, card count, VRAM hint, price and
 `rentable`; a rentable one carries `rented` too. A key gone quarantines that offer; gone
 from every offer it is the page's layout error.
@@ -27,6 +43,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gpurent_core.enums import Hosting, Interconnect
+from gpurent_core.host import cuda_version
 from gpurent_core.model import (
     AddonFee,
     BillingUnit,
@@ -47,6 +65,7 @@ from spiders.parsers.common import (
     hourly_price,
     identify_gpu,
     kept_price,
+    measure,
     optional_int,
     price_plan,
     require,
@@ -163,8 +182,45 @@ def _build(offer: dict[str, Any], ctx: ParseContext) -> list[Record]:
         url=OFFER_URL.format(id=offer_id),
         fees=fees,
         plans=plans,
+        host=_host(offer, count),
     )
     return [record, *side]
+
+
+def _host(offer: dict[str, Any], count: int) -> dict[str, Any]:
+    """What the offer says of its host (module docstring), each None where it does not."""
+    driver = offer.get("driver_version")
+    nvlink = measure(offer.get("bw_nvlink"), 0)
+    seconds = measure(offer.get("duration"), 0)
+    if offer.get("hosting_type") == 1:
+        hosting: Hosting | None = Hosting.SECURE
+    elif isinstance(offer.get("verification"), str):
+        verified = offer["verification"].strip().casefold() == "verified"
+        hosting = Hosting.VERIFIED if verified else Hosting.COMMUNITY
+    else:
+        hosting = None
+    frac = measure(offer.get("gpu_frac"), 6)
+    machine_ram_gb = measure(offer.get("cpu_ram"), 4, per=1000) if frac and frac <= 1 else None
+    return {
+        "cuda_version": cuda_version(offer.get("cuda_max_good")),
+        "driver_version": driver.strip() or None if isinstance(driver, str) else None,
+        "interconnect": Interconnect.NVLINK if nvlink else None,
+        "nvlink_gbps": nvlink or None,
+        "host_reliability": _score(measure(offer.get("reliability2"), 3)),
+        "hosting": hosting,
+        "max_rental_hours": int(seconds // 86400) * 24 if seconds is not None else None,
+        "vcpus_per_gpu": measure(offer.get("cpu_cores_effective"), 2, per=count),
+        "ram_gb_per_gpu": (
+            measure(machine_ram_gb * frac, 1, per=count)
+            if machine_ram_gb is not None and frac is not None
+            else None
+        ),
+        "disk_gb_per_gpu": measure(offer.get("disk_space"), 1, per=count),
+    }
+
+
+def _score(value: Decimal | None) -> Decimal | None:
+    return value if value is not None and value <= 1 else None
 
 
 def _price(offer: dict[str, Any]) -> Decimal:

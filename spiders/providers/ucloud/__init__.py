@@ -1,0 +1,9 @@
+"""UCloud 优刻得 UHost GPU instances, provider ``ucloud``: everything gpurent knows of it, here.
+
+``spider.py`` (the Scrapy spider), ``parser.py`` (pure parsing and the answers' contracts),
+``billing_facts.toml`` (its billing facts with their sources), ``recordings/`` (its answers in
+the default replay scene, with PROVENANCE) and ``fixtures/`` (its parser fixture cases).
+This module imports nothing, so the folder's data can be read without Scrapy.
+
+The signed UCloud API envelope it shares with Compshare: ``spiders/parsers/ucloud.py``.
+"""
