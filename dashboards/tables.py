@@ -118,12 +118,14 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
                 t(lang, "col_price"): _price(r, lang),
                 t(lang, "col_plan"): plan_label(r["monthly_plan"], lang),
                 t(lang, "col_region"): r["region"] or "",
-                t(lang, "col_cuda"): r.get("cuda_version") or "",
-                t(lang, "col_interconnect"): r.get("interconnect") or "",
                 t(lang, "col_age"): age_cell(lang, r, now),
                 # What `gpurent explain ID` takes, and the provider's page to rent it on.
                 t(lang, "col_offer_id"): offer_id(r),
                 t(lang, "col_link"): safe_url(r.get("url")),
+                # Host facts after the ones every row has: the grid shows the first columns
+                # on a narrow screen, and the age of a row matters more than its CUDA.
+                t(lang, "col_cuda"): r.get("cuda_version") or "",
+                t(lang, "col_interconnect"): r.get("interconnect") or "",
                 t(lang, "col_raw_gpu"): r["raw_gpu_name"],
             }
         )
@@ -132,7 +134,7 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
         for k in (
             "col_provider", "col_gpu", "col_vram", "col_count", "col_status", "col_free",
             "col_true_hourly", "col_true_monthly", "col_price", "col_plan", "col_region",
-            "col_cuda", "col_interconnect", "col_age", "col_offer_id", "col_link", "col_raw_gpu",
+            "col_age", "col_offer_id", "col_link", "col_cuda", "col_interconnect", "col_raw_gpu",
         )
     ]  # fmt: skip
     # Mixed int/"" cells would make Arrow guess a type per column: show free counts as text.

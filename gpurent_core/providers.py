@@ -69,6 +69,7 @@ class ProviderInfo:
 
 PROVIDERS: tuple[ProviderInfo, ...] = (
     ProviderInfo("autodl", "CN", True, ("AUTODL_TOKEN",), "https://www.autodl.com"),
+    ProviderInfo("chenyu", "CN", False, ("CHENYU_API_KEY",), "https://www.chenyu.cn"),
     ProviderInfo("compshare", "CN", False, ("COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY"),
                  "https://api.ucloud.cn"),
     ProviderInfo("cudo", "GB", False, (), "https://rest.compute.cudo.org"),
@@ -81,6 +82,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
                  "https://backendn.jarvislabs.net"),
     ProviderInfo("lambda", "US", False, ("LAMBDA_API_KEY",), "https://cloud.lambdalabs.com",
                  folder="lambdalabs"),
+    ProviderInfo("lanyun", "CN", False, ("LANYUN_TOKEN",), "https://cloud.lanyun.net"),
     ProviderInfo("matpool", "CN", False, ("MATPOOL_TOKEN",), "https://matpool.com"),
     ProviderInfo("novita", "US", False, ("NOVITA_API_KEY",), "https://api.novita.ai"),
     ProviderInfo("paperspace", "US", False, ("PAPERSPACE_API_KEY",), "https://api.paperspace.io"),

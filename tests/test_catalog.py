@@ -173,7 +173,8 @@ DEMO_CARDS: frozenset[tuple[str, int, str | None]] = frozenset(
         ("RTX 4090D", 24, None), ("RTX 5090", 32, None), ("RTX 6000 Ada", 48, "PCIe"),
         ("RTX A4000", 16, "PCIe"), ("RTX A5000", 24, "PCIe"), ("RTX A6000", 48, "PCIe"),
         ("RTX PRO 6000", 96, "PCIe"), ("V100", 16, "PCIe"), ("V100", 16, None),
-        ("V100", 32, "SXM"), ("V100", 32, None),
+        ("V100", 32, "SXM"), ("V100", 32, None), ("V100S", 32, "PCIe"), ("T4", 16, "PCIe"),
+        ("A800", 80, "SXM"),
     }
 )  # fmt: skip
 """Every (card, VRAM, form factor as listed) of the bundled recordings' crawl

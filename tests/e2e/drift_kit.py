@@ -75,6 +75,9 @@ EITHER = frozenset({"partial", "failed"})
 
 RENAMES: dict[str, Rename] = {
     "autodl": Rename("machine_list_page*.json", "data.list.[]", "gpu_idle_num"),
+    # Chenyu's `status` is read for no stock (its values are undocumented), but it is the
+    # state field its contract holds it to: renamed everywhere, the layout changed.
+    "chenyu": Rename("gpu_list.json", "data.gpu_list.[]", "status"),
     "compshare": Rename("gpu_inventory_*.json", "", "GpuInventoryByZone"),
     "cudo": Rename("machine_types.json", "machineTypes.[]", "totalGpuFree"),
     "featurize": Rename("available_instances.json", "data.records.[]", "status"),
@@ -90,6 +93,7 @@ RENAMES: dict[str, Rename] = {
     "hyperstack": Rename("flavors.json", "data.[].flavors.[]", "stock_available"),
     "jarvislabs": Rename("server_meta.json", "server_meta.[]", "num_free_devices"),
     "lambda": Rename("instance_types.json", "data.*", "regions_with_capacity_available"),
+    "lanyun": Rename("dev_list_region*.json", "data.[]", "unuseGpuNum"),
     "matpool": Rename("machines_page*.json", "machines.[]", "gpu.available"),
     "paperspace": Rename("vm_types_by_clusters.json", "*.[]", "isAvailable"),
     "novita": Rename("products.json", "data.[]", "availableDeploy"),
@@ -119,6 +123,7 @@ BREAKS: dict[str, Break] = {
     "compshare": Break(
         "instance_types.json", "AvailableInstanceTypes.[]", 0, "GraphicsMemory.Value", -1
     ),
+    "chenyu": Break("gpu_list.json", "data.gpu_list.[]", 0, "price.hour", {}),
     "cudo": Break("machine_types.json", "machineTypes.[]", 0, "gpuPriceHr.value", {}),
     "featurize": Break("available_instances.json", "data.records.[]", 0, "unit_price", {}),
     "gongji": Break(
@@ -134,6 +139,7 @@ BREAKS: dict[str, Break] = {
     "hyperstack": Break("flavors.json", "data.[].flavors.[]", 1, "gpu_count", -1),
     "jarvislabs": Break("server_meta.json", "server_meta.[]", 0, "price_per_hour", {}),
     "lambda": Break("instance_types.json", "data.*", 0, "instance_type.price_cents_per_hour", {}),
+    "lanyun": Break("dev_list_region14.json", "data.[]", 0, "price", {}),
     "matpool": Break("machines_page1.json", "machines.[]", 0, "hardware.priceMillicent", HUGE),
     # Item 0 is a CPU machine (no offer to lose): break the hourly rate of the first GPU type.
     "paperspace": Break(
@@ -166,6 +172,7 @@ BREAKS: dict[str, Break] = {
 FAILING_PAGES: dict[str, FailingPage] = {
     "autodl": FailingPage("machine_list_page2.json", PARTIAL),
     "compshare": FailingPage("gpu_inventory_cn-wlcb-02.json", EITHER),
+    "chenyu": FailingPage("gpu_list.json", FAILED),
     "cudo": FailingPage("machine_types.json", FAILED),
     "featurize": FailingPage("available_instances.json", FAILED),
     "gongji": FailingPage("pricing.html", FAILED),
@@ -173,6 +180,8 @@ FAILING_PAGES: dict[str, FailingPage] = {
     "hyperstack": FailingPage("flavors.json", FAILED),
     "jarvislabs": FailingPage("server_meta.json", FAILED),
     "lambda": FailingPage("instance_types.json", FAILED),
+    # One region's host list: the region list and the other region still answer.
+    "lanyun": FailingPage("dev_list_region16.json", PARTIAL),
     "matpool": FailingPage("machines_page2.json", PARTIAL),
     "paperspace": FailingPage("vm_types_by_clusters.json", FAILED),
     "novita": FailingPage("products.json", FAILED),

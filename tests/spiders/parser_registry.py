@@ -43,6 +43,7 @@ from spider_fixture_cases import (
 from gpurent_core.model import parse_parser_record
 from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
 from spiders.providers.autodl import parser as autodl
+from spiders.providers.chenyu import parser as chenyu
 from spiders.providers.compshare import parser as compshare
 from spiders.providers.cudo import parser as cudo
 from spiders.providers.featurize import parser as featurize
@@ -51,6 +52,7 @@ from spiders.providers.gpushare import parser as gpushare
 from spiders.providers.hyperstack import parser as hyperstack
 from spiders.providers.jarvislabs import parser as jarvislabs
 from spiders.providers.lambdalabs import parser as lambdalabs
+from spiders.providers.lanyun import parser as lanyun
 from spiders.providers.matpool import parser as matpool
 from spiders.providers.novita import parser as novita
 from spiders.providers.paperspace import parser as paperspace
@@ -387,6 +389,7 @@ def _check_xiangongyun(page: Any, case: Case) -> None:
 PARSERS: dict[str, CaseParser] = {
     "autodl": CaseParser(_autodl),
     "compshare": CaseParser(_compshare, _check_compshare),
+    "chenyu": json_input(chenyu.parse_gpu_list, "chenyu"),
     "cudo": json_input(cudo.parse_machine_types, "cudo"),
     "featurize": json_input(featurize.parse_instances, "featurize"),
     "gongji": text_input(gongji.parse_pricing, "gongji"),
@@ -395,6 +398,11 @@ PARSERS: dict[str, CaseParser] = {
     "jarvislabs": json_input(jarvislabs.parse_server_meta, "jarvislabs"),
     "lambda": json_input(lambdalabs.parse_instance_types, "lambda"),
     "matpool": json_input(matpool.parse_machines, "matpool"),
+    "lanyun": CaseParser(
+        lambda case: (
+            lanyun.parse_regions if case.name.startswith("recorded_region") else lanyun.parse_hosts
+        )(load_json(case.input_bytes()), ctx("lanyun"))
+    ),
     "novita": json_input(novita.parse_products, "novita"),
     "paperspace": json_input(paperspace.parse_vm_types, "paperspace"),
     "ppio": json_input(ppio.parse_products, "ppio"),

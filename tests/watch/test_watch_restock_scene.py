@@ -42,6 +42,7 @@ EXPECTED_4090_OFFERS = {
     "featurize": 3,
     "gongji": 1,
     "gpushare": 10,
+    "lanyun": 3,
     "matpool": 3,
     "novita": 1,
     "ppio": 1,
