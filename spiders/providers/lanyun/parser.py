@@ -66,8 +66,9 @@ FEN = 100  # price 230 is ¥2.30
 MARKET_URL = "https://cloud.lanyun.net/#/market"
 OK_CODE = 200
 AUTH_CODES = (401, 403)  # assumed: the reference lists no token error code
-# The free data disk every host includes (the price preview's freeDataDiskSize).
-FREE_DATA_DISK_GB = Decimal(50)
+# The free data disk every host includes (the price preview's freeDataDiskSize): Lanyun's own
+# figure, which happens to equal gpurent's default storage; it is not that default.
+FREE_DATA_DISK_GB = Decimal("50")
 # "RTX 4090 6152": the trailing number is the host CPU's model, not the card's.
 CPU_SUFFIX = re.compile(r"\s+\d{4}[A-Za-z]?$")
 # Names of a host without a card (our assumption of how a CPU-only host is written).
