@@ -113,14 +113,14 @@ def test_the_link_check_finds_what_it_must(tmp_path: Path) -> None:
     doc = root / "docs" / "a.md"
     doc.write_text(
         "# A\n\n"
-        "[out](../../shared/x.md) [gone](nowhere.md) [anchor](b.md#nothing)\n"
+        "[out](../../elsewhere/x.md) [gone](nowhere.md) [anchor](b.md#nothing)\n"
         "[fine](b.md#the-b-part-two) ![img](b.md) [self](#a) [web](https://example.com/x)\n"
         "`[code](no.md)` and `a code span\nthat wraps [code](no.md)`, [a link\nthat wraps](lost.md)\n"
         "\n```\n[fenced](no.md)\n```\n[ref]: gone.md\n",
         encoding="utf-8",
     )
     assert broken_links(doc, root) == [
-        "docs/a.md:3: ../../shared/x.md leaves the repository",
+        "docs/a.md:3: ../../elsewhere/x.md leaves the repository",
         "docs/a.md:3: nowhere.md: no such file",
         "docs/a.md:3: b.md#nothing: no heading #nothing there",
         "docs/a.md:6: lost.md: no such file",
