@@ -22,8 +22,7 @@ settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
@@ -31,10 +30,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from gpurent_core.providers import provider
-from spiders.base import KEY_REFUSED, UNREAD_META, ApiSpider, env_secret
-from spiders.feed_batch import RecordBatch
-from spiders.parsers.common import FieldProblem, PageResult, load_json
-from spiders.parsers.ucloud import ParamValue, signed_params
+from spiders.parsers.common import FieldProblem
 from spiders.providers.ucloud.parser import (
     CHARGE_UNITS,
     DEFAULT_REGION,
@@ -47,115 +43,27 @@ from spiders.providers.ucloud.parser import (
     parse_price_answer,
     price_params,
 )
+from spiders.ucloud_api import UCloudApiSpider
 
-# The credentials it reads, from its line in gpurent_core.providers.
+# The credentials it reads, from its line in gpurent_core.providers (the tests set them).
 PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = provider("ucloud").auth_env
-API_PATH = "/"
 CHARGE_ORDER = tuple(CHARGE_UNITS)  # Dynamic, Month
 
 Quotes = dict[str, PriceQuote | FieldProblem]
 
 
-def ucloud_keys() -> tuple[str, str] | None:
-    public, private = env_secret(PUBLIC_KEY_ENV), env_secret(PRIVATE_KEY_ENV)
-    return (public, private) if public and private else None
-
-
-class UcloudSpider(ApiSpider):
+class UcloudSpider(UCloudApiSpider):
     """Reads a signed JSON API for programs (UCloud OpenAPI, UHost actions)."""
 
     name = "ucloud"
-    needs_auth = True
-
-    def __init__(self, *args: Any, region: str = DEFAULT_REGION, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.region = region
-        keys = ucloud_keys()
-        self._public_key = keys[0] if keys else None
-        self._private_key = keys[1] if keys else None
-        self._rejected = False
+    default_region = DEFAULT_REGION
 
     async def start(self) -> AsyncIterator[Any]:
-        if self._public_key is None:
-            self.note_auth(
-                "missing", f"{PUBLIC_KEY_ENV} / {PRIVATE_KEY_ENV} not set: every call is signed"
-            )
+        if self.keys_missing():
             return
         yield self.api_request(
             instance_types_params(self.region), callback=self.parse_types, where="instance types"
         )
-
-    # -- requests ----------------------------------------------------------------
-
-    def api_request(
-        self,
-        params: Mapping[str, ParamValue],
-        *,
-        callback: Any,
-        where: str,
-        decides: list[str] | None = None,
-        cb_kwargs: dict[str, Any] | None = None,
-        errback: Any = None,
-    ) -> scrapy.Request:
-        """A signed call; `decides`: the offer keys its answer decides (what its failure
-        leaves unread), None for every offer."""
-        assert self._public_key is not None and self._private_key is not None
-        body = signed_params(params, public_key=self._public_key, private_key=self._private_key)
-        meta: dict[str, Any] = {
-            "handle_httpstatus_list": list(KEY_REFUSED),
-            "gpurent_where": f"{params['Action']} ({where})",
-        }
-        if decides is not None:
-            meta[UNREAD_META] = {"keys": list(decides)}
-        return scrapy.Request(
-            self.url(API_PATH),
-            method="POST",
-            body=json.dumps(body, ensure_ascii=False),
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-            meta=meta,
-            callback=callback,
-            errback=errback or self.on_request_failed,
-            cb_kwargs=cb_kwargs or {},
-            dont_filter=True,
-        )
-
-    @staticmethod
-    def decided(response: Response) -> list[str]:
-        """The offer keys the request of `response` decides; [] for every offer."""
-        unread = response.meta.get(UNREAD_META)
-        return list(unread["keys"]) if isinstance(unread, dict) else []
-
-    def read(self, response: Response) -> Any | None:
-        """The decoded answer, or None when it is a refusal or not JSON (already noted)."""
-        where = response.meta.get("gpurent_where", API_PATH)
-        if response.status in KEY_REFUSED:
-            self.rejected(f"HTTP {response.status} from {where}")
-            return None
-        try:
-            return load_json(response.body)
-        except ValueError:
-            self.note_layout_error(f"{where}: answer is not JSON", keys=self.decided(response))
-            return None
-
-    def emit_answer(
-        self, page: PageResult, where: str, response: Response
-    ) -> Iterator[dict[str, Any] | RecordBatch]:
-        """`emit_page` for an answer that decides only some offers: a layout error there
-        leaves those offers unread, not every offer (the base class cannot know them)."""
-        keys = self.decided(response)
-        if page.layout_error is None or not keys:
-            yield from self.emit_page(page, where)
-            return
-        for note in page.notes:
-            self.note(note)
-        for path in page.missing_fields:
-            self.ledger.add_missing_field(f"{where}: {path}")
-        self.note_layout_error(f"{where}: {page.layout_error}", keys=keys)
-        yield from self.emit(page.records)
-
-    def rejected(self, detail: str) -> None:
-        self._rejected = True
-        self.note_auth("rejected", detail)
 
     # -- 1. instance types -----------------------------------------------------------
 
