@@ -108,3 +108,13 @@ def envelope_problem(data: Any) -> EnvelopeProblem | None:
     if not envelope.ok:
         return EnvelopeProblem(api_error=envelope.error)
     return None
+
+
+def type_offer_key(item: Mapping[str, Any]) -> str | None:
+    """The offer key of an instance type, ``<Zone>/<Name>`` from the stripped texts (as its
+    listing spells it), so a line set aside for the type keeps that very offer; None when
+    either is missing."""
+    zone, name = item.get("Zone"), item.get("Name")
+    if not (isinstance(zone, str) and isinstance(name, str) and zone.strip() and name.strip()):
+        return None
+    return f"{zone.strip()}/{name.strip()}"

@@ -68,7 +68,7 @@ from spiders.parsers.common import (
 from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage
 from spiders.parsers.fees import per_instance_fee
-from spiders.parsers.ucloud import ParamValue, envelope_problem
+from spiders.parsers.ucloud import ParamValue, envelope_problem, type_offer_key
 
 _T = TypeVar("_T")
 
@@ -182,20 +182,11 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
     return page
 
 
-def _type_key(item: Mapping[str, Any]) -> str | None:
-    """The offer key of an instance type, spelt as its listing's (`GpuListing.offer_key`,
-    from the stripped texts), so a line set aside for the type keeps that very offer."""
-    zone, name = item.get("Zone"), item.get("Name")
-    if not (isinstance(zone, str) and isinstance(name, str) and zone.strip() and name.strip()):
-        return None
-    return f"{zone.strip()}/{name.strip()}"
-
-
 def _type_records(item: Any, ctx: ParseContext, page: TypesPage) -> list[Record]:
     """The quarantine line of an instance type that cannot be listed (none when it is listed
     or skipped); one type's failure costs that type only."""
     return contracted(
-        ctx, item, TYPES_CONTRACT, offer_key=_type_key, build=lambda: _add_listing(item, page)
+        ctx, item, TYPES_CONTRACT, offer_key=type_offer_key, build=lambda: _add_listing(item, page)
     )
 
 
@@ -213,7 +204,7 @@ def _add_listing(item: dict[str, Any], page: TypesPage) -> list[Record]:
 def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
     """The listing of an instance type on sale; None for a spot type (with a note). A type
     that is no public GPU offer raises `Skip` (counted by kind in the run report)."""
-    key = _type_key(item)
+    key = type_offer_key(item)
     zone = _text(item, "Zone")
     name = _text(item, "Name")
     status = _text(item, "Status")

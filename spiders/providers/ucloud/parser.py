@@ -55,7 +55,7 @@ from spiders.parsers.common import (
 )
 from spiders.parsers.contract import Contract, apply_check, check_items, contracted
 from spiders.parsers.envelope import ApiPage
-from spiders.parsers.ucloud import ParamValue, envelope_problem
+from spiders.parsers.ucloud import ParamValue, envelope_problem, type_offer_key
 
 CURRENCY = "CNY"
 PRICE_PAGE_URL = "https://www.ucloud.cn/site/active/gpu.html"
@@ -163,19 +163,11 @@ def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
     return page
 
 
-def _type_key(item: Mapping[str, Any]) -> str | None:
-    """The offer key of an instance type, spelt as its listing's (`GpuListing.offer_key`)."""
-    zone, name = item.get("Zone"), item.get("Name")
-    if not (isinstance(zone, str) and isinstance(name, str) and zone.strip() and name.strip()):
-        return None
-    return f"{zone.strip()}/{name.strip()}"
-
-
 def _type_records(item: Any, ctx: ParseContext, page: TypesPage) -> list[Record]:
     """The quarantine line of an instance type that cannot be listed (none when it is listed
     or skipped); one type's failure costs that type only."""
     return contracted(
-        ctx, item, TYPES_CONTRACT, offer_key=_type_key, build=lambda: _add_listing(item, page)
+        ctx, item, TYPES_CONTRACT, offer_key=type_offer_key, build=lambda: _add_listing(item, page)
     )
 
 
