@@ -45,6 +45,7 @@ from spiders.parsers.common import (
     gpu_offer,
     hourly_price,
     identify_gpu,
+    measure,
     optional_int,
     require,
     set_aside,
@@ -121,6 +122,7 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
     availability, problem = counted_stock("totalGpuFree", lambda: _availability(item))
     side = set_aside(ctx, problem, offer_key=key, item=item)
     fees = _fees(item)
+    vcpus, ram_gib = _least_vm(item)
     ipv4, ipv4_problem = _ipv4_fee(item)
     side.extend(set_aside(ctx, ipv4_problem, offer_key=key, item=item))
     return [
@@ -138,6 +140,10 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             region=item["dataCenterId"],
             url=ENDPOINT_URL,
             fees=(*fees, *ipv4),
+            host={
+                "vcpus_per_gpu": measure(vcpus, 2),
+                "ram_gb_per_gpu": measure(ram_gib, 1),
+            },
         ),
         *side,
     ]
@@ -155,12 +161,19 @@ def _availability(item: dict[str, Any]) -> Availability:
     return availability_from_counts(0 if largest == 0 else free)
 
 
-def _fees(item: dict[str, Any]) -> tuple[AddonFee, ...]:
+def _least_vm(item: dict[str, Any]) -> tuple[Decimal, Decimal]:
+    """The vCPUs and GiB of RAM one card's cheapest VM comes with: `minVcpuPerGpu`, and the
+    least RAM that many vCPUs allow (`maxVcpuPerMemoryGib`). Both the fees and the host
+    attributes count this VM, so the figures shown are the ones the cost includes."""
     vcpus = to_decimal(require(item, "minVcpuPerGpu"), "minVcpuPerGpu")
     vcpu_per_gib = to_decimal(require(item, "maxVcpuPerMemoryGib"), "maxVcpuPerMemoryGib")
     if vcpus <= 0 or vcpu_per_gib <= 0:
         raise FieldProblem(INVALID_VALUE, "minVcpuPerGpu", "vCPU or memory ratio not positive")
-    min_ram_gib = (vcpus / vcpu_per_gib).to_integral_value(rounding=ROUND_CEILING)
+    return vcpus, (vcpus / vcpu_per_gib).to_integral_value(rounding=ROUND_CEILING)
+
+
+def _fees(item: dict[str, Any]) -> tuple[AddonFee, ...]:
+    vcpus, min_ram_gib = _least_vm(item)
     fees = [
         vm_part_fee(
             FeeType.VCPU,

@@ -55,6 +55,7 @@ from spiders.parsers.common import (
     identify_gpu,
     make_quarantine,
     make_skip,
+    measure,
     not_an_object,
     price_plan,
     require,
@@ -309,9 +310,21 @@ def _build(
             url=CONSOLE_URL,
             fees=_fees(flavor, prices),
             plans=plans,
+            host=_host(flavor, count),
         ),
         *set_aside(ctx, problem, offer_key=key, item=flavor),
     ]
+
+
+def _host(flavor: dict[str, Any], count: int) -> dict[str, Any]:
+    """A flavor's `cpu`, `ram` (GB) and root `disk` (GB) are the whole VM's: per card,
+    divided by its GPUs. The `ephemeral` local disk is scratch space lost on stop, not
+    counted."""
+    return {
+        "vcpus_per_gpu": measure(flavor.get("cpu"), 2, per=count),
+        "ram_gb_per_gpu": measure(flavor.get("ram"), 1, per=count),
+        "disk_gb_per_gpu": measure(flavor.get("disk"), 1, per=count),
+    }
 
 
 def _fees(flavor: dict[str, Any], prices: dict[str, BookPrice]) -> tuple[AddonFee, ...]:

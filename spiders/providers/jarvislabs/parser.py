@@ -35,6 +35,7 @@ from spiders.parsers.common import (
     gpu_offer,
     identify_gpu,
     kept_price,
+    measure,
     optional_int,
     price_plan,
     require,
@@ -109,6 +110,11 @@ def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Reco
         region=row["region"],
         url=ENDPOINT_URL,
         plans=plans,
+        # What one card's instance comes with, as the row says it (already per card).
+        host={
+            "vcpus_per_gpu": measure(row.get("cpus_per_gpu"), 2),
+            "ram_gb_per_gpu": measure(row.get("ram_per_gpu"), 1),
+        },
     )
     return [record, *side]
 

@@ -24,6 +24,7 @@ Errors come as `{"error": {code, message, suggestion}}` ("global/invalid-api-key
   why (the run is partial). The same holds for a type that cannot be read at all (a key
   gone, a bad price): its quarantine line is keyed by the type's name and its prefix is
   unread. A type without a GPU (`specs.gpus` 0) is no GPU offer: skipped.
+* host: `specs.vcpus`, `memory_gib` and `storage_gib` are the machine's, given per card.
 * add-ons: none in this answer. Persistent file systems are billed apart and Lambda has no
   egress fee (SECONDARY: a third-party report); no source gives a file-system rate, so no fee.
   Lambda bills by the minute at the hourly rate: the price stays per hour.
@@ -50,6 +51,7 @@ from spiders.parsers.common import (
     guarded,
     identify_gpu,
     make_quarantine,
+    measure,
     minor_units,
     require,
     to_int,
@@ -176,9 +178,20 @@ def _build(name: str, entry: dict[str, Any], ctx: ParseContext) -> list[Record]:
             price_basis=PriceBasis.INSTANCE,
             region=region,
             url=ENDPOINT_URL,
+            host=_host(specs, gpus),
         )
         for region in names
     ]
+
+
+def _host(specs: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """The instance type's `specs` are the whole machine's: per card, divided by its GPUs
+    (GiB as Lambda writes them, counted as GB as the other providers' figures are)."""
+    return {
+        "vcpus_per_gpu": measure(specs.get("vcpus"), 2, per=gpus),
+        "ram_gb_per_gpu": measure(specs.get("memory_gib"), 1, per=gpus),
+        "disk_gb_per_gpu": measure(specs.get("storage_gib"), 1, per=gpus),
+    }
 
 
 def _price(cents: Any) -> Decimal:

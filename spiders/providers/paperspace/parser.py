@@ -51,6 +51,7 @@ from spiders.parsers.common import (
     identify_gpu,
     make_quarantine,
     make_skip,
+    measure,
     not_an_object,
     price_plan,
     require,
@@ -223,9 +224,18 @@ def _build(item: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Rec
             url=ENDPOINT_URL,
             fees=ADDON_FEES,
             plans=plans,
+            host=_host(vm_type, count),
         ),
         *set_aside(ctx, problem, offer_key=key, item=item),
     ]
+
+
+def _host(vm_type: dict[str, Any], count: int) -> dict[str, Any]:
+    """`vmType.cpus` and `ram` (bytes) are the whole VM's: per card, divided by its GPUs."""
+    return {
+        "vcpus_per_gpu": measure(vm_type.get("cpus"), 2, per=count),
+        "ram_gb_per_gpu": measure(vm_type.get("ram"), 1, per=count * 2**30),
+    }
 
 
 def _rates(vm_type: dict[str, Any]) -> tuple[Decimal | None, Decimal | None]:
