@@ -215,6 +215,27 @@ def test_the_cli_filters_shows_and_counts(db: Path) -> None:
         assert option in invoke("offers", "--help").output
 
 
+def test_wide_shows_every_published_host_attribute_and_nothing_for_the_silent(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "240")  # --wide is wider than 80 columns by design
+    plain = invoke("offers", "--db", str(db)).output
+    assert "host" not in plain.split("\n")[2]  # no host column unless asked
+    lines = invoke("offers", "--db", str(db), "--wide").output.splitlines()
+    header = next(line for line in lines if " host " in line)
+    assert "host" in header
+    ids = {r["offer_key"]: r["offer_id"] for r in invoke_json("offers", "--db", str(db))}
+    row_of = {
+        key: next(line for line in lines if ids[key] in line)
+        for key in ("old-cuda", "says-nothing")
+    }
+    cell = row_of["old-cuda"].rsplit("│", 2)[-2]
+    # Every attribute the offer publishes, unasked: CUDA, interconnect, score, hosting.
+    for shown in ("CUDA 12.2", "pcie", "90.0%", "community"):
+        assert shown in cell, shown
+    assert row_of["says-nothing"].rsplit("│", 2)[-2].strip() == ""
+
+
 def test_a_bad_cli_filter_is_a_usage_error(db: Path) -> None:
     from typer.testing import CliRunner
 

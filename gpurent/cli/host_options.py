@@ -24,6 +24,7 @@ __all__ = [
     "MinRamPerGpuOption",
     "MinReliabilityOption",
     "MinVcpusPerGpuOption",
+    "WideOption",
     "host_cell",
     "host_words",
     "unpublished_note",
@@ -92,6 +93,16 @@ MinRamPerGpuOption = Annotated[
     ),
 ]
 
+WideOption = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="Add a host column with everything the offer's host publishes: CUDA and driver "
+        "version, interconnect, reliability, hosting, vCPUs, RAM and disk per GPU, the "
+        "longest rental (empty where the provider publishes nothing). Wider than 80 columns.",
+    ),
+]
+
 HOST_OPTION_OF = {
     "min_cuda": "--min-cuda",
     "interconnect": "--interconnect",
@@ -116,24 +127,34 @@ def _number(value: Any) -> str:
     return format(Decimal(str(value)).normalize(), "f")
 
 
-def host_cell(row: dict[str, Any], asked: dict[str, Any]) -> str:
-    """The table's host cell: the attributes the answer filtered on, as the offer publishes
-    them ("CUDA 12.4, nvlink 600 GB/s, 99.7%")."""
+def host_cell(row: dict[str, Any], asked: dict[str, Any], *, every: bool = False) -> str:
+    """The table's host cell: the attributes the answer filtered on (``every``: all of
+    them, for --wide), as the offer publishes them ("CUDA 12.4, nvlink 600 GB/s, 99.7%")."""
+
+    def shown(option: str, field: str) -> bool:
+        return (every or asked.get(option) is not None) and row.get(field) not in (None, "")
+
     parts: list[str] = []
-    if asked.get("min_cuda") is not None and row.get("cuda_version"):
+    if shown("min_cuda", "cuda_version"):
         parts.append(f"CUDA {row['cuda_version']}")
-    if asked.get("interconnect") is not None and row.get("interconnect"):
+    if every and row.get("driver_version"):
+        parts.append(f"driver {row['driver_version']}")
+    if shown("interconnect", "interconnect"):
         bandwidth = row.get("nvlink_gbps")
         gbps = f" {_number(bandwidth)} GB/s" if bandwidth else ""
         parts.append(f"{row['interconnect']}{gbps}")
-    if asked.get("min_reliability") is not None and row.get("host_reliability") is not None:
+    if shown("min_reliability", "host_reliability"):
         parts.append(f"{Decimal(str(row['host_reliability'])) * 100:.1f}%")
-    if asked.get("hosting") is not None and row.get("hosting"):
+    if shown("hosting", "hosting"):
         parts.append(str(row["hosting"]))
-    if asked.get("min_vcpus_per_gpu") is not None and row.get("vcpus_per_gpu") is not None:
+    if shown("min_vcpus_per_gpu", "vcpus_per_gpu"):
         parts.append(f"{_number(row['vcpus_per_gpu'])} vCPU/gpu")
-    if asked.get("min_ram_gb_per_gpu") is not None and row.get("ram_gb_per_gpu") is not None:
+    if shown("min_ram_gb_per_gpu", "ram_gb_per_gpu"):
         parts.append(f"{_number(row['ram_gb_per_gpu'])} GB/gpu")
+    if every and row.get("disk_gb_per_gpu") is not None:
+        parts.append(f"{_number(row['disk_gb_per_gpu'])} GB disk/gpu")
+    if every and row.get("max_rental_hours") is not None:
+        parts.append(f"max {_number(row['max_rental_hours'])} h")
     return ", ".join(parts)
 
 

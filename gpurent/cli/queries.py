@@ -30,6 +30,7 @@ from gpurent.cli.host_options import (
     MinRamPerGpuOption,
     MinReliabilityOption,
     MinVcpusPerGpuOption,
+    WideOption,
     host_cell,
     host_words,
     unpublished_note,
@@ -182,7 +183,11 @@ def _with_note(empty: str, footnote: str | None) -> str:
 
 
 def _rows(
-    found: list[api.Offer], fmt: OutputFormat, host: dict[str, Any] | None = None
+    found: list[api.Offer],
+    fmt: OutputFormat,
+    host: dict[str, Any] | None = None,
+    *,
+    wide: bool = False,
 ) -> tuple[list[dict[str, Any]], list[str] | None]:
     now = datetime.now(UTC)
     rows = []
@@ -192,10 +197,12 @@ def _rows(
         row["age"] = human_age(row["observed_at"], now)
         rows.append(row)
     if fmt is OutputFormat.TABLE:
-        # The host attributes filtered on get a column of their own; the others stay in
-        # JSON and CSV (the table keeps to 80 columns).
-        if host and any(v is not None for v in host.values()):
-            return [table_row(r) | {"host": host_cell(r, host)} for r in rows], None
+        # The host attributes filtered on (all of them with --wide) get a column of their
+        # own; the others stay in JSON and CSV (the table keeps to 80 columns).
+        if wide or (host and any(v is not None for v in host.values())):
+            return [
+                table_row(r) | {"host": host_cell(r, host or {}, every=wide)} for r in rows
+            ], None
         return [table_row(r) for r in rows], None
     return rows, OFFER_COLUMNS + JSON_EXTRA
 
@@ -283,6 +290,7 @@ def offers(
     hosting: HostingOption = None,
     min_vcpus_per_gpu: MinVcpusPerGpuOption = None,
     min_ram_per_gpu: MinRamPerGpuOption = None,
+    wide: WideOption = False,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -295,8 +303,9 @@ def offers(
     The host options (--min-cuda, --interconnect, --min-reliability, --hosting,
     --min-vcpus-per-gpu, --min-ram-per-gpu) keep offers whose host publishes a value that
     meets them; the table then shows those values in a host column, and says how many
-    offers were left out for not publishing one. JSON and CSV always carry every host
-    attribute (empty where the provider does not publish it).
+    offers were left out for not publishing one; --wide shows every host attribute there.
+    JSON and CSV always carry every host attribute (empty where the provider does not
+    publish it).
     """
     host = {
         "min_cuda": min_cuda,
@@ -320,7 +329,7 @@ def offers(
             include_stale=True if include_stale else None,
             **_api_host(host),
         )
-    rows, columns = _rows(shown, fmt, host)
+    rows, columns = _rows(shown, fmt, host, wide=wide)
     asked = [
         *([f"--gpu {name.describe()}"] if name else []),
         *([f"--min-vram {min_vram}"] if min_vram is not None else []),
@@ -361,6 +370,7 @@ def cheapest(
     hosting: HostingOption = None,
     min_vcpus_per_gpu: MinVcpusPerGpuOption = None,
     min_ram_per_gpu: MinRamPerGpuOption = None,
+    wide: WideOption = False,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -383,6 +393,7 @@ def cheapest(
     The host options (--min-cuda, --interconnect, --min-reliability, --hosting,
     --min-vcpus-per-gpu, --min-ram-per-gpu) rank only offers whose host publishes a value
     that meets them; the offers left out for not publishing one are counted under the table.
+    --wide adds a host column with every attribute the host publishes.
     """
     host = {
         "min_cuda": min_cuda,
@@ -404,7 +415,7 @@ def cheapest(
             include_stale=include_stale,
             **_api_host(host),
         )
-    rows, columns = _rows(shown, fmt, host)
+    rows, columns = _rows(shown, fmt, host, wide=wide)
     footnote = answer_footnote(shown, fmt, gpus=gpus, host=host)
     render(
         rows,
