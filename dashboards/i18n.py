@@ -97,6 +97,16 @@ LABELS: dict[str, tuple[str, str]] = {
         "已略去 {n} 个报价：其平台未公布所筛选的 CUDA 版本或互联方式。",
     ),
     "show_sold_out": ("Show sold-out and unknown", "显示售罄和未知状态"),
+    "size_nvlink": (
+        "Several cards only when joined by NVLink (stated, or SXM modules)",
+        "多卡方案仅限 NVLink 互联的卡（已标明，或 SXM 模组）",
+    ),
+    "size_nvlink_note": (
+        "Placements over several cards only on offers whose cards are joined by NVLink "
+        "(stated, or SXM modules); offers that do not say how their cards are joined are left "
+        "out of them.",
+        "多卡方案只用标明 NVLink 互联（或 SXM 模组）的报价；未说明互联方式的报价不参与多卡方案。",
+    ),
     "include_stale": (
         "Include offers their provider's latest crawl did not confirm (stale)",
         "包含平台最近一次爬取未确认的报价（过时）",

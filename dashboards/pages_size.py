@@ -83,6 +83,8 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
         )
         # Rule of truth 11: only what the provider's latest crawl confirmed, unless asked.
         stale = st.checkbox(t(lang, "include_stale"), value=False, key="size_stale")
+        # A model split over several cards wants them joined by NVLink (`size --interconnect`).
+        nvlink = st.checkbox(t(lang, "size_nvlink"), value=False, key="size_nvlink")
         submitted = st.form_submit_button(t(lang, "size_submit"), type="primary")
     if submitted:
         st.session_state["size_request"] = {
@@ -98,6 +100,7 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
             "ttft_ms": float(ttft) or None,
             "tokens_per_s": float(tps) or None,
             "include_stale": bool(stale),
+            "require_nvlink": bool(nvlink),
         }
     fields = st.session_state.get("size_request")
     if fields is None:
@@ -146,6 +149,8 @@ def render(ctx: Ctx) -> None:
     else:
         reason = offers_reason_text(answer.offers_reason, lang)
         st.info(md_escape(reason or t(lang, "no_rows")))
+    if request.require_nvlink:
+        st.caption(t(lang, "size_nvlink_note"))
     if answer.stale_left_out:
         st.caption(t(lang, "stale_left_out", n=answer.stale_left_out))
     if answer.cannot_tell:

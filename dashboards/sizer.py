@@ -60,6 +60,8 @@ class SizeRequest:
     allow_beyond_context: bool = False
     include_stale: bool = False
     """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
+    require_nvlink: bool = False
+    """Placements over several cards only where the cards are joined by NVLink."""
 
 
 def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
@@ -83,6 +85,7 @@ def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
             limit=req.limit,
             db=db,
             include_stale=req.include_stale,
+            interconnect="nvlink" if req.require_nvlink else None,
         )
     except api.ApiError as exc:
         raise SizingError(str(exc)) from exc

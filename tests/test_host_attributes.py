@@ -9,6 +9,7 @@ lines load, a change is a new version, a reload is not) to the filters of `offer
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -290,6 +291,16 @@ def test_size_interconnect_nvlink_leaves_out_multi_card_placements_without_nvlin
         "--gen-tokens", "256", "--db", str(big_db), "--interconnect", "nvlink",
     )  # fmt: skip
     assert {o["offer_key"] for o in cli["offers"]} == {"sxm-x8"}
+
+
+def test_the_dashboards_size_form_can_require_nvlink(big_db: Path) -> None:
+    from dashboards.sizer import SizeRequest, size_workload
+
+    ask = SizeRequest("Llama-3.1-70B", prompt_tokens=1024, gen_tokens=256)
+    assert {o.offer_key for o in size_workload(big_db, ask).offers} >= {"pcie-x8", "sxm-x8"}
+    nvlink = size_workload(big_db, replace(ask, require_nvlink=True))
+    assert {o.offer_key for o in nvlink.offers} == {"sxm-x8"}
+    assert any("NVLink" in n for n in nvlink.notes)
 
 
 # ---------------------------------------------------------------- the parsers

@@ -151,6 +151,20 @@ def test_the_size_form_keeps_its_inputs_when_the_language_changes(first_run: Pat
     assert app.number_input(key="size_tps").label.startswith("每用户生成速度目标")
 
 
+def test_the_size_page_can_require_nvlink_and_says_so(first_run: Path) -> None:
+    app = run_page(first_run, "size")
+    app.checkbox(key="size_nvlink").check()
+    next(b for b in app.button if b.label == "Size it").click()
+    app.run()
+    assert not app.exception
+    assert app.session_state["size_request"]["require_nvlink"] is True
+    assert any(c.value.startswith("Placements over several cards only") for c in app.caption)
+    app.session_state["lang"] = "zh"
+    app.run()
+    assert app.checkbox(key="size_nvlink").value is True
+    assert app.checkbox(key="size_nvlink").label.startswith("多卡方案仅限")
+
+
 # --- the Now page's rows ---------------------------------------------------------------------
 
 
