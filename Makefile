@@ -21,12 +21,18 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy gpurent gpurent_core spiders flows warehouse sizing replay dashboards
 
+# One worker per CPU (pytest-xdist); a module's tests stay on one worker, so a module's
+# fixtures (a crawl, a warehouse, a flow server) are built once. `PYTEST_WORKERS=0` runs
+# everything in this process (a debugger, --pdb).
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadscope
+
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 # The fast tier (tests/tiers.py): what a developer runs after each change.
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow" --hypothesis-profile fast -q
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" --hypothesis-profile fast -q
 
 check: lint typecheck test
 

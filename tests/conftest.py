@@ -17,6 +17,11 @@ pytest_plugins = ("tiers",)
 
 # Tests never reach the internet: keep Prefect from trying.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# The commands size their tables from COLUMNS when the output is no terminal; the tests
+# read tables at the pipe width unless they set COLUMNS themselves. A caller's shell, or a
+# pytest-xdist worker (which starts with COLUMNS=80 and LINES=24), must not change that.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
