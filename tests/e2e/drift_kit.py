@@ -75,11 +75,13 @@ EITHER = frozenset({"partial", "failed"})
 
 RENAMES: dict[str, Rename] = {
     "autodl": Rename("machine_list_page*.json", "data.list.[]", "gpu_idle_num"),
+    "azure": Rename("prices_*.json", "Items.[]", "meterName"),
     # Chenyu's `status` is read for no stock (its values are undocumented), but it is the
     # state field its contract holds it to: renamed everywhere, the layout changed.
     "chenyu": Rename("gpu_list.json", "data.gpu_list.[]", "status"),
     "compshare": Rename("gpu_inventory_*.json", "", "GpuInventoryByZone"),
     "cudo": Rename("machine_types.json", "machineTypes.[]", "totalGpuFree"),
+    "digitalocean": Rename("sizes_page*.json", "sizes.[]", "available"),
     "featurize": Rename("available_instances.json", "data.records.[]", "status"),
     "gongji": Rename(
         "pricing.*",
@@ -89,6 +91,7 @@ RENAMES: dict[str, Rename] = {
         ),
         named="stock",
     ),
+    "gpuez": Rename("machine_list_page*.json", "data.list.[]", "ended_at"),
     "gpushare": Rename("machine_list_page*.json", "data.list.[]", "gpuUsed"),
     "hyperstack": Rename("flavors.json", "data.[].flavors.[]", "stock_available"),
     "jarvislabs": Rename("server_meta.json", "server_meta.[]", "num_free_devices"),
@@ -98,7 +101,9 @@ RENAMES: dict[str, Rename] = {
     "paperspace": Rename("vm_types_by_clusters.json", "*.[]", "isAvailable"),
     "novita": Rename("products.json", "data.[]", "availableDeploy"),
     "ppio": Rename("products.json", "data.[]", "availableDeploy"),
+    "primeintellect": Rename("availability.json", "*.[]", "stockStatus"),
     "runpod": Rename("prices_*.json", "data.gpuTypes.[].lowestPrice", "stockStatus"),
+    "shadeform": Rename("instance_types.json", "instance_types.[].availability.[]", "available"),
     "suanjia": Rename(
         "pricing.*",
         swaps=(
@@ -107,6 +112,7 @@ RENAMES: dict[str, Rename] = {
         ),
         named="stock",
     ),
+    "tencentcloud": Rename("zone_configs_*.json", "Response.InstanceTypeQuotaSet.[]", "Status"),
     "tensordock": Rename("hostnodes.json", "hostnodes.*.specs.gpu.*", "amount"),
     "ucloud": Rename("instance_types.json", "AvailableInstanceTypes.[]", "Status"),
     "vastai": Rename("bundles_page*.json", "offers.[]", "rented"),
@@ -120,11 +126,13 @@ RENAMES: dict[str, Rename] = {
 
 BREAKS: dict[str, Break] = {
     "autodl": Break("machine_list_page1.json", "data.list.[]", 0, "payg_price", {}),
+    "azure": Break("prices_ncads_h100_v5_page1.json", "Items.[]", 0, "retailPrice", {}),
     "compshare": Break(
         "instance_types.json", "AvailableInstanceTypes.[]", 0, "GraphicsMemory.Value", -1
     ),
     "chenyu": Break("gpu_list.json", "data.gpu_list.[]", 0, "price.hour", {}),
     "cudo": Break("machine_types.json", "machineTypes.[]", 0, "gpuPriceHr.value", {}),
+    "digitalocean": Break("sizes_page1.json", "sizes.[]", 2, "price_hourly", {}),
     "featurize": Break("available_instances.json", "data.records.[]", 0, "unit_price", {}),
     "gongji": Break(
         "pricing.js",
@@ -135,6 +143,7 @@ BREAKS: dict[str, Break] = {
             ),
         ),
     ),
+    "gpuez": Break("machine_list_page1.json", "data.list.[]", 0, "price_week", {}),
     "gpushare": Break("machine_list_page1.json", "data.list.[]", 0, "skuList.0.price", {}),
     "hyperstack": Break("flavors.json", "data.[].flavors.[]", 1, "gpu_count", -1),
     "jarvislabs": Break("server_meta.json", "server_meta.[]", 0, "price_per_hour", {}),
@@ -151,7 +160,9 @@ BREAKS: dict[str, Break] = {
     ),
     "novita": Break("products.json", "data.[]", 0, "price", {}),
     "ppio": Break("products.json", "data.[]", 0, "price", {}),
+    "primeintellect": Break("availability.json", "*.[]", 0, "prices.onDemand", {}),
     "runpod": Break("prices_secure.json", "data.gpuTypes.[]", 0, "securePrice", {}),
+    "shadeform": Break("instance_types.json", "instance_types.[]", 0, "hourly_price", {}),
     "suanjia": Break(
         "pricing.js",
         swaps=(
@@ -162,6 +173,13 @@ BREAKS: dict[str, Break] = {
             ),
         ),
     ),
+    "tencentcloud": Break(
+        "zone_configs_ap-shanghai.json",
+        "Response.InstanceTypeQuotaSet.[]",
+        0,
+        "Price.UnitPrice",
+        {},
+    ),
     "tensordock": Break("hostnodes.json", "hostnodes.*.specs.gpu.*", 0, "price", {}),
     "ucloud": Break("price_T4_dynamic.json", "PriceSet.[]", 0, "Price", {}),
     "vastai": Break("bundles_page1.json", "offers.[]", 0, "dph_base", {}),
@@ -171,11 +189,14 @@ BREAKS: dict[str, Break] = {
 
 FAILING_PAGES: dict[str, FailingPage] = {
     "autodl": FailingPage("machine_list_page2.json", PARTIAL),
+    "azure": FailingPage("prices_nc_a100_v4_page2.json", PARTIAL),
     "compshare": FailingPage("gpu_inventory_cn-wlcb-02.json", EITHER),
     "chenyu": FailingPage("gpu_list.json", FAILED),
     "cudo": FailingPage("machine_types.json", FAILED),
+    "digitalocean": FailingPage("sizes_page2.json", PARTIAL),
     "featurize": FailingPage("available_instances.json", FAILED),
     "gongji": FailingPage("pricing.html", FAILED),
+    "gpuez": FailingPage("machine_list_page2.json", PARTIAL),
     "gpushare": FailingPage("machine_list_page2.json", PARTIAL),
     "hyperstack": FailingPage("flavors.json", FAILED),
     "jarvislabs": FailingPage("server_meta.json", FAILED),
@@ -186,8 +207,12 @@ FAILING_PAGES: dict[str, FailingPage] = {
     "paperspace": FailingPage("vm_types_by_clusters.json", FAILED),
     "novita": FailingPage("products.json", FAILED),
     "ppio": FailingPage("products.json", FAILED),
+    "primeintellect": FailingPage("availability.json", FAILED),
     "runpod": FailingPage("prices_community.json", EITHER),
+    "shadeform": FailingPage("instance_types.json", FAILED),
     "suanjia": FailingPage("pricing.html", FAILED),
+    # One region's call: the other three regions still answer.
+    "tencentcloud": FailingPage("zone_configs_ap-nanjing.json", PARTIAL),
     "tensordock": FailingPage("hostnodes.json", FAILED),
     # One offer's hourly price: the types and the other offers' prices still answer.
     "ucloud": FailingPage("price_A100_dynamic.json", PARTIAL),

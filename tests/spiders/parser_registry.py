@@ -43,11 +43,14 @@ from spider_fixture_cases import (
 from gpurent_core.model import parse_parser_record
 from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_json
 from spiders.providers.autodl import parser as autodl
+from spiders.providers.azure import parser as azure
 from spiders.providers.chenyu import parser as chenyu
 from spiders.providers.compshare import parser as compshare
 from spiders.providers.cudo import parser as cudo
+from spiders.providers.digitalocean import parser as digitalocean
 from spiders.providers.featurize import parser as featurize
 from spiders.providers.gongji import parser as gongji
+from spiders.providers.gpuez import parser as gpuez
 from spiders.providers.gpushare import parser as gpushare
 from spiders.providers.hyperstack import parser as hyperstack
 from spiders.providers.jarvislabs import parser as jarvislabs
@@ -57,8 +60,11 @@ from spiders.providers.matpool import parser as matpool
 from spiders.providers.novita import parser as novita
 from spiders.providers.paperspace import parser as paperspace
 from spiders.providers.ppio import parser as ppio
+from spiders.providers.primeintellect import parser as primeintellect
 from spiders.providers.runpod import parser as runpod
+from spiders.providers.shadeform import parser as shadeform
 from spiders.providers.suanjia import parser as suanjia
+from spiders.providers.tencentcloud import parser as tencentcloud
 from spiders.providers.tensordock import parser as tensordock
 from spiders.providers.ucloud import parser as ucloud
 from spiders.providers.vastai import parser as vastai
@@ -388,11 +394,14 @@ def _check_xiangongyun(page: Any, case: Case) -> None:
 
 PARSERS: dict[str, CaseParser] = {
     "autodl": CaseParser(_autodl),
+    "azure": json_input(azure.parse_prices, "azure"),
     "compshare": CaseParser(_compshare, _check_compshare),
     "chenyu": json_input(chenyu.parse_gpu_list, "chenyu"),
     "cudo": json_input(cudo.parse_machine_types, "cudo"),
+    "digitalocean": json_input(digitalocean.parse_sizes, "digitalocean"),
     "featurize": json_input(featurize.parse_instances, "featurize"),
     "gongji": text_input(gongji.parse_pricing, "gongji"),
+    "gpuez": json_input(gpuez.parse_machine_list, "gpuez"),
     "gpushare": json_input(gpushare.parse_machine_list, "gpushare"),
     "hyperstack": CaseParser(_hyperstack, _check_hyperstack),
     "jarvislabs": json_input(jarvislabs.parse_server_meta, "jarvislabs"),
@@ -406,8 +415,15 @@ PARSERS: dict[str, CaseParser] = {
     "novita": json_input(novita.parse_products, "novita"),
     "paperspace": json_input(paperspace.parse_vm_types, "paperspace"),
     "ppio": json_input(ppio.parse_products, "ppio"),
+    "primeintellect": json_input(primeintellect.parse_gpu_availability, "primeintellect"),
     "runpod": CaseParser(_runpod),
+    "shadeform": json_input(shadeform.parse_instance_types, "shadeform"),
     "suanjia": text_input(suanjia.parse_market, "suanjia"),
+    "tencentcloud": CaseParser(
+        lambda case: tencentcloud.parse_zone_configs(
+            load_json(case.input_bytes()), ctx("tencentcloud"), region=case_args(case)["region"]
+        )
+    ),
     "tensordock": json_input(tensordock.parse_hostnodes, "tensordock"),
     "ucloud": CaseParser(_ucloud, _check_ucloud),
     "vastai": json_input(vastai.parse_bundles, "vastai"),
