@@ -25,6 +25,7 @@ from dashboards import (  # noqa: E402
     pages_now,
     pages_providers,
     pages_size,
+    pages_tco,
 )
 from dashboards.data import DataUnavailable  # noqa: E402
 from dashboards.i18n import DISPLAY_CURRENCIES, LANG_NAMES, Lang, t  # noqa: E402
@@ -36,6 +37,7 @@ from gpurent_core.config import load_settings  # noqa: E402
 PAGES: tuple[tuple[str, str, Callable[[Ctx], None]], ...] = (
     ("now", "page_now", pages_now.render),
     ("size", "page_size", pages_size.render),
+    ("tco", "page_tco", pages_tco.render),
     ("index", "page_index", pages_index.render),
     ("availability", "page_availability", pages_availability.render),
     ("providers", "page_providers", pages_providers.render),

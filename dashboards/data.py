@@ -305,9 +305,10 @@ def utc_now() -> datetime:
 
 
 @_page_read
-def price_index(db: Path, currency: str) -> pl.DataFrame:
-    """The price index in ``currency`` over the whole history (``gpurent.api.views``)."""
-    return views.index_frame(db, currency)
+def price_index(db: Path, currency: str, method: str | None = None) -> pl.DataFrame:
+    """The price index by ``method`` (default: the default method) in ``currency`` over the
+    whole history (``gpurent.api.views``)."""
+    return views.index_frame(db, currency, method)
 
 
 # --- Availability (warehouse.trends, when this build has it) ---------------------------
@@ -386,3 +387,14 @@ def restock(db: Path, model: str, vram_gb: int) -> Any:
 def offer_timeline(db: Path, model: str, vram_gb: int) -> pl.DataFrame:
     """Every state of every offer of the GPU over the history (valid from / to)."""
     return views.offer_changes(db, gpu_model=model, vram_gb=vram_gb)
+
+
+# --- Buy or rent (gpurent tco) ----------------------------------------------------------
+
+
+@_page_read
+def buy_or_rent(db: Path, request: dict[str, Any], currency: str) -> api.TcoAnswer:
+    """Owning against renting (``gpurent.api.tco``), as `gpurent tco` answers it; the
+    request holds ``api.tco``'s keywords, the card first as ``gpu``. The API's refusals
+    (an unknown card, a board power to give, a bad number) come back as ``api.ApiError``."""
+    return api.tco(**request, currency=currency, db=db)

@@ -34,6 +34,7 @@ LABELS: dict[str, tuple[str, str]] = {
     # page titles
     "page_now": ("Now", "当前"),
     "page_size": ("Size my workload", "估算我的负载"),
+    "page_tco": ("Buy or rent", "买还是租"),
     "page_index": ("Price index", "价格指数"),
     "page_availability": ("Availability", "可用性"),
     "page_providers": ("Providers", "平台"),
@@ -332,6 +333,96 @@ LABELS: dict[str, tuple[str, str]] = {
     "feebasis_tb": ("tb", "TB"),
     "feebasis_vcpu": ("vcpu", "vCPU"),
     "feebasis_gib_ram": ("gib_ram", "GiB 内存"),
+    # Buy or rent page (gpurent tco)
+    "tco_intro": (
+        "What owning a card costs over years (price, power, resale) against renting it at "
+        "the median true cost of its confirmed in-stock offers, and the hours a day at which "
+        "the two cost the same.",
+        "在若干年内拥有一张卡的成本（购价、电费、转售）与按其已确认有货报价的真实成本中位数租用的成本"
+        "对比，以及两者相等时的每天使用小时数。",
+    ),
+    "tco_gpu": ("GPU (as a provider names it)", "GPU（按平台的写法）"),
+    "tco_price": ("Purchase price", "购买价格"),
+    "tco_hours": ("Hours a day", "每天使用小时"),
+    "tco_power_price": ("Power price per kWh", "电价（每千瓦时）"),
+    "tco_years": ("Years", "年数"),
+    "tco_resale": ("Resale at the end (% of the price)", "期末转售（占购价的 %）"),
+    "tco_watts": ("Board power, W (0 = the catalog's)", "板卡功耗 W（0 = 按规格库）"),
+    "tco_host_watts": ("Host per card, W (an assumption)", "每卡主机功耗 W（假设值）"),
+    "tco_rent_price": (
+        "Rental price per card-hour (0 = the tracked median)",
+        "每卡时租金（0 = 跟踪的中位数）",
+    ),
+    "tco_submit": ("Compare", "比较"),
+    "tco_missing": ("Enter the purchase price and the power price.", "请输入购买价格和电价。"),
+    "tco_error": ("Cannot compare: {error}", "无法比较：{error}"),
+    "tco_own": ("Owning, {years} years", "拥有 {years} 年"),
+    "tco_rent": ("Renting, {years} years", "租用 {years} 年"),
+    "tco_break_even": ("Break-even", "盈亏平衡"),
+    "tco_hours_a_day": ("{h} h a day", "每天 {h} 小时"),
+    "tco_never": ("never", "永不"),
+    "tco_cheaper_owning": (
+        "At {h} h a day owning is cheaper, by {amount}.",
+        "每天 {h} 小时时，拥有更便宜，省 {amount}。",
+    ),
+    "tco_cheaper_renting": (
+        "At {h} h a day renting is cheaper, by {amount}.",
+        "每天 {h} 小时时，租用更便宜，省 {amount}。",
+    ),
+    "tco_cheaper_equal": (
+        "At {h} h a day owning and renting cost the same.",
+        "每天 {h} 小时时，拥有与租用成本相同。",
+    ),
+    "tco_above": (
+        "Owning is cheaper above {h} h a day, renting below.",
+        "每天超过 {h} 小时时拥有更便宜，低于则租用更便宜。",
+    ),
+    "tco_beyond_day": (
+        "Break-even at {h} h a day, more than a day has: renting is cheaper at any use.",
+        "盈亏平衡点为每天 {h} 小时，超过一天的长度：任何使用量下租用都更便宜。",
+    ),
+    "tco_never_note": (
+        "Owning never catches up: an hour rented costs no more than the power of an hour owned.",
+        "拥有永远追不上：租用一小时的费用不高于自有一小时的电费。",
+    ),
+    "tco_no_offer": (
+        "No confirmed in-stock offer of {gpu}: no rental price to compare with (no guess is "
+        "made). Give one by hand, or crawl again.",
+        "没有 {gpu} 的已确认有货报价：没有可比较的租金（不做猜测）。请手动填写租金，或重新爬取。",
+    ),
+    "tco_rent_median": (
+        "Rent: {rate} a card-hour, the median true cost of {n} in-stock offers from "
+        "{providers} providers ({low} to {high}).",
+        "租金：每卡时 {rate}，为 {providers} 个平台 {n} 个有货报价真实成本的中位数（{low} 至 {high}）。",
+    ),
+    "tco_rent_given": (
+        "Rent: {rate} a card-hour, given by hand.",
+        "租金：每卡时 {rate}（手动填写）。",
+    ),
+    "tco_power_note": (
+        "Power: {card} W card + {host} W host for {hours} h = {kwh} kWh.",
+        "电力：卡 {card} W + 主机 {host} W，共 {hours} 小时 = {kwh} kWh。",
+    ),
+    "tco_host_assumed": (
+        "The host's {w} W per card is an assumption (CPU, memory, disks, fans, power-supply "
+        "losses).",
+        "每卡主机 {w} W 为假设值（CPU、内存、硬盘、风扇、电源损耗）。",
+    ),
+    "tco_stale_left_out": (
+        "{n} offers not confirmed by their provider's latest crawl left out of the median.",
+        "已从中位数中略去 {n} 个未经平台最近一次爬取确认的报价。",
+    ),
+    "tco_kinds_left_out": (
+        "{n} spot, member or committed offers left out: owning is compared with renting on demand.",
+        "已略去 {n} 个竞价、会员或预留报价：与按需租用对比。",
+    ),
+    "col_part": ("Part", "项目"),
+    "col_amount": ("Amount", "金额"),
+    "tco_row_purchase": ("Purchase", "购买"),
+    "tco_row_resale": ("Resale", "转售"),
+    "tco_row_power": ("Power", "电费"),
+    "tco_row_owning": ("Owning", "拥有合计"),
+    "tco_row_renting": ("Renting", "租用合计"),
     # Price index page
     "index_intro": (
         "Price index per GPU over time, in the display currency; beneath it, how many "
@@ -351,6 +442,41 @@ LABELS: dict[str, tuple[str, str]] = {
     "index_none": (
         "No GPU has an index yet: each needs at least 2 providers quoting it in stock on a day.",
         "还没有 GPU 指数：每个 GPU 每天至少需要 2 个平台有货报价。",
+    ),
+    # Price index page, method gpi-2 (rows per GPU, form factor, price kind and market)
+    "index_method": ("Method", "方法"),
+    "index_method_help": (
+        "gpi-2: per GPU, form factor, price kind and market, the median of the providers' "
+        "medians with its quartiles (p25, p75). gpi-1: per GPU, on demand only, a capped "
+        "mean. Both in docs/price-index.md.",
+        "gpi-2：按 GPU、规格、价格类型和市场分行，取各平台中位数的中位数及其四分位数"
+        "（p25、p75）。gpi-1：按 GPU，仅按需价格，取有上限权重的均值。两者见 docs/price-index.md。",
+    ),
+    "index_kinds": ("Price kinds", "价格类型"),
+    "index_markets": ("Markets", "市场"),
+    "kind_monthly": ("monthly package", "包月"),
+    "market_CN": ("China", "中国"),
+    "market_intl": ("international", "国际"),
+    "form_unstated": ("form factor not stated", "未注明规格"),
+    "col_form_factor": ("Form factor", "规格"),
+    "col_price_kind": ("Price kind", "价格类型"),
+    "col_market": ("Market", "市场"),
+    "col_p25": ("p25", "p25（下四分位）"),
+    "col_p75": ("p75", "p75（上四分位）"),
+    "col_n_offers": ("Offers quoting", "报价数"),
+    "col_in_stock_share": ("Share in stock", "有货比例"),
+    "index_latest": ("Every row of the latest day, {day}", "最新一天（{day}）的全部行"),
+    "index_withheld_v2": (
+        "{n} rows withheld (fewer than {min_providers} providers quoting in stock, or p75 "
+        "above {spread} × p25): gaps in the lines, never carried forward. Method {method}.",
+        "{n} 行不发布（有货报价的平台少于 {min_providers} 个，或 p75 高于 p25 的 {spread} 倍）："
+        "线条中断，不沿用前值。方法 {method}。",
+    ),
+    "index_none_v2": (
+        "No row has an index yet: each needs at least {min_providers} providers quoting in "
+        "stock on a day, with p75 at most {spread} × p25.",
+        "还没有指数：每行每天至少需要 {min_providers} 个平台有货报价，且 p75 不高于 p25 的 "
+        "{spread} 倍。",
     ),
     # Availability page
     "avail_intro": (

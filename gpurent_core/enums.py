@@ -162,3 +162,13 @@ class Hosting(StrEnum):
     """A marketplace host the provider has verified."""
     COMMUNITY = "community"
     """A marketplace host not (yet) verified: community cloud."""
+
+
+class IndexMethod(StrEnum):
+    """A method of the daily price index (docs/price-index.md); each row carries its own."""
+
+    GPI_1 = "gpi-1"
+    """Per GPU: the capped mean of provider medians of on-demand quotes, screened."""
+    GPI_2 = "gpi-2"
+    """Per GPU, form factor, price kind and market: the median of provider medians, with
+    quartiles; withheld when too few providers or too dispersed."""

@@ -59,6 +59,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cheapest": ("--min-vram", "24"),
     "explain": ("autodl", "no-such-offer"),
     "size": ("--prompt-tokens", "100", "--gen-tokens", "100", "--params-b", "7"),
+    "tco": ("--gpu", "RTX 4090", "--price", "15000", "--hours-per-day", "8", "--power-price", "1"),
     "watch add": ("--notify", "json://127.0.0.1:9/hook", "--gpu", "RTX 4090"),
     "watch remove": ("1",),
     "watch test": ("1",),

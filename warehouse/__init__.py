@@ -3,7 +3,8 @@
 Modules: ``db`` (connect), ``migrations``, ``feed`` (Polars validation of a feed), ``load``
 (one transaction per provider run), ``history`` (offer versions: history that grows with
 change, not with polls), ``queries`` (read side), ``snapshots`` (past states: what a run
-saw, what was listed at a time), ``index`` (the daily price index), ``trends`` (history
-per offer, day, poll and hour of week; rental heat), ``fx`` (dated FX rates).
+saw, what was listed at a time), ``index`` and ``index_v2`` (the daily price index, methods
+gpi-1 and gpi-2), ``trends`` (history per offer, day, poll and hour of week; rental heat),
+``fx`` (dated FX rates).
 Imports nothing from ``spiders`` or ``flows`` (ARCHITECTURE section 1).
 """

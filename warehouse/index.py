@@ -29,19 +29,22 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from fractions import Fraction
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from gpurent_core.cost.money import quantize_money
 from gpurent_core.cost.offer import price_per_gpu_hour
+from gpurent_core.enums import IndexMethod
 from gpurent_core.fx import FxError, FxRate, FxTable
 from gpurent_core.model import BillingUnit, PriceBasis, StockStatus
 from warehouse.costed import fx_table_for
 from warehouse.db import fetch_one, query_frame
 
-METHOD_VERSION = "gpi-1"
+if TYPE_CHECKING:  # Polars is imported where a frame is made: method gpi-2 reads without it
+    import polars as pl
+
+METHOD_VERSION = IndexMethod.GPI_1.value
 MIN_PROVIDERS = 2
 SCREEN_MIN_PROVIDERS = 4
 MAD_LIMIT = Decimal(3)
@@ -162,7 +165,7 @@ def _exact(value: Fraction) -> Decimal:
 # (warehouse.history), so an overlap means a run of d saw it. Failed and layout_changed runs
 # have no place in the history (history_at NULL): they see nothing, and a day of only those
 # observes nothing.
-_DAILY_SQL = """
+SEEN_SQL = """
 WITH spans AS (
     SELECT provider, CAST(timezone('UTC', history_at) AS DATE) AS day,
            min(history_at) AS first_at, max(history_at) AS last_at, count(*) AS polls
@@ -172,8 +175,8 @@ WITH spans AS (
 ),
 versions AS (
     SELECT
-        provider, offer_key, valid_from, valid_to, gpu_model, gpu_vram_gb, gpu_count, status,
-        price, currency, billing_unit, price_basis, price_kind
+        provider, offer_key, valid_from, valid_to, gpu_model, gpu_vram_gb, gpu_form_factor,
+        gpu_count, status, price, currency, billing_unit, price_basis, price_kind, plan_set_id
     FROM version_rows
     WHERE valid_from < $stop AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $start
       AND ($gpu IS NULL OR lower(gpu_model) = lower($gpu))
@@ -206,8 +209,8 @@ seen_versions AS (
             least(coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ), g.seen_to),
             'infinity'::TIMESTAMPTZ
         ) AS valid_to,
-        v.gpu_model, v.gpu_vram_gb, v.gpu_count, v.status, v.price, v.currency,
-        v.billing_unit, v.price_basis, v.price_kind
+        v.gpu_model, v.gpu_vram_gb, v.gpu_form_factor, v.gpu_count, v.status, v.price,
+        v.currency, v.billing_unit, v.price_basis, v.price_kind, v.plan_set_id
     FROM versions AS v
     JOIN gaps AS g
         ON g.provider = v.provider AND g.offer_key = v.offer_key
@@ -229,6 +232,14 @@ seen AS (
     JOIN spans AS s ON s.provider = d.provider AND s.day = d.day
     WHERE d.valid_from <= s.last_at AND coalesce(d.valid_to, 'infinity'::TIMESTAMPTZ) > s.first_at
 )
+"""
+"""The offer versions each good run of a day saw (``seen``: one row per version and day,
+with the provider's ``polls`` that day), the part of the daily read every method shares.
+Parameters: $start, $stop (UTC timestamps), $gpu, $provider (None: all)."""
+
+_DAILY_SQL = (
+    SEEN_SQL
+    + """
 SELECT
     day, provider, offer_key,
     arg_max(gpu_model, valid_from) AS gpu_model,
@@ -244,6 +255,7 @@ FROM seen
 GROUP BY day, provider, offer_key
 ORDER BY day, provider, offer_key
 """
+)
 
 
 def history_days(con: duckdb.DuckDBPyConnection) -> tuple[date, date] | None:
@@ -305,11 +317,15 @@ class FxConverter:
                 found: FxRate | None = self.fx.rate(base, quote, day)
             except FxError:
                 try:
-                    found = self.fx.rate(base, quote, None)
+                    found = self.before_first(base, quote)
                 except FxError:
                     found = None  # the pair is unknown: the quote cannot enter this index
             self._rates[key] = found
         return self._rates[key]
+
+    def before_first(self, base: str, quote: str) -> FxRate:
+        """The rate for a day before the pair's first dated rate: the table's latest."""
+        return self.fx.rate(base, quote, None)
 
 
 def price_index(
@@ -328,6 +344,8 @@ def price_index(
     then index_price is null and withheld_reason says why. ``fx`` defaults to the
     warehouse's table (warehouse.costed.fx_table_for). Ordered by date, GPU, currency.
     """
+    import polars as pl
+
     span = history_days(con)
     schema = _index_schema()
     if span is None:
@@ -391,6 +409,8 @@ def quote_per_gpu_hour(quote: dict[str, Any]) -> tuple[Decimal, str]:
 
 
 def _index_schema() -> pl.Schema:
+    import polars as pl
+
     return pl.Schema(
         {
             "date": pl.Date(),
@@ -412,6 +432,7 @@ def _index_schema() -> pl.Schema:
 __all__ = [
     "INDEX_COLUMNS",
     "METHOD_VERSION",
+    "SEEN_SQL",
     "FxConverter",
     "IndexValue",
     "cap_weights",

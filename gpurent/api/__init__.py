@@ -14,7 +14,11 @@ return an ``OfferList``, a list whose ``stale_left_out`` says how many they left
 Refusals are ``api.ApiError`` subclasses (``ValueError``) with one line each:
 ``NoWarehouse``, ``WarehouseBusy``, ``WarehouseDamaged``, ``UnknownName`` (with suggestions),
 ``NoSuchOffer`` (``AmbiguousOfferId``: a short id two offers share), ``BadUsage``,
-``BadFilter`` (a host filter it cannot read).
+``BadFilter`` (a host filter it cannot read), ``UnknownFigure`` (a card's board power the
+catalog does not settle, for ``tco``).
+
+``tco`` (buy or rent) sets owning a card over years against renting it at the median true
+cost of its confirmed in-stock offers, with the hours a day at which the two cost the same.
 
 ``offers`` and ``cheapest`` also narrow on what the host publishes (``min_cuda``,
 ``interconnect``, ``min_reliability``, ``hosting``, ``min_vcpus_per_gpu``,
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
         BadUsage,
         NoSuchOffer,
         NoWarehouse,
+        UnknownFigure,
         UnknownName,
         WarehouseBusy,
         WarehouseDamaged,
@@ -48,6 +53,7 @@ if TYPE_CHECKING:
     from gpurent.api.forecast import RestockForecast, restock_forecast
     from gpurent.api.market import IndexPoint, ProviderState, index, providers
     from gpurent.api.names import offer_id
+    from gpurent.api.ownership import TcoAnswer, tco
     from gpurent.api.pricing import Explanation, Offer, OfferList, cheapest, explain, offers
     from gpurent.api.profile import usage, with_gpus
     from gpurent.api.sizing import (
@@ -78,6 +84,7 @@ _HOME = {
             "BadUsage",
             "NoSuchOffer",
             "NoWarehouse",
+            "UnknownFigure",
             "UnknownName",
             "WarehouseBusy",
             "WarehouseDamaged",
@@ -85,6 +92,7 @@ _HOME = {
         "errors",
     ),
     "offer_id": "names",
+    **dict.fromkeys(("TcoAnswer", "tco"), "ownership"),
     **dict.fromkeys(("IndexPoint", "ProviderState", "index", "providers"), "market"),
     **dict.fromkeys(("RestockForecast", "restock_forecast"), "forecast"),
     **dict.fromkeys(
@@ -144,6 +152,8 @@ __all__ = [
     "RestockForecast",
     "SizeAnswer",
     "SizedOffer",
+    "TcoAnswer",
+    "UnknownFigure",
     "UnknownName",
     "WarehouseBusy",
     "WarehouseDamaged",
@@ -158,6 +168,7 @@ __all__ = [
     "providers",
     "restock_forecast",
     "size",
+    "tco",
     "usage",
     "views",
     "with_gpus",

@@ -52,3 +52,9 @@ class WarehouseDamaged(NoWarehouse):
 
     A kind of ``NoWarehouse`` (there is no readable warehouse at the path), so a caller that
     already handles a missing one handles this too; catch it first to say "damaged"."""
+
+
+class UnknownFigure(ApiError):
+    """A figure the answer needs that gpurent has no single value for: the board power of a
+    card the GPU catalog gives none for, or of a name that leaves several cards open (H100:
+    PCIe, SXM, NVL). The message says how to give it."""

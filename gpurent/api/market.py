@@ -1,4 +1,4 @@
-"""The market over time and by provider: ``index`` (the daily price index) and
+"""The market over time and by provider: ``index`` (the daily price index, by method) and
 ``providers`` (each provider gpurent knows, with how its last run went)."""
 
 from __future__ import annotations
@@ -10,16 +10,24 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from gpurent.api.errors import BadFilter
 from gpurent.api.names import resolve_currency, resolve_gpu
 from gpurent.api.warehouse import open_warehouse, retried_read
+from gpurent_core.enums import IndexMethod
 
 
 @dataclass(frozen=True)
 class IndexPoint:
-    """One day's price index for one GPU in one currency, per GPU-hour.
+    """One day's price index for one GPU in one currency, per GPU-hour, as the method of
+    its ``method_version`` makes it (docs/price-index.md).
 
     ``index_price`` is None when it is withheld (``withheld_reason`` says why: too few
-    providers quoting in stock, say); ``screened_out`` names providers left out as outliers.
+    providers quoting in stock, say). gpi-1 rows: ``screened_out`` names providers left
+    out as outliers; the gpi-2 fields are None (gpi-1 does not split by them). gpi-2 rows
+    (one per GPU, form factor, price kind and market): ``gpu_form_factor`` (None: the
+    offers do not state it, a group of its own), ``price_kind`` (on_demand, spot,
+    monthly), ``market`` (CN, intl), ``p25`` and ``p75`` (quartiles of the provider
+    quotes); ``screened_out`` is None.
     """
 
     date: date
@@ -34,9 +42,63 @@ class IndexPoint:
     withheld_reason: str | None
     n_observed: int
     screened_out: str | None
+    gpu_form_factor: str | None = None
+    price_kind: str | None = None
+    market: str | None = None
+    p25: Decimal | None = None
+    p75: Decimal | None = None
 
     def as_row(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        """The row's columns, as its method lists them (``index_columns``)."""
+        return {name: getattr(self, name) for name in index_columns(self.method_version)}
+
+
+def read_method(method: str | None) -> IndexMethod:
+    """The index method named (None: the default, gpurent_core.defaults), or BadFilter."""
+    from gpurent_core.defaults import DEFAULT_INDEX_METHOD
+
+    if method is None:
+        return DEFAULT_INDEX_METHOD
+    try:
+        return IndexMethod(str(method).strip().lower())
+    except ValueError:
+        known = " or ".join(m.value for m in IndexMethod)
+        raise BadFilter(f"unknown index method {method!r}: {known}", argument="method") from None
+
+
+def index_columns(method: str | None = None) -> tuple[str, ...]:
+    """The columns of the index rows of ``method`` (default: the default method), in the
+    order the CSV export and ``IndexPoint.as_row`` give them."""
+    if read_method(method) is IndexMethod.GPI_1:
+        from warehouse.index import INDEX_COLUMNS
+
+        return INDEX_COLUMNS
+    from warehouse.index_v2 import COLUMNS
+
+    return COLUMNS
+
+
+@dataclass(frozen=True)
+class IndexRules:
+    """What withholds a row of a method: fewer than ``min_providers`` quoting, or (gpi-2)
+    p75 above ``max_spread`` times p25 (None: no such rule)."""
+
+    method: str
+    min_providers: int
+    max_spread: Decimal | None
+
+
+def index_rules(method: str | None = None) -> IndexRules:
+    """The withholding rules of ``method`` (default: the default method), for a reader to
+    say why rows are missing."""
+    chosen = read_method(method)
+    if chosen is IndexMethod.GPI_1:
+        from warehouse.index import MIN_PROVIDERS
+
+        return IndexRules(chosen.value, MIN_PROVIDERS, None)
+    from warehouse import index_v2
+
+    return IndexRules(chosen.value, index_v2.MIN_PROVIDERS, index_v2.MAX_SPREAD)
 
 
 @retried_read
@@ -48,12 +110,19 @@ def index(
     end: date | None = None,
     last_days: int | None = None,
     db: Path | str | None = None,
+    method: str | None = None,
 ) -> list[IndexPoint]:
-    """The daily price index (every currency it is kept in, unless ``currency``), ordered by
-    day, GPU and currency; ``last_days`` without ``start``: only that many days up to the end.
-    ``gpu`` is read through the normaliser ('4090' is the RTX 4090)."""
-    from warehouse.index import INDEX_CURRENCIES, history_days, price_index
+    """The daily price index by ``method`` (gpi-1 or gpi-2; default gpurent_core.defaults'),
+    ordered by day, GPU (gpi-2: form factor, market, price kind) and currency; ``last_days``
+    without ``start``: only that many days up to the end. ``gpu`` is read through the
+    normaliser ('4090' is the RTX 4090).
 
+    Without ``currency``, gpi-1 gives every currency it is kept in (CNY, USD), gpi-2 each
+    market in its own (CN in CNY, intl in USD)."""
+    from warehouse.index import INDEX_CURRENCIES, history_days, price_index
+    from warehouse.index_v2 import price_index_v2
+
+    chosen = read_method(method)
     code = resolve_currency(currency)
     model = resolve_gpu(gpu)[0] if gpu is not None else None
     with open_warehouse(db) as con:
@@ -61,6 +130,11 @@ def index(
             span = history_days(con)
             if span is not None:
                 start = (end or span[1]) - timedelta(days=last_days - 1)
+        if chosen is IndexMethod.GPI_2:
+            rows = price_index_v2(
+                con, start=start, end=end, currencies=[code] if code else None, gpu_model=model
+            )
+            return [IndexPoint(**row, screened_out=None) for row in rows]
         frame = price_index(
             con,
             start=start,

@@ -103,13 +103,28 @@ def offer_changes(db: Path | str | None, *, gpu_model: str, vram_gb: int) -> pl.
 
 
 @retried_read
-def index_frame(db: Path | str | None, currency: str) -> pl.DataFrame:
-    """The price index over the whole history in ``currency``, as a frame (the same rows as
-    ``gpurent.api.index``)."""
+def index_frame(db: Path | str | None, currency: str, method: str | None = None) -> pl.DataFrame:
+    """The price index over the whole history in ``currency`` by ``method`` (default: the
+    default method), as a frame (the same rows as ``gpurent.api.index``)."""
+    import polars as pl
+
+    from gpurent.api.market import index, index_columns, read_method
+    from gpurent_core.enums import IndexMethod
     from warehouse.index import price_index
 
-    with open_warehouse(db) as con:
-        return price_index(con, currencies=(currency,))
+    chosen = read_method(method)
+    if chosen is IndexMethod.GPI_1:
+        with open_warehouse(db) as con:
+            return price_index(con, currencies=(currency,))
+    money, share = pl.Decimal(18, 6), pl.Decimal(6, 4)
+    types: dict[str, pl.DataType] = {
+        "date": pl.Date(), "gpu_vram_gb": pl.Int32(), "index_price": money, "p25": money,
+        "p75": money, "n_offers": pl.Int32(), "n_providers": pl.Int32(),
+        "in_stock_share": share, "n_observed": pl.Int32(),
+    }  # fmt: skip
+    schema = pl.Schema({c: types.get(c, pl.String()) for c in index_columns(chosen)})
+    rows = [p.as_row() for p in index(currency=currency, db=db, method=chosen)]
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def problem_of(reason: str) -> str:

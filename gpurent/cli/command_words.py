@@ -7,7 +7,7 @@ from __future__ import annotations
 # process and hand DuckDB no DataFrame (gpurent.cli.app.keep_pandas_out).
 READ_ONLY_COMMANDS = frozenset(
     {"offers", "cheapest", "explain", "providers", "quarantine", "size", "models", "gpus",
-     "index", "history", "rank"}
+     "index", "history", "rank", "tco"}
 )  # fmt: skip
 
 DEBUG_FLAG = "--debug"

@@ -31,6 +31,8 @@ from gpurent.cli.common import (
 )
 from gpurent.cli.errors import refuse
 from gpurent.cli.output import OutputFormat, render
+from gpurent_core.defaults import DEFAULT_INDEX_METHOD
+from gpurent_core.enums import IndexMethod
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -45,10 +47,6 @@ DEFAULT_DAYS = 30
 DEFAULT_POLLS_PER_DAY = 3
 DEFAULT_SEED = 20261101
 
-INDEX_EXPORT_COLUMNS = [
-    "date", "gpu_model", "gpu_vram_gb", "currency", "index_price", "n_offers", "n_providers",
-    "in_stock_share", "method_version", "withheld_reason", "n_observed", "screened_out",
-]  # fmt: skip
 RANK_COLUMNS = [
     "perf_rank", "heat_rank", "gpu_model", "gpu_vram_gb", "form_factor", "figures_of",
     "mem_bandwidth_gbps", "compute_tflops", "compute_basis", "bf16_dense_tflops",
@@ -70,6 +68,23 @@ ToOption = Annotated[
     datetime | None,
     typer.Option(
         "--to", formats=["%Y-%m-%d"], help="Last UTC day (YYYY-MM-DD).", show_default=False
+    ),
+]
+MethodOption = Annotated[
+    IndexMethod,
+    typer.Option(
+        "--method",
+        help="Index method: gpi-2 (per GPU, form factor, price kind and market, with "
+        "quartiles) or gpi-1 (per GPU, on demand); docs/price-index.md. Each row carries it.",
+    ),
+]
+IndexCurrencyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--currency",
+        help="Index currency (CNY or USD). Default: gpi-2 gives each market in its own (CN "
+        "in CNY, intl in USD), gpi-1 both.",
+        show_default=False,
     ),
 ]
 
@@ -104,27 +119,45 @@ def index_rows(
     start: date | None,
     end: date | None,
     last_days: int | None = None,
+    method: IndexMethod = DEFAULT_INDEX_METHOD,
 ) -> list[dict[str, Any]]:
-    """Index rows (``gpurent.api.index``); with ``last_days`` and no ``start``, only that
-    many days up to the end."""
+    """Index rows of ``method`` (``gpurent.api.index``); with ``last_days`` and no
+    ``start``, only that many days up to the end."""
     from gpurent import api
     from gpurent.cli.api_errors import as_usage_errors
 
     with as_usage_errors():
         points = api.index(
-            gpu=gpu, currency=currency, start=start, end=end, last_days=last_days, db=db
-        )
+            gpu=gpu, currency=currency, start=start, end=end, last_days=last_days, db=db,
+            method=method,
+        )  # fmt: skip
     return [point.as_row() for point in points]
 
 
-def write_index_csv(rows: list[dict[str, Any]], out: Path, *, excel_bom: bool) -> None:
-    """CSV, UTF-8; a byte-order mark first only when asked (Excel wants one to read UTF-8)."""
+def index_columns(method: IndexMethod) -> list[str]:
+    """The columns of ``method``'s rows, in export order (``gpurent.api.market``)."""
+    from gpurent.api.market import index_columns as columns
+
+    return list(columns(method))
+
+
+def index_csv(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """The rows as CSV text: fixed columns, "\\n" line ends, Decimals as written (their
+    places fixed by the method), nothing from the time or place of the run."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(INDEX_EXPORT_COLUMNS)
+    writer.writerow(columns)
     for row in rows:
-        writer.writerow([_csv_cell(row.get(c)) for c in INDEX_EXPORT_COLUMNS])
-    out.write_text(buf.getvalue(), encoding="utf-8-sig" if excel_bom else "utf-8")
+        writer.writerow([_csv_cell(row.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+def write_index_csv(
+    rows: list[dict[str, Any]], out: Path, *, excel_bom: bool, columns: list[str]
+) -> None:
+    """CSV, UTF-8; a byte-order mark first only when asked (Excel wants one to read UTF-8)."""
+    text = index_csv(rows, columns)
+    out.write_bytes(text.encode("utf-8-sig" if excel_bom else "utf-8"))
 
 
 def check_out_path(out: Path) -> None:
@@ -285,19 +318,25 @@ app.add_typer(index_app, name="index")
 @index_app.command("show")
 def index_show(
     gpu: GpuOption = None,
-    currency: CurrencyOption = None,
+    currency: IndexCurrencyOption = None,
     start: FromOption = None,
     end: ToOption = None,
+    method: MethodOption = DEFAULT_INDEX_METHOD,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Show the index: per UTC day and GPU, in CNY and USD (or --currency).
+    """Show the index: per UTC day and GPU (gpi-2: and form factor, price kind, market).
 
     Without --from, the last SHOW_DAYS days of history (`index export` writes it all).
     """
     rows = index_rows(
-        db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS
-    )
+        db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS,
+        method=method,
+    )  # fmt: skip
+    if fmt is OutputFormat.TABLE and method is IndexMethod.GPI_2:
+        render([index_cells(r) for r in rows], fmt, title="GPU price index gpi-2 (per GPU-hour)",
+               empty_message="No index yet: the warehouse has no good runs in that range.")  # fmt: skip
+        return
     if fmt is OutputFormat.TABLE:
         shown = [
             {
@@ -316,7 +355,27 @@ def index_show(
         render(shown, fmt, title="GPU price index (per GPU-hour)",
                empty_message="No index yet: the warehouse has no good runs in that range.")  # fmt: skip
         return
-    render(rows, fmt, columns=INDEX_EXPORT_COLUMNS)
+    render(rows, fmt, columns=index_columns(method))
+
+
+def index_cells(r: dict[str, Any]) -> dict[str, Any]:
+    """One table row of a gpi-2 index row: the card with its form factor ("H100 SXM 80G";
+    "RTX 4090 24G (form ?)" where the offers do not state it, a row of its own)."""
+    model, vram, form = r["gpu_model"], r["gpu_vram_gb"], r["gpu_form_factor"]
+    size = f"{'?' if vram is None else vram}G"
+    quartiles = "" if r["p25"] is None else f"{r['p25']:,.4f}-{r['p75']:,.4f}"
+    return {
+        "date": r["date"],
+        "gpu": f"{model} {form} {size}" if form else f"{model} {size} (form ?)",
+        "kind": r["price_kind"].replace("_", "-"),
+        "mkt": r["market"],
+        "index": "withheld" if r["index_price"] is None else f"{r['index_price']:,.4f}",
+        "p25-p75": quartiles,
+        "ccy": r["currency"],
+        "prov": r["n_providers"],
+        "stock": f"{r['in_stock_share']:.0%}",
+        "note": r["withheld_reason"] or "",
+    }  # the offers and the rest: --format json or csv
 
 
 @index_app.command("export")
@@ -324,19 +383,24 @@ def index_export(
     out: Annotated[Path, typer.Option("--out", help="CSV file to write.")],
     start: FromOption = None,
     end: ToOption = None,
-    currency: CurrencyOption = None,
+    currency: IndexCurrencyOption = None,
     gpu: GpuOption = None,
+    method: MethodOption = DEFAULT_INDEX_METHOD,
     excel_bom: Annotated[
         bool, typer.Option("--excel-bom", help="Start with a UTF-8 byte-order mark (Excel).")
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Write the index as CSV: one row per date, GPU and currency (UTF-8).
+    """Write the index as CSV: one row per date, GPU and currency (gpi-2: and form factor,
+    price kind, market), UTF-8, with its method_version on every row.
 
-    The folder of --out must exist: it is not created."""
+    The same history gives the same bytes. The folder of --out must exist: it is not
+    created."""
     check_out_path(out)
-    rows = index_rows(db, gpu=gpu, currency=currency, start=_day(start), end=_day(end))
-    write_index_csv(rows, out, excel_bom=excel_bom)
+    rows = index_rows(
+        db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), method=method
+    )
+    write_index_csv(rows, out, excel_bom=excel_bom, columns=index_columns(method))
     dates = sorted({r["date"] for r in rows})
     span = f"{dates[0]} .. {dates[-1]}" if dates else "no dates"
     Console(stderr=True).print(f"wrote {len(rows)} rows ({len(dates)} dates, {span}) to {out}")

@@ -14,6 +14,8 @@ float) and rounded once, at the end, to 6 decimal places with ROUND_HALF_EVEN. A
 * ``plans``: the ways of renting the month (metered, packages, a year) and their cost;
 * ``engine``: ``true_cost``, which puts them together, and the ranking key;
 * ``explanation``: the breakdown a reader can recompute by hand, built only when asked for.
+* ``ownership``: buy or rent: owning a card over years against renting it by the hour, and
+  the hours a day at which the two cost the same.
 
 The package re-exports nothing: import from the module that holds the name.
 """

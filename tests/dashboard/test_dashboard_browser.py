@@ -234,6 +234,11 @@ def test_size_groups_what_it_left_out(page: Page, watch, dashboard_url: str) -> 
 def test_price_index_lines_and_csv(page: Page, watch, dashboard_url: str, tmp_path: Path) -> None:
     open_page(page, dashboard_url, "index")
     assert_clean(page, watch)
+    # gpi-2, the default, keeps the markets apart: one platform each here, all withheld.
+    page.get_by_text("rows withheld", exact=False).first.wait_for()
+    assert "fewer than 3 providers" in main_text(page) and "Method gpi-2" in main_text(page)
+    page.get_by_role("radio", name="gpi-1").check(force=True)
+    wait_idle(page)
     page.wait_for_selector(
         '[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas'
     )
@@ -245,7 +250,7 @@ def test_price_index_lines_and_csv(page: Page, watch, dashboard_url: str, tmp_pa
         page.get_by_role("button", name="Download CSV").click()
     saved = tmp_path / "index.csv"
     info.value.save_as(saved)
-    assert info.value.suggested_filename == "gpurent-index-CNY.csv"
+    assert info.value.suggested_filename == "gpurent-index-gpi-1-CNY.csv"
     rows = list(csv.DictReader(io.StringIO(saved.read_text(encoding="utf-8-sig"))))
     needed = {"date", "gpu_model", "gpu_vram_gb", "currency", "index_price", "n_offers",
               "n_providers", "in_stock_share", "method_version"}  # fmt: skip

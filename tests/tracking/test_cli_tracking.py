@@ -59,7 +59,10 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_index_show_as_json_and_csv(db: Path) -> None:
-    rows = invoke_json("index", "show", "--db", str(db), "--gpu", "H100", "--currency", "USD")
+    gpi1 = ("--method", "gpi-1")  # the default is gpi-2 (tests/tracking/test_index_v2_cli.py)
+    rows = invoke_json(
+        "index", "show", *gpi1, "--db", str(db), "--gpu", "H100", "--currency", "USD"
+    )
     assert [(r["date"], r["index_price"]) for r in rows] == [
         ("2026-11-01", "2.505000"),  # acme 2.01 (sold out at 10:00), zeta 6.00 for 2 cards
         ("2026-11-02", "2.625000"),  # acme 2.25, zeta 3.00
@@ -68,7 +71,7 @@ def test_index_show_as_json_and_csv(db: Path) -> None:
     assert (first["n_offers"], first["n_providers"], first["method_version"]) == (2, 2, "gpi-1")
     assert first["in_stock_share"] == "1.0000"
     assert first["withheld_reason"] is None
-    text = invoke("index", "show", "--db", str(db), "--format", "csv").stdout
+    text = invoke("index", "show", *gpi1, "--db", str(db), "--format", "csv").stdout
     table = list(csv.DictReader(io.StringIO(text)))
     assert {(r["gpu_model"], r["currency"]) for r in table} == {
         ("H100", "CNY"), ("H100", "USD"), ("RTX 4090", "CNY"), ("RTX 4090", "USD"),
@@ -77,23 +80,23 @@ def test_index_show_as_json_and_csv(db: Path) -> None:
     assert all(
         r["index_price"] == "" and "only 1 provider" in r["withheld_reason"] for r in withheld
     )
-    shown = invoke("index", "show", "--db", str(db)).stdout
+    shown = invoke("index", "show", *gpi1, "--db", str(db)).stdout
     assert "withheld" in shown and "H100 80G" in shown
 
 
 def test_index_export_writes_utf8_csv_with_optional_bom(db: Path, tmp_path: Path) -> None:
     out = tmp_path / "index.csv"
-    invoke("index", "export", "--out", str(out), "--db", str(db))
+    invoke("index", "export", "--method", "gpi-1", "--out", str(out), "--db", str(db))
     data = out.read_bytes()
     assert not data.startswith(b"\xef\xbb\xbf")
     rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
-    assert list(rows[0]) == tracking.INDEX_EXPORT_COLUMNS
+    assert list(rows[0]) == tracking.index_columns(tracking.IndexMethod.GPI_1)
     assert {r["date"] for r in rows} == {"2026-11-01", "2026-11-02"}
     assert len(rows) == 2 * 2 * 2  # dates x GPUs x currencies
 
     bom = tmp_path / "excel.csv"
-    invoke("index", "export", "--out", str(bom), "--excel-bom", "--currency", "cny",
-           "--gpu", "h100", "--from", "2026-11-02", "--to", "2026-11-02", "--db", str(db))  # fmt: skip
+    invoke("index", "export", "--out", str(bom), "--excel-bom", "--currency", "cny", "--method",
+           "gpi-1", "--gpu", "h100", "--from", "2026-11-02", "--to", "2026-11-02", "--db", str(db))  # fmt: skip
     raw = bom.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf")
     (row,) = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))

@@ -14,6 +14,7 @@ import csv
 import json
 import subprocess
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -68,12 +69,24 @@ def test_demo_then_index_export_gives_twenty_dates_or_more(demo_db: Path, tmp_pa
         rows = list(csv.DictReader(handle))
     assert set(rows[0]) >= REQUIRED
     assert len({r["date"] for r in rows}) >= 20
-    assert {r["currency"] for r in rows} == {"CNY", "USD"}
+    assert {r["currency"] for r in rows} == {"CNY", "USD"}  # gpi-2: CN in CNY, intl in USD
+    assert {r["method_version"] for r in rows} == {"gpi-2"}
+    priced = [r for r in rows if r["index_price"]]
+    assert priced, "at least one row is quoted in stock by three providers of one market"
+    assert all(int(r["n_providers"]) >= 3 for r in priced)
+    assert all(Decimal(r["p25"]) <= Decimal(r["index_price"]) <= Decimal(r["p75"]) for r in priced)
+    assert all(r["withheld_reason"] for r in rows if not r["index_price"])
+    assert {(r["market"], r["currency"]) for r in priced} == {("CN", "CNY"), ("intl", "USD")}
+
+    old = tmp_path / "gpi-1.csv"
+    gpurent("index", "export", "--method", "gpi-1", "--out", str(old), "--db", str(demo_db))
+    with old.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
     assert {r["method_version"] for r in rows} == {"gpi-1"}
+    assert len({r["date"] for r in rows}) >= 20
     priced = [r for r in rows if r["index_price"]]
     assert priced, "at least one GPU is quoted in stock by two providers on some day"
     assert all(int(r["n_providers"]) >= 2 for r in priced)
-    assert all(r["withheld_reason"] for r in rows if not r["index_price"])
 
 
 def test_the_demo_is_marked_synthetic_and_ends_with_the_recordings(demo_db: Path) -> None:
