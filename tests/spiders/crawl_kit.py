@@ -22,6 +22,7 @@ from typing import Any
 from scrapy.settings import Settings
 from spider_fixture_cases import REPO_ROOT
 
+from flows.crawl import CrawlOutcome, CrawlSpec, run_crawl
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer, copy_default_scene
@@ -171,3 +172,54 @@ def assert_api_spider(
     assert settings.getbool("ROBOTSTXT_OBEY") is False
     assert (spider.home, spider.needs_browser) == (home, False)
     assert (spider.auth_env, spider.needs_auth) == (auth_env, needs_auth)
+
+
+# -- a crawl as the flow runs it (flows.crawl.run_crawl), for tests that load what it found --
+
+
+@dataclass(frozen=True)
+class FlowCrawl:
+    """One `run_crawl` of a provider and the requests it sent the replay server."""
+
+    outcome: CrawlOutcome
+    calls: list[RecordedRequest]
+
+    @property
+    def report(self) -> dict[str, Any]:
+        report = self.outcome.report()
+        assert report is not None, self.log()[-2000:]
+        return report
+
+    @property
+    def feed(self) -> list[dict[str, Any]]:
+        assert self.outcome.feed_path.is_file(), self.log()[-2000:]
+        lines = self.outcome.feed_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    @property
+    def offers(self) -> dict[str, dict[str, Any]]:
+        return {r["offer_key"]: r for r in self.feed if r["kind"] == "offer"}
+
+    def log(self) -> str:
+        """Scrapy's log, and what the process printed before it opened it."""
+        logs = (self.outcome.log_path.with_suffix(".stderr"), self.outcome.log_path)
+        return "".join(p.read_text(encoding="utf-8") for p in logs if p.is_file())
+
+
+def flow_crawl(
+    server: ReplayServer,
+    provider: str,
+    work: Path,
+    run_id: str,
+    env: tuple[tuple[str, str], ...] = (),
+) -> FlowCrawl:
+    """`run_crawl` of ``provider`` against ``server``, as the crawl flow runs it."""
+    spec = CrawlSpec(
+        provider=provider,
+        run_id=run_id,
+        work_dir=work,
+        base_url=server.base_url(provider),
+        env=env,
+    )
+    outcome = run_crawl(spec)
+    return FlowCrawl(outcome, [r for r in server.requests if r.provider == provider])

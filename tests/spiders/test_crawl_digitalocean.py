@@ -18,17 +18,16 @@ from typing import Any
 
 import pytest
 import scrapy
-from crawl_kit import TOKEN, assert_api_spider, recordings_with_routes
+from crawl_kit import TOKEN, assert_api_spider, flow_crawl, recordings_with_routes
+from crawl_kit import FlowCrawl as Run
 from scrapy.http import TextResponse
 from scrapy.utils.test import get_crawler
 
-from flows.crawl import CrawlOutcome, CrawlSpec, run_crawl
 from flows.health import classify_run
 from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
-from replay.server import RecordedRequest
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.digitalocean.spider import SIZES_PATH, TOKEN_ENV, DigitaloceanSpider
 
@@ -42,30 +41,6 @@ GPU_SIZES = [
 
 
 @dataclass(frozen=True)
-class Run:
-    outcome: CrawlOutcome
-    calls: list[RecordedRequest]
-
-    @property
-    def report(self) -> dict[str, Any]:
-        report = self.outcome.report()
-        assert report is not None, self.log()[-2000:]
-        return report
-
-    @property
-    def feed(self) -> list[dict[str, Any]]:
-        lines = self.outcome.feed_path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
-
-    @property
-    def offers(self) -> dict[str, dict[str, Any]]:
-        return {r["offer_key"]: r for r in self.feed if r["kind"] == "offer"}
-
-    def log(self) -> str:
-        return self.outcome.log_path.read_text(encoding="utf-8")
-
-
-@dataclass(frozen=True)
 class Crawled:
     default: Run
     failed_page: Run
@@ -75,15 +50,7 @@ class Crawled:
 
 
 def crawl_once(server: ReplayServer, work: Path, run_id: str) -> Run:
-    spec = CrawlSpec(
-        provider=PROVIDER,
-        run_id=run_id,
-        work_dir=work,
-        base_url=server.base_url(PROVIDER),
-        env=((TOKEN_ENV, TOKEN),),
-    )
-    outcome = run_crawl(spec)
-    return Run(outcome, [r for r in server.requests if r.provider == PROVIDER])
+    return flow_crawl(server, PROVIDER, work, run_id, ((TOKEN_ENV, TOKEN),))
 
 
 def page_2_fails(tmp: Path) -> Path:

@@ -18,17 +18,16 @@ from typing import Any
 
 import pytest
 import scrapy
-from crawl_kit import TOKEN, assert_api_spider, copy_recordings, recorded
+from crawl_kit import TOKEN, assert_api_spider, copy_recordings, flow_crawl, recorded
+from crawl_kit import FlowCrawl as Run
 from scrapy.http import TextResponse
 from scrapy.utils.test import get_crawler
 
-from flows.crawl import CrawlOutcome, CrawlSpec, run_crawl
 from flows.health import classify_run
 from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
-from replay.server import RecordedRequest
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.primeintellect.parser import EMPTY_ANSWER
 from spiders.providers.primeintellect.spider import (
@@ -46,33 +45,6 @@ RECORDING = Path(__file__).resolve().parents[2] / (
 
 
 @dataclass(frozen=True)
-class Run:
-    outcome: CrawlOutcome
-    calls: list[RecordedRequest]
-
-    @property
-    def report(self) -> dict[str, Any]:
-        report = self.outcome.report()
-        assert report is not None, self.log()[-2000:]
-        return report
-
-    @property
-    def feed(self) -> list[dict[str, Any]]:
-        assert self.outcome.feed_path.is_file(), self.log()[-2000:]
-        lines = self.outcome.feed_path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
-
-    @property
-    def offers(self) -> dict[str, dict[str, Any]]:
-        return {r["offer_key"]: r for r in self.feed if r["kind"] == "offer"}
-
-    def log(self) -> str:
-        """Scrapy's log, and what the process printed before it opened it."""
-        logs = (self.outcome.log_path.with_suffix(".stderr"), self.outcome.log_path)
-        return "".join(p.read_text(encoding="utf-8") for p in logs if p.is_file())
-
-
-@dataclass(frozen=True)
 class Crawled:
     default: Run
     empty: Run
@@ -82,15 +54,7 @@ class Crawled:
 
 
 def crawl_once(server: ReplayServer, work: Path, run_id: str) -> Run:
-    spec = CrawlSpec(
-        provider=PROVIDER,
-        run_id=run_id,
-        work_dir=work,
-        base_url=server.base_url(PROVIDER),
-        env=((KEY_ENV, TOKEN),),
-    )
-    outcome = run_crawl(spec)
-    return Run(outcome, [r for r in server.requests if r.provider == PROVIDER])
+    return flow_crawl(server, PROVIDER, work, run_id, ((KEY_ENV, TOKEN),))
 
 
 def empty_answer_scene(tmp: Path) -> Path:
