@@ -207,22 +207,26 @@ def market(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "w.duckdb"
     con = connect(path)
     try:
+        # Ages land mid-hour (1h30m, 2h30m), so a slow machine between building the market and
+        # asking it cannot move an age shown in whole hours.
         now = datetime.now(UTC).replace(microsecond=0)
-        one = kit.run(1).model_copy(update={"started_at": now - timedelta(hours=3)})
+        one = kit.run(1).model_copy(update={"started_at": now - timedelta(hours=2, minutes=30)})
         load_run(con, one, kit.write("a1", [
             kit.offer(one, "a", price=D("0.50")), kit.offer(one, "b"),
             kit.offer(one, "c", status=StockStatus.SOLD_OUT, available_count=0),
         ]))  # fmt: skip
         two = kit.run(2, RunStatus.PARTIAL, unread_keys=("a",)).model_copy(
-            update={"started_at": now - timedelta(hours=1)}
+            update={"started_at": now - timedelta(minutes=30)}
         )
         load_run(con, two, kit.write("a2", [
             kit.offer(two, "b"), kit.offer(two, "c", status=StockStatus.SOLD_OUT, available_count=0),
         ]))  # fmt: skip
-        z1 = kit.run(1, provider="zeta").model_copy(update={"started_at": now - timedelta(hours=2)})
+        z1 = kit.run(1, provider="zeta").model_copy(
+            update={"started_at": now - timedelta(hours=1, minutes=30)}
+        )
         load_run(con, z1, kit.write("z1", [kit.offer(z1, "z", price=D("0.10"))]))
         z2 = kit.run(2, RunStatus.FAILED, provider="zeta").model_copy(
-            update={"started_at": now - timedelta(minutes=30)}
+            update={"started_at": now - timedelta(minutes=15)}
         )
         load_run(con, z2, None)
     finally:
@@ -266,7 +270,7 @@ def test_cheapest_says_what_it_left_out_and_marks_what_it_was_asked_for(
     assert line in table
     assert "stale" not in table.replace(line, "")
     asked = invoke("cheapest", "--min-vram", "32", "--include-stale", "--db", str(market)).stdout
-    # zeta's z and acme's a, with the age of the look that last saw them (2h and 3h, less
+    # zeta's z and acme's a, with the age of the look that last saw them (1h30m and 2h30m, less
     # the 5 s of the feed's observation).
     assert "stale 1h" in asked and "stale 2h" in asked
     assert "not confirmed" not in asked
