@@ -10,6 +10,7 @@ refused, secrets kept out of everything we write, and the facts of a plain API s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import scrapy
+from scrapy.http import TextResponse
 from scrapy.settings import Settings
 from spider_fixture_cases import REPO_ROOT
 
@@ -223,3 +226,25 @@ def flow_crawl(
     )
     outcome = run_crawl(spec)
     return FlowCrawl(outcome, [r for r in server.requests if r.provider == provider])
+
+
+# -- a spider's callbacks in process (no crawl): its first requests, an answer to one ----------
+
+
+def first_requests(spider: Any) -> list[scrapy.Request]:
+    """What ``spider.start()`` yields, collected."""
+
+    async def collect() -> list[scrapy.Request]:
+        return [request async for request in spider.start()]
+
+    return asyncio.run(collect())
+
+
+def answer(request: scrapy.Request, body: bytes, status: int = 200) -> TextResponse:
+    """The response ``request`` gets when the server says ``body`` with ``status``."""
+    return TextResponse(request.url, body=body, status=status, request=request)
+
+
+def requests_in(out: list[Any]) -> list[scrapy.Request]:
+    """The follow-up requests among what a callback yielded."""
+    return [o for o in out if isinstance(o, scrapy.Request)]

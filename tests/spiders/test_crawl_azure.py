@@ -9,7 +9,6 @@ answer that is not JSON) run in process.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +19,14 @@ from typing import Any
 import pytest
 import scrapy
 from crawl_kit import FlowCrawl as Run
-from crawl_kit import assert_api_spider, flow_crawl, recordings_with_routes
-from scrapy.http import TextResponse
+from crawl_kit import (
+    answer,
+    assert_api_spider,
+    first_requests,
+    flow_crawl,
+    recordings_with_routes,
+    requests_in,
+)
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
@@ -130,29 +135,14 @@ def make_spider(**settings: Any) -> Any:
     return AzureSpider.from_crawler(crawler)
 
 
-def first_requests(spider: Any) -> list[scrapy.Request]:
-    async def collect() -> list[scrapy.Request]:
-        return [request async for request in spider.start()]
-
-    return asyncio.run(collect())
-
-
 def nc_a100_request(spider: Any) -> scrapy.Request:
     return next(r for r in first_requests(spider) if r.cb_kwargs["series"] is NC_A100)
-
-
-def answer(request: scrapy.Request, body: bytes) -> TextResponse:
-    return TextResponse(request.url, body=body, status=200, request=request)
 
 
 def page_1(link: Any) -> bytes:
     doc = json.loads((RECORDINGS / "prices_nc_a100_v4_page1.json").read_text(encoding="utf-8"))
     doc["NextPageLink"] = link
     return json.dumps(doc).encode()
-
-
-def requests_in(out: list[Any]) -> list[scrapy.Request]:
-    return [o for o in out if isinstance(o, scrapy.Request)]
 
 
 def test_one_request_per_series_each_leaving_only_its_sizes_unread() -> None:

@@ -8,7 +8,6 @@ refused token, an error body, a page 1 without a total, the page cap) run in pro
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import scrapy
-from crawl_kit import TOKEN, assert_api_spider, flow_crawl, recordings_with_routes
+from crawl_kit import (
+    TOKEN,
+    answer,
+    assert_api_spider,
+    first_requests,
+    flow_crawl,
+    recordings_with_routes,
+    requests_in,
+)
 from crawl_kit import FlowCrawl as Run
-from scrapy.http import TextResponse
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
@@ -151,21 +156,6 @@ def make_spider(monkeypatch: pytest.MonkeyPatch, *, token: str | None, **setting
         monkeypatch.setenv(TOKEN_ENV, token)
     crawler = get_crawler(DigitaloceanSpider, {"GPURENT_BASE_URL": "http://replay/do", **settings})
     return DigitaloceanSpider.from_crawler(crawler)
-
-
-def first_requests(spider: Any) -> list[scrapy.Request]:
-    async def collect() -> list[scrapy.Request]:
-        return [request async for request in spider.start()]
-
-    return asyncio.run(collect())
-
-
-def answer(request: scrapy.Request, body: bytes, status: int = 200) -> TextResponse:
-    return TextResponse(request.url, body=body, status=status, request=request)
-
-
-def requests_in(out: list[Any]) -> list[scrapy.Request]:
-    return [o for o in out if isinstance(o, scrapy.Request)]
 
 
 def test_without_a_token_nothing_is_asked_and_auth_is_missing(

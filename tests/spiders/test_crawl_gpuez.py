@@ -8,7 +8,6 @@ refused key, the page cap, an API error, the Basic credential's two forms) run i
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from collections.abc import Iterator
@@ -18,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import scrapy
 from crawl_kit import FlowCrawl as Run
-from crawl_kit import assert_api_spider, flow_crawl, recordings_with_routes
-from scrapy.http import TextResponse
+from crawl_kit import (
+    answer,
+    assert_api_spider,
+    first_requests,
+    flow_crawl,
+    recordings_with_routes,
+    requests_in,
+)
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
@@ -151,21 +155,6 @@ def make_spider(monkeypatch: pytest.MonkeyPatch, *, key: str | None, **settings:
         monkeypatch.setenv(KEY_ENV, key)
     crawler = get_crawler(GpuezSpider, {"GPURENT_BASE_URL": "http://replay/gpuez", **settings})
     return GpuezSpider.from_crawler(crawler)
-
-
-def first_requests(spider: Any) -> list[scrapy.Request]:
-    async def collect() -> list[scrapy.Request]:
-        return [request async for request in spider.start()]
-
-    return asyncio.run(collect())
-
-
-def answer(request: scrapy.Request, body: bytes, status: int = 200) -> TextResponse:
-    return TextResponse(request.url, body=body, status=status, request=request)
-
-
-def requests_in(out: list[Any]) -> list[scrapy.Request]:
-    return [o for o in out if isinstance(o, scrapy.Request)]
 
 
 def test_without_a_key_nothing_is_asked_and_auth_is_missing(

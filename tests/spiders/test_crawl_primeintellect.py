@@ -8,7 +8,6 @@ spider's other branches (no key, a refused key, the next page, the page cap) run
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,9 +17,16 @@ from typing import Any
 
 import pytest
 import scrapy
-from crawl_kit import TOKEN, assert_api_spider, copy_recordings, flow_crawl, recorded
+from crawl_kit import (
+    TOKEN,
+    answer,
+    assert_api_spider,
+    copy_recordings,
+    first_requests,
+    flow_crawl,
+    recorded,
+)
 from crawl_kit import FlowCrawl as Run
-from scrapy.http import TextResponse
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
@@ -144,17 +150,6 @@ def make_spider(monkeypatch: pytest.MonkeyPatch, *, key: str | None, **settings:
         PrimeintellectSpider, {"GPURENT_BASE_URL": "http://replay/pi", **settings}
     )
     return PrimeintellectSpider.from_crawler(crawler)
-
-
-def first_requests(spider: Any) -> list[scrapy.Request]:
-    async def collect() -> list[scrapy.Request]:
-        return [request async for request in spider.start()]
-
-    return asyncio.run(collect())
-
-
-def answer(request: scrapy.Request, body: bytes, status: int = 200) -> TextResponse:
-    return TextResponse(request.url, body=body, status=status, request=request)
 
 
 def test_without_a_key_nothing_is_asked_and_auth_is_missing(

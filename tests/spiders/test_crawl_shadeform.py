@@ -7,16 +7,21 @@ is not JSON) run in process.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-import scrapy
-from crawl_kit import TOKEN, Crawl, assert_api_spider, assert_secrets_kept, crawl
-from scrapy.http import TextResponse
+from crawl_kit import (
+    TOKEN,
+    Crawl,
+    answer,
+    assert_api_spider,
+    assert_secrets_kept,
+    crawl,
+    first_requests,
+)
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
@@ -108,17 +113,6 @@ def make_spider(monkeypatch: pytest.MonkeyPatch, *, key: str | None) -> Any:
         monkeypatch.setenv(KEY_ENV, key)
     crawler = get_crawler(ShadeformSpider, {"GPURENT_BASE_URL": "http://replay/shadeform"})
     return ShadeformSpider.from_crawler(crawler)
-
-
-def first_requests(spider: Any) -> list[scrapy.Request]:
-    async def collect() -> list[scrapy.Request]:
-        return [request async for request in spider.start()]
-
-    return asyncio.run(collect())
-
-
-def answer(request: scrapy.Request, body: bytes, status: int = 200) -> TextResponse:
-    return TextResponse(request.url, body=body, status=status, request=request)
 
 
 def test_without_a_key_nothing_is_asked_and_auth_is_missing(

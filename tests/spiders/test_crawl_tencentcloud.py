@@ -8,7 +8,6 @@ the regions argument) run in process.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -18,8 +17,7 @@ from typing import Any
 
 import pytest
 import scrapy
-from crawl_kit import Crawl, assert_api_spider, assert_secrets_kept, crawl
-from scrapy.http import TextResponse
+from crawl_kit import Crawl, answer, assert_api_spider, assert_secrets_kept, crawl, first_requests
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
@@ -130,17 +128,6 @@ def make_spider(
 
 def keyed_spider(monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> Any:
     return make_spider(monkeypatch, secret_id=SECRET_ID, secret_key=SECRET_KEY, **kwargs)
-
-
-def first_requests(spider: Any) -> list[scrapy.Request]:
-    async def collect() -> list[scrapy.Request]:
-        return [request async for request in spider.start()]
-
-    return asyncio.run(collect())
-
-
-def answer(request: scrapy.Request, body: bytes, status: int = 200) -> TextResponse:
-    return TextResponse(request.url, body=body, status=status, request=request)
 
 
 def parsed(spider: Any, request: scrapy.Request, body: bytes, status: int = 200) -> list[Any]:
