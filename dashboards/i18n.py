@@ -102,6 +102,45 @@ LABELS: dict[str, tuple[str, str]] = {
         "Several cards only when joined by NVLink (stated, or SXM modules)",
         "多卡方案仅限 NVLink 互联的卡（已标明，或 SXM 模组）",
     ),
+    "size_compare_api": (
+        "Compare with serverless APIs serving the model",
+        "与提供该模型的按量付费 API 对比",
+    ),
+    "size_utilisation": ("Use of a rental's capacity, %", "租用容量的使用率 %"),
+    "api_title": ("Rent or call an API, at {load}", "租卡还是调用 API（{load}）"),
+    "api_apis": ("Serverless APIs serving the model", "提供该模型的按量 API"),
+    "api_rentals": ("Renting: the cost of a request", "租卡：每个请求的成本"),
+    "api_best_rental": ("Cheapest rental, a request", "最便宜的租用（每请求）"),
+    "api_best_api": ("Cheapest API, a request", "最便宜的 API（每请求）"),
+    "api_break_even": ("Renting pays above", "租卡划算的使用率"),
+    "api_break_even_never": ("never (API cheaper at full load)", "永不（满载时 API 仍更便宜）"),
+    "api_free": ("never (the API is free)", "永不（API 免费）"),
+    "api_none": (
+        "No API price in gpurent's table serves this model or one of its architecture "
+        "(`gpurent api-prices refresh` reads OpenRouter's list).",
+        "gpurent 的价格表中没有提供该模型（或同架构模型）的 API（`gpurent api-prices refresh` "
+        "可读取 OpenRouter 的列表）。",
+    ),
+    "api_old": (
+        "{n} API price(s) were read over 180 days ago: check their source.",
+        "{n} 个 API 价格读取于 180 天之前：请核对来源。",
+    ),
+    "api_estimate": (
+        "Estimates for choosing: a rental's capacity comes from the speed estimates above "
+        "(full load: {full}); API prices carry their date and source.",
+        "仅供选择参考：租卡容量来自上面的速度估算（满载：{full}）；API 价格附日期与来源。",
+    ),
+    "api_col_api": ("API", "API"),
+    "api_col_model": ("Model", "模型"),
+    "api_col_serves": ("Serves", "精度"),
+    "api_col_in": ("Input / M tokens", "输入 / 百万 token"),
+    "api_col_out": ("Output / M tokens", "输出 / 百万 token"),
+    "api_col_request": ("A request", "每请求"),
+    "api_col_as_of": ("As of", "日期"),
+    "api_col_source": ("Source", "来源"),
+    "api_col_capacity": ("Requests / h at full load", "满载每小时请求数"),
+    "api_col_use": ("Use", "使用率"),
+    "api_col_break_even": ("Break-even use", "盈亏平衡使用率"),
     "size_nvlink_note": (
         "Placements over several cards only on offers whose cards are joined by NVLink "
         "(stated, or SXM modules); offers that do not say how their cards are joined are left "

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import streamlit as st
 
-from dashboards import charts, sizer, tables
+from dashboards import charts, rent_or_api_panel, sizer, tables
 from dashboards.i18n import t
 from dashboards.page import link_columns
 from dashboards.state import Ctx
@@ -85,6 +85,17 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
         stale = st.checkbox(t(lang, "include_stale"), value=False, key="size_stale")
         # A model split over several cards wants them joined by NVLink (`size --interconnect`).
         nvlink = st.checkbox(t(lang, "size_nvlink"), value=False, key="size_nvlink")
+        # Rent or call an API (`size --compare-api --utilisation`): the use is in percent.
+        fourth = st.columns(2)
+        compare = fourth[0].checkbox(t(lang, "size_compare_api"), value=False, key="size_api")
+        use = fourth[1].number_input(
+            t(lang, "size_utilisation"),
+            min_value=1,
+            max_value=100,
+            value=30,
+            step=5,
+            key="size_use",
+        )
         submitted = st.form_submit_button(t(lang, "size_submit"), type="primary")
     if submitted:
         st.session_state["size_request"] = {
@@ -101,6 +112,8 @@ def _form(ctx: Ctx) -> sizer.SizeRequest | None:
             "tokens_per_s": float(tps) or None,
             "include_stale": bool(stale),
             "require_nvlink": bool(nvlink),
+            "compare_api": bool(compare),
+            "utilisation": Decimal(int(use)) / 100,
         }
     fields = st.session_state.get("size_request")
     if fields is None:
@@ -163,6 +176,8 @@ def render(ctx: Ctx) -> None:
             key="size_untold",
             column_config=link_columns(lang),
         )
+    if answer.rent_or_api is not None:
+        rent_or_api_panel.show(answer.rent_or_api, lang)
     if answer.left_out:
         # One line per card and reason with its count, not one per offer (the same card
         # listed by many providers would be a wall of identical lines).

@@ -62,6 +62,10 @@ class SizeRequest:
     """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
     require_nvlink: bool = False
     """Placements over several cards only where the cards are joined by NVLink."""
+    compare_api: bool = False
+    """Set the offers beside serverless APIs serving the model (`size --compare-api`)."""
+    utilisation: Decimal | None = None
+    """With ``compare_api``: the share of a rental's capacity used (None: full load)."""
 
 
 def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
@@ -86,6 +90,8 @@ def size_workload(db: Path, req: SizeRequest) -> SizeAnswer:
             db=db,
             include_stale=req.include_stale,
             interconnect="nvlink" if req.require_nvlink else None,
+            compare_api=req.compare_api,
+            utilisation=req.utilisation if req.compare_api else None,
         )
     except api.ApiError as exc:
         raise SizingError(str(exc)) from exc

@@ -200,6 +200,10 @@ class SizeAnswer:
     notes: tuple[str, ...]
     gpu_filter: str | None = None
     """The card ``gpu`` kept ("H100 80GB SXM")."""
+    rent_or_api: dict[str, Any] | None = None
+    """With ``compare_api``: each offer's cost per request under the load given, the APIs
+    serving the model (dated, sourced, in ``currency``) and the break-even use
+    (``sizing.api_comparison``)."""
 
     @classmethod
     def from_report(cls, report: dict[str, Any]) -> SizeAnswer:
@@ -228,8 +232,9 @@ class SizeAnswer:
         """The answer as a document of plain data (Decimals stay Decimal); ``gpu_filter``
         only when a card was named."""
         doc: dict[str, Any] = _plain(self)
-        if self.gpu_filter is None:
-            del doc["gpu_filter"]
+        for optional in ("gpu_filter", "rent_or_api"):
+            if doc[optional] is None:
+                del doc[optional]
         return doc
 
 
@@ -273,6 +278,9 @@ def size(
     include_stale: bool = False,
     gpu: str | None = None,
     interconnect: str | None = None,
+    compare_api: bool = False,
+    utilisation: float | Decimal | None = None,
+    requests_per_day: int | None = None,
 ) -> SizeAnswer:
     """Size one of ``model`` (a catalog name or Hugging Face id, see `gpurent models`),
     ``config`` (a Hugging Face config.json or its folder) or ``params_b`` (billions of
@@ -289,6 +297,10 @@ def size(
     placement that splits the model over several cards is offered only on machines whose
     cards are joined by NVLink (stated, or SXM modules); offers that do not say how their
     cards are joined are left out of those placements (one-card ones are unaffected).
+    ``compare_api`` adds ``rent_or_api``: the cost of a request on each offer at
+    ``utilisation`` (a share of its capacity, 0 < u <= 1) or ``requests_per_day`` (default:
+    full load), beside the serverless APIs serving the same model or one of its
+    architecture, with the break-even use.
     """
     from sizing.answer import SizeQuery, size_answer
     from sizing.checks import SpeedTargets
@@ -339,7 +351,73 @@ def size(
         raise
     except ValueError as exc:  # the sizing modules' refusals (UnknownPrecision among them)
         raise CannotSize(str(exc)) from exc
+    if compare_api or utilisation is not None or requests_per_day is not None:
+        report["rent_or_api"] = _rent_or_api(
+            report, arch, workload, utilisation, requests_per_day, path
+        )
     return SizeAnswer.from_report(report)
+
+
+def _load(utilisation: float | Decimal | None, requests_per_day: int | None) -> Any:
+    """The load the comparison is costed at: the one given, else full load."""
+    from fractions import Fraction
+
+    from sizing.rent_or_api import FULL_LOAD, Load
+
+    if utilisation is not None and requests_per_day is not None:
+        raise CannotSize("give utilisation or requests_per_day, not both", argument="utilisation")
+    try:
+        if utilisation is not None:
+            return Load(utilisation=Fraction(Decimal(str(utilisation))))
+        if requests_per_day is not None:
+            return Load(requests_per_day=int(requests_per_day))
+    except (ValueError, ArithmeticError) as exc:
+        argument = "utilisation" if utilisation is not None else "requests_per_day"
+        raise CannotSize(f"{argument}: {exc}", argument=argument) from exc
+    return FULL_LOAD
+
+
+def _rent_or_api(
+    report: dict[str, Any],
+    arch: Any,
+    workload: Any,
+    utilisation: float | Decimal | None,
+    requests_per_day: int | None,
+    path: Path,
+) -> dict[str, Any]:
+    """The rent-or-API document for ``report``'s offers (``sizing.api_comparison``)."""
+    from datetime import UTC
+    from datetime import datetime as clock
+
+    from gpurent_core.fx import load_fx_table
+    from sizing import rent_or_api
+    from sizing.api_comparison import comparison
+    from sizing.api_prices import (
+        ApiPriceError,
+        matching_prices,
+        read_refreshed,
+        refreshed_path,
+        shipped_prices,
+    )
+
+    if workload.is_training:
+        raise CannotSize("compare_api compares inference: not a fine-tuning run", argument="mode")
+    load = _load(utilisation, requests_per_day)
+    try:
+        prices = (*shipped_prices(), *read_refreshed(refreshed_path(path)))
+    except ApiPriceError as exc:
+        raise CannotSize(f"API prices not readable: {exc}", argument="compare_api") from exc
+    shape = rent_or_api.Workload(workload.prompt_tokens, workload.gen_tokens, workload.batch)
+    return comparison(
+        report["offers"],
+        matching_prices(arch, prices),
+        report["precision"],
+        shape,
+        load,
+        report["currency"],
+        load_fx_table(),
+        clock.now(UTC).date(),
+    )
 
 
 def _market(query: SizeQuery, path: Path) -> Market:

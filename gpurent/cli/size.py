@@ -23,6 +23,7 @@ from gpurent import api
 from gpurent.cli.api_errors import as_usage_errors
 from gpurent.cli.common import DbOption, DisplayCurrencyOption, FormatOption
 from gpurent.cli.output import OutputFormat, render, to_jsonable
+from gpurent.cli.rent_or_api_view import print_rent_or_api
 from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
 
 if TYPE_CHECKING:
@@ -321,6 +322,36 @@ def size(
             show_default=False,
         ),
     ] = None,
+    compare_api: Annotated[
+        bool,
+        typer.Option(
+            "--compare-api",
+            help="Set each offer's cost per request beside serverless APIs serving the same "
+            "model (or one of its architecture), dated and sourced, with the break-even use. "
+            "Default load: full (--batch requests in flight every hour paid).",
+        ),
+    ] = False,
+    utilisation: Annotated[
+        float | None,
+        typer.Option(
+            "--utilisation",
+            min=0.0001,
+            max=1.0,
+            help="With --compare-api: the share of a rental's capacity used on average, 0-1 "
+            "(implies --compare-api).",
+            show_default=False,
+        ),
+    ] = None,
+    requests_per_day: Annotated[
+        int | None,
+        typer.Option(
+            "--requests-per-day",
+            min=1,
+            help="With --compare-api: the load as requests a day instead (more rentals when "
+            "one is not enough; implies --compare-api).",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Offers to show.")] = 10,
     currency: DisplayCurrencyOption = None,
     db: DbOption = None,
@@ -365,6 +396,9 @@ def size(
             include_stale=include_stale,
             gpu=gpu,
             interconnect=interconnect.value if interconnect else None,
+            compare_api=compare_api,
+            utilisation=utilisation,
+            requests_per_day=requests_per_day,
         )
     if fmt is OutputFormat.JSON:
         sys.stdout.write(
@@ -383,7 +417,10 @@ def size(
                 err=True,
             )
     else:
-        _print_table(answer, Console())
+        console = Console()
+        _print_table(answer, console)
+        if answer.rent_or_api is not None:
+            print_rent_or_api(answer.rent_or_api, console)
 
 
 MODEL_TABLE_HEADERS: dict[str, str] = {
