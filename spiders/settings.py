@@ -32,7 +32,9 @@ from __future__ import annotations
 from spiders.options import DEFAULTS as _defaults
 
 BOT_NAME = "gpurent"
-SPIDER_MODULES = ["spiders.providers"]
+# The providers, and the spiders that read no GPU provider (spiders/api_prices: OpenRouter's
+# per-token prices for `gpurent api-prices refresh`).
+SPIDER_MODULES = ["spiders.providers", "spiders.api_prices"]
 NEWSPIDER_MODULE = "spiders.providers"
 
 # Say who we are: providers can reach us instead of guessing.

@@ -82,6 +82,8 @@ WRITERS = frozenset(
         "watch remove",
         "watch deliver",
         "watch poll",
+        # writes no warehouse, but its list beside it (api_prices.json): refused alike
+        "api-prices refresh",
     }
 )
 
@@ -100,6 +102,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
     "serves forever, or without a Prefect server prints its documented how-to",
     ("dashboard", "locked file"): "the dashboard is read-only and says 'busy' on its pages, "
     "so it starts its server",
+    ("api-prices refresh", "locked file"): "it reads no warehouse and writes only the list "
+    "beside it, so a held one does not stop it: it would fetch OpenRouter's list (internet)",
 }
 
 # (command, kind) pairs whose documented answer is not a bare refusal: (exit code, what the
@@ -111,6 +115,9 @@ DOCUMENTED: dict[tuple[str, str], tuple[int, str]] = {
     # `gpurent size --help`: with no warehouse to read it prints the estimate alone, and
     # says why there are no offers.
     ("size", "locked file"): (0, "warehouse busy"),
+    # `gpurent api-prices list` reads the API price lists beside the warehouse, never the
+    # warehouse itself: a held one does not stop it.
+    ("api-prices list", "locked file"): (0, "API prices per million tokens"),
 }
 
 # Options whose refused value is not the generic one, and why.

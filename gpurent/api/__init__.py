@@ -20,6 +20,11 @@ catalog does not settle, for ``tco``).
 ``tco`` (buy or rent) sets owning a card over years against renting it at the median true
 cost of its confirmed in-stock offers, with the hours a day at which the two cost the same.
 
+``api_prices`` lists serverless APIs' per-token prices for open models (the dated, sourced
+table shipped with gpurent, and the list beside the warehouse that ``refresh_api_prices``
+reads from OpenRouter: ``RefreshFailed`` keeps the old one), each with its age and an
+``old`` flag.
+
 ``offers`` and ``cheapest`` also narrow on what the host publishes (``min_cuda``,
 ``interconnect``, ``min_reliability``, ``hosting``, ``min_vcpus_per_gpu``,
 ``min_ram_gb_per_gpu``): an offer that does not publish a filtered attribute is left out,
@@ -41,10 +46,12 @@ if TYPE_CHECKING:
     from gpurent.api.errors import (
         AmbiguousOfferId,
         ApiError,
+        ApiPricesUnreadable,
         BadFilter,
         BadUsage,
         NoSuchOffer,
         NoWarehouse,
+        RefreshFailed,
         UnknownFigure,
         UnknownName,
         WarehouseBusy,
@@ -70,6 +77,13 @@ if TYPE_CHECKING:
         precision_names,
         size,
     )
+    from gpurent.api.token_prices import (
+        ListedPrice,
+        RefreshAnswer,
+        UnmatchedModel,
+        api_prices,
+        refresh_api_prices,
+    )
 
 # Where each public name lives (no module is named like a function it holds: importing
 # a submodule sets it as an attribute of the package). They load on first use, so that `import gpurent.api` (and
@@ -80,10 +94,12 @@ _HOME = {
         (
             "AmbiguousOfferId",
             "ApiError",
+            "ApiPricesUnreadable",
             "BadFilter",
             "BadUsage",
             "NoSuchOffer",
             "NoWarehouse",
+            "RefreshFailed",
             "UnknownFigure",
             "UnknownName",
             "WarehouseBusy",
@@ -116,6 +132,10 @@ _HOME = {
         "sizing",
     ),
     **dict.fromkeys(("usage", "with_gpus"), "profile"),
+    **dict.fromkeys(
+        ("ListedPrice", "RefreshAnswer", "UnmatchedModel", "api_prices", "refresh_api_prices"),
+        "token_prices",
+    ),
 }
 _MODULES = {"names", "views"}
 
@@ -133,6 +153,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AmbiguousOfferId",
     "ApiError",
+    "ApiPricesUnreadable",
     "BadFilter",
     "BadUsage",
     "CannotSize",
@@ -141,6 +162,7 @@ __all__ = [
     "Explanation",
     "IndexPoint",
     "LeftOutGroup",
+    "ListedPrice",
     "Mode",
     "NoSuchOffer",
     "NoWarehouse",
@@ -149,14 +171,18 @@ __all__ = [
     "OfferList",
     "PlacementFit",
     "ProviderState",
+    "RefreshAnswer",
+    "RefreshFailed",
     "RestockForecast",
     "SizeAnswer",
     "SizedOffer",
     "TcoAnswer",
     "UnknownFigure",
     "UnknownName",
+    "UnmatchedModel",
     "WarehouseBusy",
     "WarehouseDamaged",
+    "api_prices",
     "cheapest",
     "explain",
     "index",
@@ -166,6 +192,7 @@ __all__ = [
     "offers",
     "precision_names",
     "providers",
+    "refresh_api_prices",
     "restock_forecast",
     "size",
     "tco",

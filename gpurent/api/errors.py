@@ -58,3 +58,13 @@ class UnknownFigure(ApiError):
     """A figure the answer needs that gpurent has no single value for: the board power of a
     card the GPU catalog gives none for, or of a name that leaves several cards open (H100:
     PCIe, SXM, NVL). The message says how to give it."""
+
+
+class ApiPricesUnreadable(ApiError):
+    """The refreshed API price list beside the warehouse (``api_prices.json``) cannot be read:
+    refresh it again (`gpurent api-prices refresh`) or remove it."""
+
+
+class RefreshFailed(ApiError):
+    """OpenRouter's model list was not read (no answer, an error, an empty list, a changed
+    layout): the refreshed API price list is kept as it was, and the message says why."""
