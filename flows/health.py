@@ -107,7 +107,11 @@ def classify_run(
             + len(set(report.get("unread_keys") or ()))
         )
         keeps_all = "" in (report.get("unread_prefixes") or ())
-        if usual and not keeps_all and read < MIN_SHARE_OF_RECENT * usual:
+        # A request that failed for a whole scope (a region, a page) names the prefix of the
+        # offers it would have listed: those are kept, not lost, and the shortfall is that
+        # failed request's, not a changed layout (rules 2 and 9: partial, with why).
+        scoped_failure = bool(gave_up and report.get("unread_prefixes"))
+        if usual and not (keeps_all or scoped_failure) and read < MIN_SHARE_OF_RECENT * usual:
             return Verdict(
                 RunStatus.LAYOUT_CHANGED,
                 f"only {offers} offers against a usual {usual:g}: treating as a layout change",

@@ -221,3 +221,17 @@ def test_offers_a_failed_request_kept_count_toward_the_usual_count() -> None:
     # A failed page of a paginated listing keeps every offer: nothing can close.
     page = report(offers=3, requests_gave_up=1, unread_prefixes=[""])
     assert classify_run(page, returncode=0, recent_counts=[18]).status is RunStatus.PARTIAL
+
+
+def test_a_failed_big_region_is_partial_not_a_layout_change() -> None:
+    # The region that lists most offers failed: its prefix is named unread (its offers kept),
+    # 4 read of a usual 18. The shortfall is the failed request's, not a changed layout.
+    region = report(offers=4, requests_gave_up=1, unread_prefixes=["us-east/"])
+    verdict = classify_run(region, returncode=0, recent_counts=[18])
+    assert verdict.status is RunStatus.PARTIAL
+    assert "1 request" in verdict.message
+    # Without a failed request to explain it, the same shortfall is a layout change.
+    quiet = report(offers=4, unread_prefixes=["us-east/"])
+    assert classify_run(quiet, returncode=0, recent_counts=[18]).status is (
+        RunStatus.LAYOUT_CHANGED
+    )
