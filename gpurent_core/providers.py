@@ -71,6 +71,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
     ProviderInfo("autodl", "CN", True, ("AUTODL_TOKEN",), "https://www.autodl.com"),
     ProviderInfo("azure", "US", False, (), "https://prices.azure.com"),
     ProviderInfo("chenyu", "CN", False, ("CHENYU_API_KEY",), "https://www.chenyu.cn"),
+    ProviderInfo("cloudrift", "US", False, (), "https://api.cloudrift.ai"),
     ProviderInfo("compshare", "CN", False, ("COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY"),
                  "https://api.ucloud.cn"),
     ProviderInfo("cudo", "GB", False, (), "https://rest.compute.cudo.org"),
@@ -104,6 +105,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
     ProviderInfo("vastai", "US", False, (), "https://console.vast.ai"),
     ProviderInfo("verda", "FI", False, ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"),
                  "https://api.datacrunch.io"),
+    ProviderInfo("vultr", "US", False, (), "https://api.vultr.com"),
     ProviderInfo("xiangongyun", "CN", False, (), "https://www.xiangongyun.com"),
 )  # fmt: skip
 

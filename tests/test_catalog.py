@@ -175,6 +175,7 @@ DEMO_CARDS: frozenset[tuple[str, int, str | None]] = frozenset(
         ("RTX PRO 6000", 96, "PCIe"), ("V100", 16, "PCIe"), ("V100", 16, None),
         ("V100", 32, "SXM"), ("V100", 32, None), ("V100S", 32, "PCIe"), ("T4", 16, "PCIe"),
         ("A800", 80, "SXM"),
+        ("A16", 16, "PCIe"),
     }
 )  # fmt: skip
 """Every (card, VRAM, form factor as listed) of the bundled recordings' crawl

@@ -79,6 +79,9 @@ RENAMES: dict[str, Rename] = {
     # Chenyu's `status` is read for no stock (its values are undocumented), but it is the
     # state field its contract holds it to: renamed everywhere, the layout changed.
     "chenyu": Rename("gpu_list.json", "data.gpu_list.[]", "status"),
+    "cloudrift": Rename(
+        "instance_types.json", "data.instance_types.[].variants.[]", "available_nodes_per_dc"
+    ),
     "compshare": Rename("gpu_inventory_*.json", "", "GpuInventoryByZone"),
     "cudo": Rename("machine_types.json", "machineTypes.[]", "totalGpuFree"),
     "digitalocean": Rename("sizes_page*.json", "sizes.[]", "available"),
@@ -117,6 +120,7 @@ RENAMES: dict[str, Rename] = {
     "ucloud": Rename("instance_types.json", "AvailableInstanceTypes.[]", "Status"),
     "vastai": Rename("bundles_page*.json", "offers.[]", "rented"),
     "verda": Rename("availability_*.json", "[]", "availabilities"),
+    "vultr": Rename("plans_*.json", "*.[]", "locations"),
     "xiangongyun": Rename(
         "pricing.html",
         swaps=(('class="gpu-stock"', 'class="gpu-inventory"'), ("<th>库存</th>", "<th>余量</th>")),
@@ -131,6 +135,9 @@ BREAKS: dict[str, Break] = {
         "instance_types.json", "AvailableInstanceTypes.[]", 0, "GraphicsMemory.Value", -1
     ),
     "chenyu": Break("gpu_list.json", "data.gpu_list.[]", 0, "price.hour", {}),
+    "cloudrift": Break(
+        "instance_types.json", "data.instance_types.[].variants.[]", 0, "cost_per_hour", {}
+    ),
     "cudo": Break("machine_types.json", "machineTypes.[]", 0, "gpuPriceHr.value", {}),
     "digitalocean": Break("sizes_page1.json", "sizes.[]", 2, "price_hourly", {}),
     "featurize": Break("available_instances.json", "data.records.[]", 0, "unit_price", {}),
@@ -184,6 +191,7 @@ BREAKS: dict[str, Break] = {
     "ucloud": Break("price_T4_dynamic.json", "PriceSet.[]", 0, "Price", {}),
     "vastai": Break("bundles_page1.json", "offers.[]", 0, "dph_base", {}),
     "verda": Break("instance_types.json", "[]", 0, "price_per_hour", {}),
+    "vultr": Break("plans_page1.json", "plans.[]", 2, "hourly_cost", {}),
     "xiangongyun": Break("pricing.html", swaps=(("¥1.88/时", "¥1e400/时"),)),
 }
 
@@ -192,6 +200,7 @@ FAILING_PAGES: dict[str, FailingPage] = {
     "azure": FailingPage("prices_nc_a100_v4_page2.json", PARTIAL),
     "compshare": FailingPage("gpu_inventory_cn-wlcb-02.json", EITHER),
     "chenyu": FailingPage("gpu_list.json", FAILED),
+    "cloudrift": FailingPage("instance_types.json", FAILED),
     "cudo": FailingPage("machine_types.json", FAILED),
     "digitalocean": FailingPage("sizes_page2.json", PARTIAL),
     "featurize": FailingPage("available_instances.json", FAILED),
@@ -221,6 +230,7 @@ FAILING_PAGES: dict[str, FailingPage] = {
     # The on-demand availability is verda's stock page: without it no offer's stock can be
     # read, so all of them must stay as they were (the spot page only adds plans).
     "verda": FailingPage("availability_on_demand.json", EITHER),
+    "vultr": FailingPage("plans_page2.json", PARTIAL),
     "xiangongyun": FailingPage("pricing.html", FAILED),
 }
 

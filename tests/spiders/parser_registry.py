@@ -45,6 +45,7 @@ from spiders.parsers.common import PageResult, ParseContext, feed_dicts, load_js
 from spiders.providers.autodl import parser as autodl
 from spiders.providers.azure import parser as azure
 from spiders.providers.chenyu import parser as chenyu
+from spiders.providers.cloudrift import parser as cloudrift
 from spiders.providers.compshare import parser as compshare
 from spiders.providers.cudo import parser as cudo
 from spiders.providers.digitalocean import parser as digitalocean
@@ -69,6 +70,7 @@ from spiders.providers.tensordock import parser as tensordock
 from spiders.providers.ucloud import parser as ucloud
 from spiders.providers.vastai import parser as vastai
 from spiders.providers.verda import parser as verda
+from spiders.providers.vultr import parser as vultr
 from spiders.providers.xiangongyun import parser as xiangongyun
 from spiders.settings import USER_AGENT
 
@@ -397,6 +399,7 @@ PARSERS: dict[str, CaseParser] = {
     "azure": json_input(azure.parse_prices, "azure"),
     "compshare": CaseParser(_compshare, _check_compshare),
     "chenyu": json_input(chenyu.parse_gpu_list, "chenyu"),
+    "cloudrift": json_input(cloudrift.parse_instance_types, "cloudrift"),
     "cudo": json_input(cudo.parse_machine_types, "cudo"),
     "digitalocean": json_input(digitalocean.parse_sizes, "digitalocean"),
     "featurize": json_input(featurize.parse_instances, "featurize"),
@@ -428,5 +431,10 @@ PARSERS: dict[str, CaseParser] = {
     "ucloud": CaseParser(_ucloud, _check_ucloud),
     "vastai": json_input(vastai.parse_bundles, "vastai"),
     "verda": CaseParser(_verda),
+    "vultr": CaseParser(  # a case named *metal* is a bare-metal page, any other a Cloud GPU one
+        lambda c: (vultr.parse_metal_plans if "metal" in c.name else vultr.parse_plans)(
+            load_json(c.input_bytes()), ctx("vultr")
+        )
+    ),
     "xiangongyun": CaseParser(_xiangongyun, _check_xiangongyun),
 }

@@ -38,6 +38,7 @@ FREED = ("autodl", "3f8a2c91d0")
 
 EXPECTED_4090_OFFERS = {
     "autodl": 2,
+    "cloudrift": 4,
     "compshare": 2,
     "featurize": 3,
     "gongji": 1,
