@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -185,18 +185,38 @@ def new_world(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[W
 # -- what holds for every scenario ----------------------------------------------
 
 
-def check_no_watch_fired(done: Round) -> None:
-    """No watch fires on a drift nor on its repair."""
-    assert done.drift.result["alerts"] == []
-    assert done.repair.result["alerts"] == []
-    assert done.outbox == [] and done.posts == 0
+@pytest.mark.prefect
+class DriftScenario:
+    """A scenario's world, its round, and the tests every scenario passes. A scenario module
+    subclasses it (``class TestRenamed(DriftScenario): scenario = "renamed"``) and adds its
+    own tests, which read the class fixtures ``world`` and ``done``: a world and a round per
+    scenario, built once; pytest-xdist (``--dist loadscope``) runs each class on one worker,
+    the three scenarios on different ones."""
 
+    scenario: ClassVar[str]
 
-def check_repair_restored(done: Round, provider: str) -> None:
-    """The repair poll restores the provider's fresh rows, as they were before the drift."""
-    assert done.repair.statuses[provider] == done.before.statuses[provider]
-    before, after = done.before.of(provider), done.repair.of(provider)
-    assert after.keys() == before.keys()
-    assert {k: state(r) for k, r in after.items()} == {k: state(r) for k, r in before.items()}
-    assert not [k for k, r in after.items() if r["stale"]]
-    assert {r["run_id"] for r in after.values()} == {done.repair.result["run_id"]}
+    @pytest.fixture(scope="class")
+    def world(
+        self, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[World]:
+        with new_world(tmp_path_factory, self.scenario) as built:
+            yield built
+
+    @pytest.fixture(scope="class")
+    def done(self, world: World) -> Round:
+        return run_round(world, self.scenario)
+
+    def test_no_watch_fires_on_drift_nor_on_its_repair(self, done: Round) -> None:
+        assert done.drift.result["alerts"] == []
+        assert done.repair.result["alerts"] == []
+        assert done.outbox == [] and done.posts == 0
+
+    @pytest.mark.parametrize("provider", PROVIDERS)
+    def test_the_repair_poll_restores_fresh_rows(self, provider: str, done: Round) -> None:
+        """The repair poll restores the provider's fresh rows, as they were before."""
+        assert done.repair.statuses[provider] == done.before.statuses[provider]
+        before, after = done.before.of(provider), done.repair.of(provider)
+        assert after.keys() == before.keys()
+        assert {k: state(r) for k, r in after.items()} == {k: state(r) for k, r in before.items()}
+        assert not [k for k, r in after.items() if r["stale"]]
+        assert {r["run_id"] for r in after.values()} == {done.repair.result["run_id"]}

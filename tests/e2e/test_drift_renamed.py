@@ -5,7 +5,7 @@ copy of the default recordings spoilt at test time (`drift_kit`), every provider
 
 The module's world (`drift_world`) starts as the baseline poll left it, a watch on every
 card; then one poll of the spoilt recordings and one poll of the default recordings again.
-The two polls run once (a module fixture); the per-provider tests read them, so the test ids
+The two polls run once (a class fixture); the per-provider tests read them, so the test ids
 say which provider keeps which promise. The other scenarios, one broken item
 (test_drift_broken.py) and one failing page (test_drift_failing.py), are modules with worlds
 of their own, so pytest-xdist (`--dist loadscope`) can run the three on different workers.
@@ -14,55 +14,24 @@ Rules of truth 2, 6, 7, 9 and 10 (the three modules together).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.e2e.drift_kit import RENAMES
-from tests.e2e.drift_world import (
-    PROVIDERS,
-    Round,
-    World,
-    check_no_watch_fired,
-    check_repair_restored,
-    new_world,
-    run_round,
-    state,
-)
-
-pytestmark = pytest.mark.prefect
+from tests.e2e.drift_world import PROVIDERS, DriftScenario, Round, state
 
 
-@pytest.fixture(scope="module")
-def world(prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with new_world(tmp_path_factory, "renamed") as built:
-        yield built
+class TestRenamed(DriftScenario):
+    scenario = "renamed"
 
-
-@pytest.fixture(scope="module")
-def renamed(world: World) -> Round:
-    return run_round(world, "renamed")
-
-
-def test_no_watch_fires_on_drift_nor_on_its_repair(renamed: Round) -> None:
-    check_no_watch_fired(renamed)
-
-
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_the_repair_poll_restores_fresh_rows(provider: str, renamed: Round) -> None:
-    check_repair_restored(renamed, provider)
-
-
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_renamed_stock_field_is_named_and_flips_no_state(
-    provider: str, world: World, renamed: Round
-) -> None:
-    done = renamed
-    poll = done.drift
-    assert poll.statuses[provider] in ("layout_changed", "partial"), poll.summary(provider)
-    report = poll.report(provider)
-    named = " ".join([*report.get("missing_fields", []), *report["layout_errors"]])
-    assert RENAMES[provider].expected_name in named, report
-    before, after = done.before.of(provider), poll.of(provider)
-    assert after.keys() == before.keys()
-    assert {k: state(r) for k, r in after.items()} == {k: state(r) for k, r in before.items()}
+    @pytest.mark.parametrize("provider", PROVIDERS)
+    def test_a_renamed_stock_field_is_named_and_flips_no_state(
+        self, provider: str, done: Round
+    ) -> None:
+        poll = done.drift
+        assert poll.statuses[provider] in ("layout_changed", "partial"), poll.summary(provider)
+        report = poll.report(provider)
+        named = " ".join([*report.get("missing_fields", []), *report["layout_errors"]])
+        assert RENAMES[provider].expected_name in named, report
+        before, after = done.before.of(provider), poll.of(provider)
+        assert after.keys() == before.keys()
+        assert {k: state(r) for k, r in after.items()} == {k: state(r) for k, r in before.items()}
