@@ -133,8 +133,13 @@ def comparison(
     currency: str,
     fx: FxTable,
     today: date,
+    *,
+    every_offer: bool = True,
 ) -> dict[str, Any]:
-    """The whole rent-or-API document of a size answer."""
+    """The whole rent-or-API document of a size answer. ``every_offer``: ``offers`` hold
+    every offer that fits or, ranked per token, the cheapest ones per request (the cost of a
+    request at a given use is the cost per token at full load, scaled); else only the first
+    ones by another objective, and the verdict says so."""
     apis, apart = api_rows(matched, workload, currency, fx, today)
     cheapest = apis[0] if apis else None
     return {
@@ -143,6 +148,7 @@ def comparison(
         "requests_per_day": load.requests_per_day,
         "full_load": f"{workload.batch} requests always in flight (--batch)",
         "precision": precision,
+        "every_offer": every_offer,
         "currency": currency,
         "apis": apis,
         "apis_apart": apart,
@@ -192,8 +198,12 @@ def verdict(doc: Mapping[str, Any]) -> str:
             "no offer that fits has a known speed to set beside it"
         )
     best = min(priced, key=lambda o: (o["per_request"], o["provider"], o["offer_key"]))
+    if doc["every_offer"]:
+        which = "rental"
+    else:
+        which = "rental shown" if len(priced) == 1 else f"of the {len(priced)} rentals shown"
     head = (
-        f"at {doc['load']}, the cheapest rental ({best['provider']} {best['card']} x"
+        f"at {doc['load']}, the cheapest {which} ({best['provider']} {best['card']} x"
         f"{best['gpu_count']}) costs {plain_money(best['per_request'])} {currency} a request, "
         f"{who} {plain_money(api['per_request'])}: "
     )

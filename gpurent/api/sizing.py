@@ -417,6 +417,10 @@ def _rent_or_api(
         report["currency"],
         load_fx_table(),
         clock.now(UTC).date(),
+        # Per token, the first offers are the cheapest a request; by another objective they
+        # are only the first of that ranking.
+        every_offer=report["objective"] == "per-token"
+        or report["offers_total"] <= len(report["offers"]),
     )
 
 

@@ -56,6 +56,14 @@ def print_rent_or_api(doc: Mapping[str, Any], console: Console) -> None:
             console=console,
         )
     console.print(Text(verdict(doc), style="bold"))
+    if not doc["every_offer"]:
+        console.print(
+            Text(
+                "· --objective per-token ranks every fitting offer by this cost (the cheapest "
+                "a request at any use)",
+                style="dim",
+            )
+        )
 
 
 def _api_row(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -287,6 +287,13 @@ def test_the_verdict_says_who_wins_and_where_they_meet() -> None:
     assert "no API price" in verdict(_doc([_offer("a", "2")], []))
 
 
+def test_the_verdict_says_when_only_the_first_offers_of_another_ranking_were_set_beside() -> None:
+    offers, prices = [_offer("a", "2"), _offer("b", "3")], [_matched("1")]
+    some = comparison(offers, prices, "bf16", SHAPE, FULL_LOAD, "USD", FX, TODAY, every_offer=False)
+    assert "the cheapest of the 2 rentals shown (acme" in verdict(some)
+    assert "the cheapest rental (acme" in verdict(_doc(offers, prices))
+
+
 def test_an_offer_without_a_speed_is_never_costed() -> None:
     doc = _doc([_offer("slow", "1", ttft=None), _offer("a", "2")], [_matched("1")])
     rows = {r["offer_key"]: r for r in doc["offers"]}

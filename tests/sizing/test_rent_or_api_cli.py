@@ -111,6 +111,14 @@ def test_the_table_ends_with_the_verdict(market: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "serverless APIs serving the model" in result.output
     assert "at 100 % of capacity, the cheapest rental (acme RTX 4090 24GB x1)" in result.output
+    # Ranked by month and cut at one offer: the verdict says it saw only that one.
+    one = runner.invoke(
+        cli_app(),
+        [*LLAMA8, "--db", str(market), "--compare-api", "--limit", "1"],
+        env={"COLUMNS": "220"},
+    )
+    assert "the cheapest rental shown (acme" in one.output
+    assert "--objective per-token ranks every fitting offer" in one.output
 
 
 @pytest.mark.parametrize(
