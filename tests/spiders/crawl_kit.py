@@ -228,6 +228,39 @@ def flow_crawl(
     return FlowCrawl(outcome, [r for r in server.requests if r.provider == provider])
 
 
+@dataclass(frozen=True)
+class DefaultThenSpoilt:
+    """A provider crawled from its default recordings, then from spoilt ones (a page that
+    fails, an empty answer), both loaded into one warehouse in that order."""
+
+    default: FlowCrawl
+    spoilt: FlowCrawl
+    db: Path
+    statuses: dict[str, str]
+    """Run id to the status the load gave it."""
+
+
+def default_then_spoilt(
+    tmp: Path,
+    provider: str,
+    spoilt: Path,
+    run_ids: tuple[str, str],
+    env: tuple[tuple[str, str], ...] = (),
+) -> DefaultThenSpoilt:
+    """Two crawls as the flow runs them (``flow_crawl``), the second against the recordings
+    at ``spoilt``, loaded as the nightly job loads them: the truth a failed read leaves."""
+    from flows.nightly import load_and_track
+
+    with ReplayServer() as server:
+        default = flow_crawl(server, provider, tmp / "feeds", run_ids[0], env)
+    with ReplayServer(root=spoilt) as server:
+        second = flow_crawl(server, provider, tmp / "feeds", run_ids[1], env)
+    db = tmp / "warehouse.duckdb"
+    loaded = load_and_track(db, [default.outcome, second.outcome])
+    statuses = {r.outcome.run_id: r.summary.status for r in loaded.runs}
+    return DefaultThenSpoilt(default, second, db, statuses)
+
+
 # -- a spider's callbacks in process (no crawl): its first requests, an answer to one ----------
 
 

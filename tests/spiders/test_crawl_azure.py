@@ -10,30 +10,26 @@ answer that is not JSON) run in process.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 import scrapy
-from crawl_kit import FlowCrawl as Run
 from crawl_kit import (
+    DefaultThenSpoilt,
     answer,
     assert_api_spider,
+    default_then_spoilt,
     first_requests,
-    flow_crawl,
     recordings_with_routes,
     requests_in,
 )
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
-from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
-from replay import ReplayServer
 from spiders.base import UNREAD_META
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.azure.sizes import series_table
@@ -50,36 +46,23 @@ ONLY_ON_PAGE_2 = {
 }
 
 
-@dataclass(frozen=True)
-class Crawled:
-    default: Run
-    failing: Run
-    db: Path
-    statuses: dict[str, str]
-
-
-def crawl_once(server: ReplayServer, work: Path, run_id: str) -> Run:
-    return flow_crawl(server, PROVIDER, work, run_id, ())
-
-
 def page_2_fails(routes: list[dict[str, Any]]) -> None:
     [route] = [r for r in routes if r.get("body") == FAILING_BODY]
     route["fault"] = {"status": 503}
 
 
 @pytest.fixture(scope="module")
-def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> DefaultThenSpoilt:
     tmp = tmp_path_factory.mktemp(PROVIDER)
-    with ReplayServer() as server:
-        default = crawl_once(server, tmp / "feeds", "azure-default")
-    with ReplayServer(root=recordings_with_routes(tmp, PROVIDER, page_2_fails)) as server:
-        failing = crawl_once(server, tmp / "feeds", "azure-failing")
-    db = tmp / "warehouse.duckdb"
-    loaded = load_and_track(db, [default.outcome, failing.outcome])
-    yield Crawled(default, failing, db, {r.outcome.run_id: r.summary.status for r in loaded.runs})
+    return default_then_spoilt(
+        tmp,
+        PROVIDER,
+        recordings_with_routes(tmp, PROVIDER, page_2_fails),
+        ("azure-default", "azure-failing"),
+    )
 
 
-def test_every_series_is_read_to_its_last_page_with_no_key(crawled: Crawled) -> None:
+def test_every_series_is_read_to_its_last_page_with_no_key(crawled: DefaultThenSpoilt) -> None:
     run = crawled.default
     assert run.outcome.returncode == 0, run.log()[-2000:]
     assert len(run.offers) == 32 and [r for r in run.feed if r["kind"] == "quarantine"] == []
@@ -97,7 +80,7 @@ def test_every_series_is_read_to_its_last_page_with_no_key(crawled: Crawled) -> 
     assert crawled.statuses["azure-default"] == "ok"
 
 
-def test_offers_are_priced_per_vm_hour_and_never_in_stock(crawled: Crawled) -> None:
+def test_offers_are_priced_per_vm_hour_and_never_in_stock(crawled: DefaultThenSpoilt) -> None:
     offers = crawled.default.offers
     nd = offers["Standard_ND96isr_H100_v5/eastus/on_demand"]
     assert (Decimal(nd["price"]), nd["currency"], nd["price_basis"], nd["gpu_count"]) == (
@@ -113,8 +96,8 @@ def test_offers_are_priced_per_vm_hour_and_never_in_stock(crawled: Crawled) -> N
     assert ranked == [], "an offer of unknown stock is never ranked as rentable"
 
 
-def test_a_failed_page_leaves_only_its_series_unread(crawled: Crawled) -> None:
-    run = crawled.failing
+def test_a_failed_page_leaves_only_its_series_unread(crawled: DefaultThenSpoilt) -> None:
+    run = crawled.spoilt
     assert run.outcome.returncode == 0, run.log()[-2000:]
     assert set(crawled.default.offers) - set(run.offers) == ONLY_ON_PAGE_2
     report = run.report

@@ -10,22 +10,24 @@ process.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_kit import FlowCrawl as Run
-from crawl_kit import answer, assert_api_spider, first_requests, flow_crawl, recordings_with_routes
+from crawl_kit import (
+    DefaultThenSpoilt,
+    answer,
+    assert_api_spider,
+    default_then_spoilt,
+    first_requests,
+    recordings_with_routes,
+)
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
-from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
-from replay import ReplayServer
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.cloudrift.spider import (
     API_VERSION,
@@ -48,15 +50,6 @@ IN_STOCK = {
 }
 
 
-@dataclass(frozen=True)
-class Crawled:
-    default: Run
-    failed: Run
-    db: Path
-    statuses: dict[str, str]
-    """Run id to the status the load gave it."""
-
-
 def listing_fails(tmp: Path) -> Path:
     """The default recordings, with the instance-type listing answering HTTP 500 every time."""
 
@@ -68,19 +61,14 @@ def listing_fails(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> DefaultThenSpoilt:
     tmp = tmp_path_factory.mktemp(PROVIDER)
-    with ReplayServer() as server:
-        default = flow_crawl(server, PROVIDER, tmp / "feeds", "cr-default")
-    with ReplayServer(root=listing_fails(tmp)) as server:
-        failed = flow_crawl(server, PROVIDER, tmp / "feeds", "cr-listing-fails")
-    db = tmp / "warehouse.duckdb"
-    loaded = load_and_track(db, [default.outcome, failed.outcome])
-    statuses = {r.outcome.run_id: r.summary.status for r in loaded.runs}
-    yield Crawled(default, failed, db, statuses)
+    return default_then_spoilt(
+        tmp, PROVIDER, listing_fails(tmp), ("cr-default", "cr-listing-fails")
+    )
 
 
-def test_one_public_post_reads_every_vm_type_without_a_key(crawled: Crawled) -> None:
+def test_one_public_post_reads_every_vm_type_without_a_key(crawled: DefaultThenSpoilt) -> None:
     run = crawled.default
     assert run.outcome.returncode == 0, run.log()[-2000:]
     [call] = run.calls
@@ -102,7 +90,7 @@ def test_one_public_post_reads_every_vm_type_without_a_key(crawled: Crawled) -> 
     assert crawled.statuses["cr-default"] == "ok"
 
 
-def test_free_nodes_decide_stock_and_cents_the_price(crawled: Crawled) -> None:
+def test_free_nodes_decide_stock_and_cents_the_price(crawled: DefaultThenSpoilt) -> None:
     offers = crawled.default.offers
     assert {k for k, o in offers.items() if o["status"] == "in_stock"} == IN_STOCK
     assert {
@@ -122,8 +110,8 @@ def test_free_nodes_decide_stock_and_cents_the_price(crawled: Crawled) -> None:
     )
 
 
-def test_a_failed_listing_keeps_every_offer_stale_and_unranked(crawled: Crawled) -> None:
-    run = crawled.failed
+def test_a_failed_listing_keeps_every_offer_stale_and_unranked(crawled: DefaultThenSpoilt) -> None:
+    run = crawled.spoilt
     assert run.outcome.returncode == 0, run.log()[-2000:]
     assert run.offers == {}
     report = run.report

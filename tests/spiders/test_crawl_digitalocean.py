@@ -9,8 +9,6 @@ refused token, an error body, a page 1 without a total, the page cap) run in pro
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,21 +16,19 @@ from typing import Any
 import pytest
 from crawl_kit import (
     TOKEN,
+    DefaultThenSpoilt,
     answer,
     assert_api_spider,
+    default_then_spoilt,
     first_requests,
-    flow_crawl,
     recordings_with_routes,
     requests_in,
 )
-from crawl_kit import FlowCrawl as Run
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
-from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
-from replay import ReplayServer
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.digitalocean.spider import SIZES_PATH, TOKEN_ENV, DigitaloceanSpider
 
@@ -43,19 +39,6 @@ GPU_SIZES = [
     "gpu-h100x1-80gb", "gpu-h100x8-640gb", "gpu-l40sx1-48gb", "gpu-mi300x1-192gb",
     "gpu-6000adax1-48gb", "gpu-h200x1-141gb", "gpu-mi300x8-1536gb",
 ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Crawled:
-    default: Run
-    failed_page: Run
-    db: Path
-    statuses: dict[str, str]
-    """Run id to the status the load gave it."""
-
-
-def crawl_once(server: ReplayServer, work: Path, run_id: str) -> Run:
-    return flow_crawl(server, PROVIDER, work, run_id, ((TOKEN_ENV, TOKEN),))
 
 
 def page_2_fails(tmp: Path) -> Path:
@@ -69,19 +52,14 @@ def page_2_fails(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> DefaultThenSpoilt:
     tmp = tmp_path_factory.mktemp(PROVIDER)
-    with ReplayServer() as server:
-        default = crawl_once(server, tmp / "feeds", "do-default")
-    with ReplayServer(root=page_2_fails(tmp)) as server:
-        failed_page = crawl_once(server, tmp / "feeds", "do-page-2-fails")
-    db = tmp / "warehouse.duckdb"
-    loaded = load_and_track(db, [default.outcome, failed_page.outcome])
-    statuses = {r.outcome.run_id: r.summary.status for r in loaded.runs}
-    yield Crawled(default, failed_page, db, statuses)
+    return default_then_spoilt(
+        tmp, PROVIDER, page_2_fails(tmp), ("do-default", "do-page-2-fails"), ((TOKEN_ENV, TOKEN),)
+    )
 
 
-def test_the_token_reads_both_pages_of_the_size_list(crawled: Crawled) -> None:
+def test_the_token_reads_both_pages_of_the_size_list(crawled: DefaultThenSpoilt) -> None:
     run = crawled.default
     assert run.outcome.returncode == 0, run.log()[-2000:]
     offers = run.offers
@@ -120,8 +98,8 @@ def test_the_token_reads_both_pages_of_the_size_list(crawled: Crawled) -> None:
         assert TOKEN not in text
 
 
-def test_a_failing_page_leaves_every_offer_not_seen_unread(crawled: Crawled) -> None:
-    run = crawled.failed_page
+def test_a_failing_page_leaves_every_offer_not_seen_unread(crawled: DefaultThenSpoilt) -> None:
+    run = crawled.spoilt
     assert run.outcome.returncode == 0, run.log()[-2000:]
     assert set(run.offers) == set(crawled.default.offers) - PAGE_2
     report = run.report
@@ -130,7 +108,9 @@ def test_a_failing_page_leaves_every_offer_not_seen_unread(crawled: Crawled) -> 
     assert crawled.statuses["do-page-2-fails"] == "partial"
 
 
-def test_after_the_failed_page_its_offers_stay_stale_and_are_not_ranked(crawled: Crawled) -> None:
+def test_after_the_failed_page_its_offers_stay_stale_and_are_not_ranked(
+    crawled: DefaultThenSpoilt,
+) -> None:
     before = crawled.default.offers
     now = {o.offer_key: o for o in api.offers(provider=PROVIDER, db=crawled.db)}
     assert set(now) == set(before), "a failed page closes nothing"

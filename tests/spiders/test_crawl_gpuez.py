@@ -10,29 +10,25 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_kit import FlowCrawl as Run
 from crawl_kit import (
+    DefaultThenSpoilt,
     answer,
     assert_api_spider,
+    default_then_spoilt,
     first_requests,
-    flow_crawl,
     recordings_with_routes,
     requests_in,
 )
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
-from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
-from replay import ReplayServer
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.gpuez.spider import (
     KEY_ENV,
@@ -51,19 +47,6 @@ PAGE_2 = {"20144", "20151", "20156", "20160"}
 RECORDINGS = Path(__file__).resolve().parents[2] / "spiders/providers/gpuez/recordings"
 
 
-@dataclass(frozen=True)
-class Crawled:
-    default: Run
-    failing: Run
-    db: Path
-    statuses: dict[str, str]
-    """Run id to the status the load gave it."""
-
-
-def crawl_once(server: ReplayServer, work: Path, run_id: str) -> Run:
-    return flow_crawl(server, PROVIDER, work, run_id, ((KEY_ENV, KEY),))
-
-
 def page_2_fails(routes: list[dict[str, Any]]) -> None:
     for route in routes:
         if route.get("body") == "machine_list_page2.json":
@@ -71,18 +54,18 @@ def page_2_fails(routes: list[dict[str, Any]]) -> None:
 
 
 @pytest.fixture(scope="module")
-def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> DefaultThenSpoilt:
     tmp = tmp_path_factory.mktemp(PROVIDER)
-    with ReplayServer() as server:
-        default = crawl_once(server, tmp / "feeds", "gz-default")
-    with ReplayServer(root=recordings_with_routes(tmp, PROVIDER, page_2_fails)) as server:
-        failing = crawl_once(server, tmp / "feeds", "gz-failing")
-    db = tmp / "warehouse.duckdb"
-    loaded = load_and_track(db, [default.outcome, failing.outcome])
-    yield Crawled(default, failing, db, {r.outcome.run_id: r.summary.status for r in loaded.runs})
+    return default_then_spoilt(
+        tmp,
+        PROVIDER,
+        recordings_with_routes(tmp, PROVIDER, page_2_fails),
+        ("gz-default", "gz-failing"),
+        ((KEY_ENV, KEY),),
+    )
 
 
-def test_the_key_reads_both_pages_of_machines_with_basic_auth(crawled: Crawled) -> None:
+def test_the_key_reads_both_pages_of_machines_with_basic_auth(crawled: DefaultThenSpoilt) -> None:
     run = crawled.default
     assert run.outcome.returncode == 0, run.log()[-2000:]
     offers = run.offers
@@ -120,8 +103,8 @@ def test_the_key_reads_both_pages_of_machines_with_basic_auth(crawled: Crawled) 
         assert KEY not in text and ENCODED not in text
 
 
-def test_a_failed_page_is_partial_and_leaves_every_offer_unread(crawled: Crawled) -> None:
-    run = crawled.failing
+def test_a_failed_page_is_partial_and_leaves_every_offer_unread(crawled: DefaultThenSpoilt) -> None:
+    run = crawled.spoilt
     assert run.outcome.returncode == 0, run.log()[-2000:]
     assert set(run.offers) == PAGE_1
     report = run.report
@@ -131,7 +114,7 @@ def test_a_failed_page_is_partial_and_leaves_every_offer_unread(crawled: Crawled
     assert crawled.statuses["gz-failing"] == "partial"
 
 
-def test_after_the_failed_page_its_machines_stay_listed_stale(crawled: Crawled) -> None:
+def test_after_the_failed_page_its_machines_stay_listed_stale(crawled: DefaultThenSpoilt) -> None:
     before = crawled.default.offers
     now = {o.offer_key: o for o in api.offers(provider=PROVIDER, db=crawled.db)}
     assert set(now) == set(before), "a failed page closes nothing"

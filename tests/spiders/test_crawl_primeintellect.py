@@ -9,8 +9,6 @@ spider's other branches (no key, a refused key, the next page, the page cap) run
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,21 +17,19 @@ import pytest
 import scrapy
 from crawl_kit import (
     TOKEN,
+    DefaultThenSpoilt,
     answer,
     assert_api_spider,
     copy_recordings,
+    default_then_spoilt,
     first_requests,
-    flow_crawl,
     recorded,
 )
-from crawl_kit import FlowCrawl as Run
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
-from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
-from replay import ReplayServer
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.primeintellect.parser import EMPTY_ANSWER
 from spiders.providers.primeintellect.spider import (
@@ -50,19 +46,6 @@ RECORDING = Path(__file__).resolve().parents[2] / (
 )
 
 
-@dataclass(frozen=True)
-class Crawled:
-    default: Run
-    empty: Run
-    db: Path
-    statuses: dict[str, str]
-    """Run id to the status the load gave it."""
-
-
-def crawl_once(server: ReplayServer, work: Path, run_id: str) -> Run:
-    return flow_crawl(server, PROVIDER, work, run_id, ((KEY_ENV, TOKEN),))
-
-
 def empty_answer_scene(tmp: Path) -> Path:
     """The default recordings, with Prime Intellect answering `{}` (HTTP 200) to the key."""
     root = copy_recordings(tmp)
@@ -71,18 +54,14 @@ def empty_answer_scene(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> DefaultThenSpoilt:
     tmp = tmp_path_factory.mktemp(PROVIDER)
-    with ReplayServer() as server:
-        default = crawl_once(server, tmp / "feeds", "pi-default")
-    with ReplayServer(root=empty_answer_scene(tmp)) as server:
-        empty = crawl_once(server, tmp / "feeds", "pi-empty")
-    db = tmp / "warehouse.duckdb"
-    loaded = load_and_track(db, [default.outcome, empty.outcome])
-    yield Crawled(default, empty, db, {r.outcome.run_id: r.summary.status for r in loaded.runs})
+    return default_then_spoilt(
+        tmp, PROVIDER, empty_answer_scene(tmp), ("pi-default", "pi-empty"), ((KEY_ENV, TOKEN),)
+    )
 
 
-def test_the_key_reads_every_offer_in_one_unfiltered_request(crawled: Crawled) -> None:
+def test_the_key_reads_every_offer_in_one_unfiltered_request(crawled: DefaultThenSpoilt) -> None:
     run = crawled.default
     assert run.outcome.returncode == 0, run.log()[-2000:]
     offers = run.offers
@@ -112,9 +91,9 @@ def test_the_key_reads_every_offer_in_one_unfiltered_request(crawled: Crawled) -
 
 
 def test_an_empty_answer_is_a_failed_request_that_leaves_every_offer_unread(
-    crawled: Crawled,
+    crawled: DefaultThenSpoilt,
 ) -> None:
-    run = crawled.empty
+    run = crawled.spoilt
     assert run.outcome.returncode == 0, run.log()[-2000:]
     assert run.feed == [] and len(run.calls) == 1
     report = run.report
@@ -126,7 +105,7 @@ def test_an_empty_answer_is_a_failed_request_that_leaves_every_offer_unread(
 
 
 def test_after_the_empty_answer_nothing_is_closed_every_offer_stays_stale(
-    crawled: Crawled,
+    crawled: DefaultThenSpoilt,
 ) -> None:
     before = crawled.default.offers
     now = {o.offer_key: o for o in api.offers(provider=PROVIDER, db=crawled.db)}

@@ -10,29 +10,25 @@ error body, an answer that is not JSON) run in process.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crawl_kit import FlowCrawl as Run
 from crawl_kit import (
+    DefaultThenSpoilt,
     answer,
     assert_api_spider,
+    default_then_spoilt,
     first_requests,
-    flow_crawl,
     recordings_with_routes,
     requests_in,
 )
 from scrapy.utils.test import get_crawler
 
 from flows.health import classify_run
-from flows.nightly import load_and_track
 from gpurent import api
 from gpurent_core.model import RunStatus
-from replay import ReplayServer
 from spiders.base import UNREAD_META
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.vultr.spider import METAL_PLANS_PATH, PLANS_PATH, VultrSpider
@@ -41,15 +37,6 @@ PROVIDER = "vultr"
 RECORDINGS = Path(__file__).resolve().parents[2] / "spiders/providers/vultr/recordings"
 CURSOR = "bmV4dF9fdmNnLWw0MHMtMzJjLTM3NWctOTZ2cmFt"
 CLOUD, METAL = "cloud-gpu/", "bare-metal/"
-
-
-@dataclass(frozen=True)
-class Crawled:
-    default: Run
-    metal_fails: Run
-    db: Path
-    statuses: dict[str, str]
-    """Run id to the status the load gave it."""
 
 
 def metal_fails(tmp: Path) -> Path:
@@ -63,19 +50,14 @@ def metal_fails(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> DefaultThenSpoilt:
     tmp = tmp_path_factory.mktemp(PROVIDER)
-    with ReplayServer() as server:
-        default = flow_crawl(server, PROVIDER, tmp / "feeds", "vultr-default")
-    with ReplayServer(root=metal_fails(tmp)) as server:
-        failed = flow_crawl(server, PROVIDER, tmp / "feeds", "vultr-metal-fails")
-    db = tmp / "warehouse.duckdb"
-    loaded = load_and_track(db, [default.outcome, failed.outcome])
-    statuses = {r.outcome.run_id: r.summary.status for r in loaded.runs}
-    yield Crawled(default, failed, db, statuses)
+    return default_then_spoilt(
+        tmp, PROVIDER, metal_fails(tmp), ("vultr-default", "vultr-metal-fails")
+    )
 
 
-def test_both_lists_are_read_without_a_key_following_the_cursor(crawled: Crawled) -> None:
+def test_both_lists_are_read_without_a_key_following_the_cursor(crawled: DefaultThenSpoilt) -> None:
     run = crawled.default
     assert run.outcome.returncode == 0, run.log()[-2000:]
     offers = run.offers
@@ -113,8 +95,8 @@ def test_both_lists_are_read_without_a_key_following_the_cursor(crawled: Crawled
     assert crawled.statuses["vultr-default"] == "ok"
 
 
-def test_a_failing_list_leaves_only_its_own_offers_unread(crawled: Crawled) -> None:
-    run = crawled.metal_fails
+def test_a_failing_list_leaves_only_its_own_offers_unread(crawled: DefaultThenSpoilt) -> None:
+    run = crawled.spoilt
     assert run.outcome.returncode == 0, run.log()[-2000:]
     default = set(crawled.default.offers)
     assert set(run.offers) == {k for k in default if k.startswith(CLOUD)}
@@ -124,7 +106,9 @@ def test_a_failing_list_leaves_only_its_own_offers_unread(crawled: Crawled) -> N
     assert crawled.statuses["vultr-metal-fails"] == "partial"
 
 
-def test_after_the_failed_list_its_offers_stay_stale_and_are_not_ranked(crawled: Crawled) -> None:
+def test_after_the_failed_list_its_offers_stay_stale_and_are_not_ranked(
+    crawled: DefaultThenSpoilt,
+) -> None:
     before = crawled.default.offers
     metal = {k for k in before if k.startswith(METAL)}
     now = {o.offer_key: o for o in api.offers(provider=PROVIDER, db=crawled.db)}
