@@ -121,8 +121,9 @@ def test_the_refresh_says_what_it_kept_and_what_not(
         source="https://openrouter.ai/api/v1/models",
     )
 
-    def refresh(path: Path) -> api.RefreshAnswer:
+    def refresh(path: Path, replay: bool = False) -> api.RefreshAnswer:
         asked.append(path)
+        assert replay is False  # the real list unless --replay
         return api.RefreshAnswer(
             path=refreshed_path(path),
             source=price.source,
@@ -146,3 +147,23 @@ def test_the_refresh_says_what_it_kept_and_what_not(
     )
     assert "Not kept: 1 another model, 2 not in the catalog." in out
     assert "Skipped in the list: 2 unreadable price, 1 variable price." in out
+
+
+def test_the_refresh_reads_the_bundled_list_offline_with_replay(db: Path) -> None:
+    # A real crawl of the bundled recording, served on 127.0.0.1: invented values, and a
+    # source that says where they came from.
+    said = invoke("api-prices", "refresh", "--replay", "--db", str(db)).output
+    assert "Kept 5 OpenRouter price(s) of 8 model(s) read" in " ".join(said.split())
+    rows = invoke_json("api-prices", "list", "--db", str(db), "--model", "Llama-3.1-8B")
+    [mine] = [r for r in rows if r["origin"] == "refreshed"]
+    assert mine["provider"] == "openrouter" and mine["input_per_million"] == "0.02"
+    assert mine["source"].startswith("http://127.0.0.1:")
+
+
+def test_replay_serves_only_the_bundled_list(db: Path) -> None:
+    result = CliRunner().invoke(
+        build_app(), ["api-prices", "refresh", "--replay", "/tmp", "--db", str(db)]
+    )
+    assert result.exit_code == 2
+    assert "give --replay alone" in " ".join(result.output.replace("│", " ").split())
+    assert not refreshed_path(db).exists()

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -200,15 +203,21 @@ def _read_refreshed(db: Path) -> tuple[ApiPrice, ...]:
 
 
 def refresh_api_prices(
-    db: Path | str | None = None, *, base_url: str | None = None
+    db: Path | str | None = None, *, base_url: str | None = None, replay: bool = False
 ) -> RefreshAnswer:
     """Read OpenRouter's model list and write the prices of the catalog's models beside the
     warehouse ``db`` (``api_prices.json``), replacing the list there.
 
     ``base_url``: another address for OpenRouter's API (the replay server in tests).
+    ``replay``: read the bundled recording of the list instead, from a local replay server
+    (offline, as `gpurent crawl --replay`; its values are invented, its source says so).
     ``RefreshFailed`` (the old list kept as it was) when the list could not be read."""
     path = refreshed_path(_db_path(db))
-    lines, skipped = _crawl(base_url)
+    if replay:
+        with _replayed_list() as local:
+            lines, skipped = _crawl(local)
+    else:
+        lines, skipped = _crawl(base_url)
     first = lines[0]
     fetched_at = _utc(first.get("observed_at"))
     source = str(first.get("source") or "")
@@ -297,6 +306,28 @@ def _utc(text: Any) -> datetime:
     if when.tzinfo is None:
         raise RefreshFailed(f"the crawl wrote a time without a zone: {text!r}")
     return when.astimezone(UTC)
+
+
+REPLAY_SEGMENT = "openrouter"
+"""The replay server's provider segment the bundled list is served under."""
+
+
+@contextmanager
+def _replayed_list() -> Iterator[str]:
+    """A replay server answering the bundled recording of OpenRouter's list (the spider's
+    own ``recordings/``, a one-step scene of its own); its base URL while it runs."""
+    from gpurent_core.providers import providers_root
+    from replay import ReplayServer
+
+    # spiders/api_prices/recordings, found by path beside the providers' folders (the
+    # spiders package is not imported: the library API sits above it only through flows).
+    recordings = providers_root().parent / "api_prices" / "recordings"
+    with tempfile.TemporaryDirectory(prefix="gpurent-api-prices-replay-") as tmp:
+        scene = Path(tmp) / "default"
+        shutil.copytree(recordings, scene / REPLAY_SEGMENT)
+        (scene / "scene.json").write_text(json.dumps({"steps": 1}), encoding="utf-8")
+        with ReplayServer(root=Path(tmp)) as server:
+            yield server.base_url(REPLAY_SEGMENT)
 
 
 def _crawl(base_url: str | None) -> tuple[list[dict[str, Any]], dict[str, int]]:

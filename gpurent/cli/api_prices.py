@@ -114,7 +114,21 @@ def _footnote(rows: list[dict[str, Any]]) -> str | None:
 
 
 @api_prices_app.command("refresh")
-def refresh(db: DbOption = None) -> None:
+def refresh(
+    db: DbOption = None,
+    # A value-taking option, as every `--replay` of the command line (a bare `--replay` is
+    # read as `--replay=`); here only the bundled recording can be served.
+    replay: Annotated[
+        str | None,
+        typer.Option(
+            "--replay",
+            help="Read the bundled recording of the list from a local replay server instead "
+            "(offline; invented values, as `gpurent crawl --replay`).",
+            metavar="",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Read OpenRouter's public model list again and keep its prices beside the warehouse.
 
     OpenRouter lists every model it serves with its price per token in USD (no key needed).
@@ -124,8 +138,12 @@ def refresh(db: DbOption = None) -> None:
     variable price and an unreadable one are skipped. When the list cannot be read (no
     answer, an empty list, a changed layout) the list kept before stays as it was.
     """
+    if replay:
+        raise typer.BadParameter(
+            "reads only the bundled recording: give --replay alone", param_hint="--replay"
+        )
     path: Path = writable_db(db)  # the list goes beside it: refused first if it cannot
-    answer = api.refresh_api_prices(path)
+    answer = api.refresh_api_prices(path, replay=replay is not None)
     said = [
         f"Kept {len(answer.written)} OpenRouter price(s) of {answer.models_read} model(s) read, "
         f"as of {answer.fetched_at.date().isoformat()}, in {answer.path}."
