@@ -7,6 +7,7 @@ can take seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -160,6 +161,26 @@ def open_page(page: Page, base_url: str, name: str) -> None:
 
 def main_text(page: Page) -> str:
     return page.locator('[data-testid="stMainBlockContainer"]').inner_text()
+
+
+def assert_shows(page: Page, *needles: str) -> None:
+    """The main block shows every one of ``needles``, waiting for them: on a busy machine a
+    page's body can arrive after its title and after ``wait_idle`` has seen no run going
+    (Streamlit shows its running widget only a moment into a run)."""
+    # On a timeout the assertion below says what is missing, with the page's text.
+    with contextlib.suppress(PlaywrightError):
+        page.wait_for_function(
+            """needles => {
+                const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+                return !!main && needles.every(n => main.innerText.includes(n));
+            }""",
+            arg=list(needles),
+            timeout=RERUN_TIMEOUT_MS,
+            polling=200,
+        )
+    text = main_text(page)
+    missing = [n for n in needles if n not in text]
+    assert not missing, f"{missing} not on the page:\n{text}"
 
 
 def table_cells(page: Page, index: int = 0) -> list[list[str]]:

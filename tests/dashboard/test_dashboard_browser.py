@@ -15,6 +15,7 @@ import pytest
 from dash_browser import (
     assert_clean,
     assert_inert,
+    assert_shows,
     cells_when,
     choose,
     main_text,
@@ -32,6 +33,11 @@ PROVIDER, GPU, STATUS, HOURLY, REGION = 0, 1, 4, 6, 10
 
 
 def offers_count(page: Page) -> int:
+    page.wait_for_function(  # the count is drawn a moment after the page's title
+        """() => /^\\s*\\d+ offers\\s*$/m.test(
+            document.querySelector('[data-testid="stMainBlockContainer"]')?.innerText ?? '')""",
+        timeout=120_000,
+    )
     for line in main_text(page).splitlines():
         if line.strip().endswith(" offers"):
             return int(line.split()[0])
@@ -47,11 +53,11 @@ def test_now_lists_in_stock_offers_cheapest_first(page: Page, watch, dashboard_u
     # Ranked by true monthly cost, shown in yuan with two decimals.
     assert all(r[HOURLY].startswith("¥") and r[HOURLY][-3] == "." for r in rows)
     assert rows[0][:2] == ["autodl", "RTX 3090"]
-    assert "Data age per provider" in main_text(page)
+    assert_shows(page, "Data age per provider")
     # acme's newest crawl failed: nothing of it is confirmed, so its offer is left out (rule
     # of truth 11), and the page says so.
     assert "acme" not in {r[PROVIDER] for r in rows}
-    assert "1 offers not confirmed by their provider's latest crawl left out" in main_text(page)
+    assert_shows(page, "1 offers not confirmed by their provider's latest crawl left out")
     screenshot(page, "now")
     assert_clean(page, watch)
 
@@ -85,7 +91,7 @@ def test_a_filter_changes_the_table(page: Page, watch, dashboard_url: str) -> No
 
     choose(page, "Min VRAM (GB)", "80 GB")
     assert offers_count(page) == 0
-    assert "Nothing matches these filters." in main_text(page)
+    assert_shows(page, "Nothing matches these filters.")
     assert_clean(page, watch)
 
 
@@ -120,7 +126,7 @@ def test_currency_and_language_switch(page: Page, watch, dashboard_url: str) -> 
     choose(page, "Language / 语言", "中文")
     heading = page.locator('[data-testid="stMainBlockContainer"] h1').inner_text()
     assert heading.strip() == "当前"
-    assert "个报价" in main_text(page)
+    assert_shows(page, "个报价")
     cells_when(page, lambda rows: bool(rows) and {r[STATUS] for r in rows} <= {"有货", "紧张"})
     screenshot(page, "now-zh")
     assert_clean(page, watch)
@@ -152,14 +158,14 @@ def test_csv_download(page: Page, watch, dashboard_url: str, tmp_path: Path) -> 
 def test_hostile_text_stays_inert(page: Page, watch, dashboard_url: str) -> None:
     open_page(page, dashboard_url, "now")
     cells_when(page, lambda rows: HOSTILE in {r[REGION] for r in rows})
-    assert HOSTILE_PROVIDER in main_text(page)  # the data-age line, built as Markdown
+    assert_shows(page, HOSTILE_PROVIDER)  # the data-age line, built as Markdown
     assert_inert(page, watch, HOSTILE)
     page.get_by_role("combobox", name="Provider").click()
     assert page.get_by_role("option", name=HOSTILE_PROVIDER, exact=True).count() == 1
     page.keyboard.press("Escape")
 
     open_page(page, dashboard_url, "providers")
-    assert f"acme: failed — HTTP 500 {HOSTILE}" in main_text(page)
+    assert_shows(page, f"acme: failed — HTTP 500 {HOSTILE}")
     assert_inert(page, watch, HOSTILE)
     assert_clean(page, watch)
 
@@ -174,7 +180,7 @@ def test_providers_page(page: Page, watch, dashboard_url: str) -> None:
     assert acme[3:7] == ["0", "0", "3", "1"], acme  # last run: 0 offers, 0 quarantined;
     # 3 quarantined over all runs; 1 offer still shown, from the last good run
     # (the reason column is off the grid's screen: the warning above the table shows it)
-    assert f"acme: failed — HTTP 500 {HOSTILE}" in main_text(page)
+    assert_shows(page, f"acme: failed — HTTP 500 {HOSTILE}")
     quarantined = cells_when(page, lambda rows: len(rows) == 3, index=2)
     assert {r[2] for r in quarantined} == {f"unknown GPU name {HOSTILE}"}
     # Billing facts: a provider without any on file shows every question as unknown...
@@ -201,8 +207,7 @@ def test_size_my_workload_returns_offers(page: Page, watch, dashboard_url: str) 
     page.get_by_role("button", name="Size it").click()
     wait_idle(page)
     page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
-    text = main_text(page)
-    assert "Smallest tier" in text and "1 x 20 GB" in text
+    assert_shows(page, "Smallest tier", "1 x 20 GB")
     page.locator('[data-testid="stVegaLiteChart"]').wait_for()  # the memory breakdown
     rows = cells_when(page, bool)
     assert rows[0][:2] == ["autodl", "RTX 3090"]
@@ -218,6 +223,7 @@ def test_size_groups_what_it_left_out(page: Page, watch, dashboard_url: str) -> 
     page.get_by_role("button", name="Size it").click()
     wait_idle(page)
     page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
+    assert_shows(page, ", miss a target: ")
     text = main_text(page)
     # One line per card and reason, with its count and providers (a provider's name is
     # hostile text: shown as typed, never run).
@@ -236,7 +242,7 @@ def test_price_index_lines_and_csv(page: Page, watch, dashboard_url: str, tmp_pa
     assert_clean(page, watch)
     # gpi-2, the default, keeps the markets apart: one platform each here, all withheld.
     page.get_by_text("rows withheld", exact=False).first.wait_for()
-    assert "fewer than 3 providers" in main_text(page) and "Method gpi-2" in main_text(page)
+    assert_shows(page, "fewer than 3 providers", "Method gpi-2")
     page.get_by_role("radio", name="gpi-1").check(force=True)
     wait_idle(page)
     page.wait_for_selector(
@@ -245,7 +251,7 @@ def test_price_index_lines_and_csv(page: Page, watch, dashboard_url: str, tmp_pa
     # Two GPUs have two providers quoting them: those are the lines drawn by default.
     chips = page.locator('[data-testid="stMultiSelect"] [data-tag]').all_inner_texts()
     assert {c.strip() for c in chips} == {"RTX 4090 24GB", "H100 80GB"}
-    assert "withheld" in main_text(page)
+    assert_shows(page, "withheld")
     with page.expect_download(timeout=60_000) as info:
         page.get_by_role("button", name="Download CSV").click()
     saved = tmp_path / "index.csv"
@@ -269,17 +275,16 @@ def test_availability_pattern_and_offer_timeline(page: Page, watch, dashboard_ur
     open_page(page, dashboard_url, "availability")
     assert_clean(page, watch)
     # The most widely listed GPU first; AutoDL's 4090s are sold out 09-18 UTC in the demo.
-    text = main_text(page)
-    assert "RTX 4090 24GB on autodl is usually free 02:00-17:00 (Asia/Shanghai)" in text
+    assert_shows(page, "RTX 4090 24GB on autodl is usually free 02:00-17:00 (Asia/Shanghai)")
     page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
-    assert "Grey cells: fewer than 2 polls in that hour" in main_text(page)
+    assert_shows(page, "Grey cells: fewer than 2 polls in that hour")
     page.get_by_role("radio", name="Hour of day").click()
     wait_idle(page)
     page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
     page.get_by_role("radio", name="Hour of week").click()
     wait_idle(page)
     choose(page, "Time zone", "UTC")
-    assert "RTX 4090 24GB on autodl is usually free 18:00-09:00 (UTC)" in main_text(page)
+    assert_shows(page, "RTX 4090 24GB on autodl is usually free 18:00-09:00 (UTC)")
     # The timeline of the chosen offer: hourly runs, sold out every day for nine hours.
     states = cells_when(page, lambda rows: len(rows) >= 5, index=0)
     assert states[0][1] == "now" and states[0][2] == "in stock"
@@ -288,6 +293,6 @@ def test_availability_pattern_and_offer_timeline(page: Page, watch, dashboard_ur
     screenshot(page, "availability")
     # A GPU only the hostile provider lists: its name reaches a Markdown sentence, as text.
     choose(page, "GPU", "L4 24GB")
-    assert HOSTILE_PROVIDER in main_text(page)
+    assert_shows(page, HOSTILE_PROVIDER)
     assert_inert(page, watch, HOSTILE)
     assert_clean(page, watch)
