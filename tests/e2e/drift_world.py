@@ -195,16 +195,19 @@ class DriftScenario:
 
     scenario: ClassVar[str]
 
+    # Class methods: a class fixture defined on the instance is deprecated in pytest 9.
     @pytest.fixture(scope="class")
+    @classmethod
     def world(
-        self, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
+        cls, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
     ) -> Iterator[World]:
-        with new_world(tmp_path_factory, self.scenario) as built:
+        with new_world(tmp_path_factory, cls.scenario) as built:
             yield built
 
     @pytest.fixture(scope="class")
-    def done(self, world: World) -> Round:
-        return run_round(world, self.scenario)
+    @classmethod
+    def done(cls, world: World) -> Round:
+        return run_round(world, cls.scenario)
 
     def test_no_watch_fires_on_drift_nor_on_its_repair(self, done: Round) -> None:
         assert done.drift.result["alerts"] == []
