@@ -42,3 +42,22 @@ def test_project_settings_are_polite_and_report(monkeypatch: pytest.MonkeyPatch)
     assert {429, 500, 502, 503, 504} <= {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
     assert settings.getdict("EXTENSIONS")["spiders.extensions.RunReport"] == 500
     assert settings["TWISTED_REACTOR"].endswith("AsyncioSelectorReactor")
+
+
+def test_a_crawl_opens_no_port_that_takes_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither Scrapy's telnet console nor its remote control (a local HTTP server that runs
+    the code sent to it) is among a crawl's extensions, enabled or not; every other
+    extension of Scrapy's is kept."""
+    from scrapy.settings.default_settings import EXTENSIONS_BASE
+
+    monkeypatch.setenv("SCRAPY_SETTINGS_MODULE", "spiders.settings")
+    settings = get_project_settings()
+    ours = settings.getwithbase("EXTENSIONS")
+    unwanted = {
+        "scrapy.extensions.telnet.TelnetConsole",
+        "scrapy.extensions.remote_control.RemoteControl",
+    }
+    assert not unwanted & set(ours)
+    assert set(EXTENSIONS_BASE) - unwanted <= set(ours)
+    assert not settings.getbool("REMOTE_CONTROL_ENABLED")
+    assert not settings.getbool("TELNETCONSOLE_ENABLED")
