@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +121,7 @@ def read_into(
     quarantined. Writes nothing but the connection's temporary table; best outside a
     transaction (inside one, the table's rows stay in memory until it ends)."""
     params = {"provider": provider, "run_id": run_id}
-    empty = LINES_SCHEMA.empty_table()
-    _read(con, f"CREATE OR REPLACE TEMP TABLE {OFFERS_TABLE} AS", empty, params)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {OFFERS_TABLE} ({_staged_columns()})")
     if isinstance(source, FeedBatch):
         _append(con, source.offers, source.fees, source.plans)
         return _staged(con, source.quarantine, lines=source.lines, sha256=source.sha256)
@@ -194,6 +194,25 @@ def _read(con: duckdb.DuckDBPyConnection, verb: str, lines: Any, params: dict[st
         run_sql(con, f"{verb} {offer_rows_sql(_LINES)}", params)
     finally:
         con.unregister(_LINES)
+
+
+@cache
+def _staged_columns() -> str:
+    """OFFERS_TABLE's columns with their types, as CREATE TABLE lists them: those of the
+    reading query over no lines, worked out once per process (planning that query costs as
+    much as reading a small feed with it)."""
+    con = duckdb.connect()
+    try:
+        empty = LINES_SCHEMA.empty_table()
+        _read(con, f"CREATE TABLE {OFFERS_TABLE} AS", empty, {"provider": None, "run_id": None})
+        columns = con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns()"
+            " WHERE table_name = ? ORDER BY column_index",
+            [OFFERS_TABLE],
+        ).fetchall()
+    finally:
+        con.close()
+    return ", ".join(f'"{name}" {kind}' for name, kind in columns)
 
 
 def _append(
