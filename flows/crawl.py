@@ -63,7 +63,10 @@ def crawl_command(spec: CrawlSpec) -> tuple[list[str], Path, Path, Path]:
         "-s", f"LOG_FILE={log}",
     ]  # fmt: skip
     if spec.base_url:
-        cmd += ["-s", f"GPURENT_BASE_URL={spec.base_url}"]
+        # A replay server answers in milliseconds: AutoThrottle's polite first delay (1 s,
+        # then halved answer by answer) is for real providers and would only make a demo or
+        # a test wait.
+        cmd += ["-s", f"GPURENT_BASE_URL={spec.base_url}", "-s", "AUTOTHROTTLE_START_DELAY=0"]
     return cmd, feed, report, log
 
 
