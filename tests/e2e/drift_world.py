@@ -1,32 +1,22 @@
-"""Drift world: the warehouse a drift scenario module polls, its polls, and the checks
-every scenario shares (tests/e2e/test_drift_renamed.py, test_drift_broken.py,
-test_drift_failing.py).
+"""Drift world: the warehouse the drift scenarios poll (tests/e2e/test_drift.py), its polls
+and rounds.
 
-Each scenario module has a world of its own: a DuckDB file, a folder for the spoilt
-recordings, a webhook receiver. It starts from the baseline: two watches (on every card
-with VRAM and on the RTX 4090) and one watch poll of the default recordings, every provider
-at once. That poll is the same for every module, so it runs once per test run: the first
-module to ask builds it (a file lock lets the other pytest-xdist workers wait for it), and
-every module polls a copy of its DuckDB file, its watches pointed at the module's own
-receiver. A world's state is its files: the warehouse (closed after the poll: its DuckDB
-file, and a write-ahead log if one is left) and the poll's feeds and run reports (read,
-never written, by the modules). Then the module runs its scenario's round: one poll of
-the spoilt recordings and one poll of the default recordings again.
+One world serves the three scenarios: a DuckDB file, a folder for the spoilt recordings, a
+webhook receiver. It starts with two watches (on every card with VRAM and on the RTX 4090)
+and one watch poll of the default recordings, every provider at once: the baseline. Each
+scenario's round is one poll of the spoilt recordings, then one poll of the default
+recordings again (the repair), which the next round starts from. A world's state is its
+files: the warehouse and each poll's feeds and run reports.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
-
-import pytest
+from typing import Any
 
 from tests.cli_helpers import invoke, invoke_json
 from tests.e2e.drift_kit import RENAMES, mutated_recordings
@@ -114,7 +104,9 @@ class Round:
     drift: Poll
     repair: Poll
     outbox: list[dict[str, Any]]
+    """The world's outbox after the repair (every round's so far)."""
     posts: int
+    """What the webhook received by then (every round's so far)."""
 
 
 def run_round(world: World, scenario: str) -> Round:
@@ -125,101 +117,37 @@ def run_round(world: World, scenario: str) -> Round:
     return Round(before, drift, repair, world.outbox(), len(world.hook.received()))
 
 
-# -- the baseline, once per test run; a world of a module's own ----------------------
-
-
-def _baseline_poll(folder: Path) -> dict[str, Any]:
-    """Add the watches to a new warehouse in `folder` and poll once; the poll's answer."""
-    db = folder / DB_NAME
-    with receiving() as hook:
-        # Every card with VRAM: each provider's latest good run lists one, so every poll
-        # crawls every provider; a second watch narrows to the commonest card.
-        invoke("watch", "add", "--min-vram", "1", "--notify", hook.url, "--db", str(db))
-        invoke("watch", "add", "--gpu", "RTX 4090", "--notify", hook.url, "--db", str(db))
-        empty = World(db, folder, hook, Poll({}, {}, folder), Poll({}, {}, folder))
-        baseline = empty.poll(None)
-        assert set(baseline.statuses) == set(PROVIDERS), baseline.statuses
-        assert baseline.result["alerts"] == [], "a watch's first poll is its baseline"
-    return baseline.result
-
-
-def _shared_baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The baseline warehouse (closed) and its poll's answer: built by the first module of
-    this test run that asks, in a folder every pytest-xdist worker of the run shares (the
-    parent of a worker's base temp folder; without xdist, the base temp folder itself)."""
-    base = tmp_path_factory.getbasetemp()
-    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "drift-baseline"
-    root.mkdir(exist_ok=True)
-    folder, answer = root / "world", root / "answer.json"
-    with (root / "lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
-        if not answer.is_file():
-            shutil.rmtree(folder, ignore_errors=True)  # what a failed attempt left
-            folder.mkdir()
-            answer.write_text(json.dumps(_baseline_poll(folder)), encoding="utf-8")
-    result: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
-    return folder / DB_NAME, result
+# -- the world: its baseline, then rounds in the order the tests ask ------------
 
 
 @contextmanager
-def new_world(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[World]:
-    """A world of the calling module's own, as the baseline poll left it (a module fixture's
-    body: needs the session's Prefect harness)."""
-    from warehouse.db import writing
-
-    shared_db, result = _shared_baseline(tmp_path_factory)
-    tmp = tmp_path_factory.mktemp(f"drift-{name}")
-    db = tmp / DB_NAME
-    for suffix in ("", ".wal"):  # DuckDB checkpoints on close; a WAL left is copied too
-        if shared_db.with_name(DB_NAME + suffix).is_file():
-            shutil.copyfile(shared_db.with_name(DB_NAME + suffix), db.with_name(DB_NAME + suffix))
+def new_world(folder: Path) -> Iterator[World]:
+    """A warehouse in ``folder`` with two watches (on every card with VRAM, so every poll
+    crawls every provider, and on the RTX 4090) and its baseline poll of the default
+    recordings (a fixture's body: needs the session's Prefect harness)."""
+    db = folder / DB_NAME
     with receiving() as hook:
-        with writing(db) as con:
-            row = con.execute("UPDATE watches SET notify_urls = ?", [[hook.url]]).fetchone()
-        assert row is not None and row[0] == 2, f"the two watches, not {row}"
-        # The baseline's feeds stay where its poll wrote them (the scenario reads them).
-        baseline = Poll(result, offers(db), shared_db.parent / "feeds" / result["run_id"])
-        yield World(db, tmp, hook, baseline, baseline)
+        invoke("watch", "add", "--min-vram", "1", "--notify", hook.url, "--db", str(db))
+        invoke("watch", "add", "--gpu", "RTX 4090", "--notify", hook.url, "--db", str(db))
+        empty = Poll({}, {}, folder)
+        world = World(db, folder, hook, empty, empty)
+        baseline = world.poll(None)
+        assert set(baseline.statuses) == set(PROVIDERS), baseline.statuses
+        assert baseline.result["alerts"] == [], "a watch's first poll is its baseline"
+        world.baseline = world.last = baseline
+        yield world
 
 
-# -- what holds for every scenario ----------------------------------------------
+class Rounds:
+    """A world's rounds, each run the first time a test asks for it: one world serves
+    every scenario, each round starting from the repair poll of the one before (a poll of
+    the default recordings, as the baseline is)."""
 
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._done: dict[str, Round] = {}
 
-@pytest.mark.prefect
-class DriftScenario:
-    """A scenario's world, its round, and the tests every scenario passes. A scenario module
-    subclasses it (``class TestRenamed(DriftScenario): scenario = "renamed"``) and adds its
-    own tests, which read the class fixtures ``world`` and ``done``: a world and a round per
-    scenario, built once; pytest-xdist (``--dist loadscope``) runs each class on one worker,
-    the three scenarios on different ones."""
-
-    scenario: ClassVar[str]
-
-    # Class methods: a class fixture defined on the instance is deprecated in pytest 9.
-    @pytest.fixture(scope="class")
-    @classmethod
-    def world(
-        cls, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
-    ) -> Iterator[World]:
-        with new_world(tmp_path_factory, cls.scenario) as built:
-            yield built
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def done(cls, world: World) -> Round:
-        return run_round(world, cls.scenario)
-
-    def test_no_watch_fires_on_drift_nor_on_its_repair(self, done: Round) -> None:
-        assert done.drift.result["alerts"] == []
-        assert done.repair.result["alerts"] == []
-        assert done.outbox == [] and done.posts == 0
-
-    @pytest.mark.parametrize("provider", PROVIDERS)
-    def test_the_repair_poll_restores_fresh_rows(self, provider: str, done: Round) -> None:
-        """The repair poll restores the provider's fresh rows, as they were before."""
-        assert done.repair.statuses[provider] == done.before.statuses[provider]
-        before, after = done.before.of(provider), done.repair.of(provider)
-        assert after.keys() == before.keys()
-        assert {k: state(r) for k, r in after.items()} == {k: state(r) for k, r in before.items()}
-        assert not [k for k, r in after.items() if r["stale"]]
-        assert {r["run_id"] for r in after.values()} == {done.repair.result["run_id"]}
+    def __call__(self, scenario: str) -> Round:
+        if scenario not in self._done:
+            self._done[scenario] = run_round(self.world, scenario)
+        return self._done[scenario]
