@@ -22,11 +22,10 @@ typecheck: setup
 	$(BIN)/mypy gpurent gpurent_core spiders flows warehouse sizing replay dashboards
 
 # One worker per CPU (pytest-xdist); a module's tests stay on one worker, so a module's
-# fixtures (a crawl, a warehouse, a flow server) are built once. Modules are handed out in
-# the order tests/tiers.py sorts them (slow ones first), not by their number of tests.
-# `PYTEST_WORKERS=0` runs everything in this process (a debugger, --pdb).
+# fixtures (a crawl, a warehouse, a flow server) are built once. `PYTEST_WORKERS=0` runs
+# everything in this process (a debugger, --pdb).
 PYTEST_WORKERS ?= auto
-XDIST := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
+XDIST := -n $(PYTEST_WORKERS) --dist loadscope
 
 test: setup
 	$(BIN)/python -m pytest $(XDIST)

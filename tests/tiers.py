@@ -57,8 +57,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or _module_is_slow(Path(str(item.fspath)))
         ):
             item.add_marker(slow)
-    # Slow tests first: pytest-xdist (`--dist loadscope --no-loadscope-reorder`, as the
-    # Makefile runs it) hands out modules in this order, so the long ones start early and
-    # the many short ones fill in at the end, and no worker is left alone with a long module
-    # while the others have finished (a stable sort: each module's tests keep their order).
-    items[:] = sorted(items, key=lambda item: item.get_closest_marker("slow") is None)
