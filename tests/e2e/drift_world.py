@@ -72,7 +72,6 @@ class World:
     db: Path
     tmp: Path
     hook: Receiver
-    baseline: Poll
     last: Poll
     """The latest poll of the default recordings: the state a scenario starts from."""
 
@@ -130,11 +129,11 @@ def new_world(folder: Path) -> Iterator[World]:
         invoke("watch", "add", "--min-vram", "1", "--notify", hook.url, "--db", str(db))
         invoke("watch", "add", "--gpu", "RTX 4090", "--notify", hook.url, "--db", str(db))
         empty = Poll({}, {}, folder)
-        world = World(db, folder, hook, empty, empty)
+        world = World(db, folder, hook, empty)
         baseline = world.poll(None)
         assert set(baseline.statuses) == set(PROVIDERS), baseline.statuses
         assert baseline.result["alerts"] == [], "a watch's first poll is its baseline"
-        world.baseline = world.last = baseline
+        world.last = baseline
         yield world
 
 
