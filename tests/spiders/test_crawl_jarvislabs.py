@@ -18,8 +18,9 @@ from crawl_kit import (
 )
 
 from replay import Fault, ReplayServer
-from spiders.providers.jarvislabs.spider import KEY_ENV, JarvislabsSpider
+from spiders.providers.jarvislabs.spider import JarvislabsSpider
 
+KEY_ENV = "JARVISLABS_API_KEY"
 KEY = "jl-test-key-7d0a-not-real"
 
 

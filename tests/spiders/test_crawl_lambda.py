@@ -21,8 +21,9 @@ from crawl_kit import (
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
-from spiders.providers.lambdalabs.spider import KEY_ENV, LambdaSpider
+from spiders.providers.lambdalabs.spider import LambdaSpider
 
+KEY_ENV = "LAMBDA_API_KEY"
 KEY = "secret_lambda-test-key-91c4-not-real"
 
 

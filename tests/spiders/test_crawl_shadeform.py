@@ -28,12 +28,12 @@ from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import ReplayServer
 from spiders.ledger import EVERY_OFFER
-from spiders.providers.shadeform.spider import (
-    INSTANCE_TYPES_PATH,
-    KEY_ENV,
-    KEY_HEADER,
-    ShadeformSpider,
-)
+from spiders.providers.shadeform.spider import ShadeformSpider
+
+# Shadeform's documented API: the path, the key's variable and its header.
+INSTANCE_TYPES_PATH = "/instances/types"
+KEY_ENV = "SHADEFORM_API_KEY"
+KEY_HEADER = "X-API-KEY"
 
 PROVIDER = "shadeform"
 RECORDING = Path(__file__).resolve().parents[2] / (
@@ -138,7 +138,7 @@ def test_a_refused_key_is_rejected_and_reads_nothing(
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
     body = b'{"message": "Invalid API key"}'
-    assert list(spider.parse_instance_types(answer(request, body, status))) == []
+    assert list(spider.parse_answer(answer(request, body, status))) == []
     assert spider.ledger.auth == "rejected" and spider.ledger.layout_errors == []
 
 
@@ -148,7 +148,7 @@ def test_an_error_answer_is_a_failed_request_that_leaves_every_offer_unread(
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
     body = b'{"message": "Something went wrong. Please try again later."}'
-    assert list(spider.parse_instance_types(answer(request, body))) == []
+    assert list(spider.parse_answer(answer(request, body))) == []
     assert spider.ledger.requests_gave_up == 1 and spider.ledger.layout_errors == []
     assert EVERY_OFFER in spider.ledger.unread_prefixes
 
@@ -156,14 +156,14 @@ def test_an_error_answer_is_a_failed_request_that_leaves_every_offer_unread(
 def test_an_answer_that_is_not_json_is_a_layout_error(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
-    assert list(spider.parse_instance_types(answer(request, b"<html>502</html>"))) == []
+    assert list(spider.parse_answer(answer(request, b"<html>502</html>"))) == []
     assert len(spider.ledger.layout_errors) == 1 and EVERY_OFFER in spider.ledger.unread_prefixes
 
 
 def test_the_recorded_answer_in_process_yields_its_offers(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
-    out = list(spider.parse_instance_types(answer(request, RECORDING.read_bytes())))
+    out = list(spider.parse_answer(answer(request, RECORDING.read_bytes())))
     assert len(out) == 14 and spider.ledger.auth == "ok"
 
 

@@ -14,46 +14,18 @@ settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from scrapy.http import Response
-
-from gpurent_core.providers import provider
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
+from spiders.keyed_list import KeyedListSpider
+from spiders.parsers.common import PageResult, ParseContext
 from spiders.providers.chenyu.parser import parse_gpu_list
 
-GPU_LIST_PATH = "/api/open/v2/gpu/list"
-# The credentials it reads, from its line in gpurent_core.providers.
-(KEY_ENV,) = provider("chenyu").auth_env
 
-
-class ChenyuSpider(ApiSpider):
+class ChenyuSpider(KeyedListSpider):
     """Reads Chenyu's documented open API."""
 
     name = "chenyu"
-    needs_auth = True
+    list_path = "/api/open/v2/gpu/list"
 
-    async def start(self) -> AsyncIterator[Any]:
-        key = env_secret(KEY_ENV)
-        if key is None:
-            self.note_auth("missing", f"{KEY_ENV} not set: the GPU list needs an API key")
-            return
-        yield self.json_request(
-            self.url(GPU_LIST_PATH),
-            headers={"Authorization": f"Bearer {key}"},
-            refusals=KEY_REFUSED,
-            callback=self.parse_gpu_list,
-        )
-
-    def parse_gpu_list(self, response: Response) -> Iterator[Any]:
-        if self.key_refused(response, "the GPU list"):
-            return
-        result = self.json_page(response, GPU_LIST_PATH, parse_gpu_list)
-        if result is None:
-            return
-        if result.api_error is not None:
-            self.note_api_error(GPU_LIST_PATH, result.api_error)
-            return
-        self.note_auth("ok")
-        yield from self.emit_page(result, GPU_LIST_PATH)
+    def parse_list(self, data: Any, ctx: ParseContext) -> PageResult:
+        return parse_gpu_list(data, ctx)

@@ -15,46 +15,21 @@ settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from scrapy.http import Response
-
-from gpurent_core.providers import provider
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
+from spiders.keyed_list import KeyedListSpider
+from spiders.parsers.common import PageResult, ParseContext
 from spiders.providers.featurize.parser import parse_instances
 
-INSTANCES_PATH = "/bus/api/v1/available_instances"
-# The credentials it reads, from its line in gpurent_core.providers.
-(TOKEN_ENV,) = provider("featurize").auth_env
 
-
-class FeaturizeSpider(ApiSpider):
+class FeaturizeSpider(KeyedListSpider):
     """Reads the API the official SDK calls."""
 
     name = "featurize"
-    needs_auth = True
+    list_path = "/bus/api/v1/available_instances"
 
-    async def start(self) -> AsyncIterator[Any]:
-        token = env_secret(TOKEN_ENV)
-        if token is None:
-            self.note_auth("missing", f"{TOKEN_ENV} not set: the instance list needs a token")
-            return
-        yield self.json_request(
-            self.url(INSTANCES_PATH),
-            headers={"Token": token},
-            refusals=KEY_REFUSED,
-            callback=self.parse_instances,
-        )
+    def key_headers(self, key: str) -> dict[str, str]:
+        return {"Token": key}
 
-    def parse_instances(self, response: Response) -> Iterator[Any]:
-        if self.key_refused(response, "the instance list"):
-            return
-        result = self.json_page(response, INSTANCES_PATH, parse_instances)
-        if result is None:
-            return
-        if result.api_error is not None:
-            self.note_api_error(INSTANCES_PATH, result.api_error)
-            return
-        self.note_auth("ok")
-        yield from self.emit_page(result, INSTANCES_PATH)
+    def parse_list(self, data: Any, ctx: ParseContext) -> PageResult:
+        return parse_instances(data, ctx)

@@ -15,47 +15,21 @@ settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from scrapy.http import Response
-
-from gpurent_core.providers import provider
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
+from spiders.keyed_list import KeyedListSpider
+from spiders.parsers.common import PageResult, ParseContext
 from spiders.providers.shadeform.parser import parse_instance_types
 
-INSTANCE_TYPES_PATH = "/instances/types"
-KEY_HEADER = "X-API-KEY"
-# The credentials it reads, from its line in gpurent_core.providers.
-(KEY_ENV,) = provider("shadeform").auth_env
 
-
-class ShadeformSpider(ApiSpider):
+class ShadeformSpider(KeyedListSpider):
     """Reads Shadeform's documented API behind a key."""
 
     name = "shadeform"
-    needs_auth = True
+    list_path = "/instances/types"
 
-    async def start(self) -> AsyncIterator[Any]:
-        key = env_secret(KEY_ENV)
-        if key is None:
-            self.note_auth("missing", f"{KEY_ENV} not set: every Shadeform API call needs it")
-            return
-        yield self.json_request(
-            self.url(INSTANCE_TYPES_PATH),
-            headers={KEY_HEADER: key},
-            refusals=KEY_REFUSED,
-            callback=self.parse_instance_types,
-        )
+    def key_headers(self, key: str) -> dict[str, str]:
+        return {"X-API-KEY": key}
 
-    def parse_instance_types(self, response: Response) -> Iterator[Any]:
-        if self.key_refused(response, INSTANCE_TYPES_PATH):
-            return
-        page = self.json_page(response, INSTANCE_TYPES_PATH, parse_instance_types)
-        if page is None:
-            return
-        if page.api_error is not None:
-            self.note_api_error(INSTANCE_TYPES_PATH, page.api_error)
-            return
-        self.note_auth("ok")
-        yield from self.emit_page(page, INSTANCE_TYPES_PATH)
+    def parse_list(self, data: Any, ctx: ParseContext) -> PageResult:
+        return parse_instance_types(data, ctx)
