@@ -103,7 +103,8 @@ def test_the_same_card_at_two_clouds_is_two_offers_priced_per_instance(crawled: 
     )
 
 
-# -- the spider's other branches, in process ------------------------------------------------
+# -- the spider in process (the branches every keyed-list spider shares:
+# tests/spiders/test_keyed_list.py) -----------------------------------------------------
 
 
 def make_spider(monkeypatch: pytest.MonkeyPatch, *, key: str | None) -> Any:
@@ -115,31 +116,12 @@ def make_spider(monkeypatch: pytest.MonkeyPatch, *, key: str | None) -> Any:
     return ShadeformSpider.from_crawler(crawler)
 
 
-def test_without_a_key_nothing_is_asked_and_auth_is_missing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    spider = make_spider(monkeypatch, key=None)
-    assert first_requests(spider) == []
-    assert spider.ledger.auth == "missing" and KEY_ENV in (spider.ledger.auth_detail or "")
-
-
 def test_the_key_goes_in_its_header_only(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
     assert request.url == f"http://replay/shadeform{INSTANCE_TYPES_PATH}"
     assert request.headers.get(KEY_HEADER) == TOKEN.encode()
     assert TOKEN not in request.url and b"Authorization" not in request.headers
-
-
-@pytest.mark.parametrize("status", [401, 403])
-def test_a_refused_key_is_rejected_and_reads_nothing(
-    status: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    spider = make_spider(monkeypatch, key=TOKEN)
-    [request] = first_requests(spider)
-    body = b'{"message": "Invalid API key"}'
-    assert list(spider.parse_answer(answer(request, body, status))) == []
-    assert spider.ledger.auth == "rejected" and spider.ledger.layout_errors == []
 
 
 def test_an_error_answer_is_a_failed_request_that_leaves_every_offer_unread(
@@ -151,13 +133,6 @@ def test_an_error_answer_is_a_failed_request_that_leaves_every_offer_unread(
     assert list(spider.parse_answer(answer(request, body))) == []
     assert spider.ledger.requests_gave_up == 1 and spider.ledger.layout_errors == []
     assert EVERY_OFFER in spider.ledger.unread_prefixes
-
-
-def test_an_answer_that_is_not_json_is_a_layout_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    spider = make_spider(monkeypatch, key=TOKEN)
-    [request] = first_requests(spider)
-    assert list(spider.parse_answer(answer(request, b"<html>502</html>"))) == []
-    assert len(spider.ledger.layout_errors) == 1 and EVERY_OFFER in spider.ledger.unread_prefixes
 
 
 def test_the_recorded_answer_in_process_yields_its_offers(monkeypatch: pytest.MonkeyPatch) -> None:
