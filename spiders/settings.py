@@ -38,6 +38,9 @@ BOT_NAME = "gpurent"
 # per-token prices for `gpurent api-prices refresh`).
 SPIDER_MODULES = ["spiders.providers", "spiders.api_prices"]
 NEWSPIDER_MODULE = "spiders.providers"
+# A provider's crawl imports that provider's spider only, found through its registry line
+# (spiders.loader); other names, and `scrapy list`, walk SPIDER_MODULES as Scrapy does.
+SPIDER_LOADER_CLASS = "spiders.loader.ProviderSpiderLoader"
 
 # Say who we are: providers can reach us instead of guessing.
 USER_AGENT = "gpurent/0.1 (+https://github.com/gpurent/gpurent; price tracker)"
