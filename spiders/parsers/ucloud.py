@@ -16,17 +16,37 @@ Python `True` sent as "True" but signed as "true" is the classic RetCode 171).
 
 Answers are `{"RetCode": 0, "Action": "<Action>Response", ...}`; a non-zero RetCode comes
 with `Message`. The private key only ever enters `signature()`: never a log, never a body.
+
+Both providers' instance-types answers (`AvailableInstanceTypes[]`: `Zone`, `Name`,
+`Status`, `GraphicsMemory.Value`, `MachineSizes[]`, `Disks[]`) are read here the same way,
+each type into the provider's own listing (`read_instance_types`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from functools import partial
+from typing import Any, Generic, Protocol, TypeVar
 
-from spiders.parsers.envelope import EnvelopeProblem, is_code_in, message_of, shown_code
+from spiders.parsers.common import (
+    INVALID_VALUE,
+    FieldProblem,
+    ParseContext,
+    Record,
+    require,
+    to_int,
+)
+from spiders.parsers.contract import Contract, apply_check, check_items, contracted
+from spiders.parsers.envelope import (
+    ApiPage,
+    EnvelopeProblem,
+    is_code_in,
+    message_of,
+    shown_code,
+)
 
 ParamValue = str | int | bool | Decimal
 
@@ -118,3 +138,103 @@ def type_offer_key(item: Mapping[str, Any]) -> str | None:
     if not (isinstance(zone, str) and isinstance(name, str) and zone.strip() and name.strip()):
         return None
     return f"{zone.strip()}/{name.strip()}"
+
+
+# -- the instance types -------------------------------------------------------------------
+
+MAX_VRAM_GB = 1024
+"""No card has a terabyte of memory: a GraphicsMemory above is a bad cell."""
+DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
+"""The system disk class priced when a type lists none."""
+
+
+class Listing(Protocol):
+    """A GPU type on sale in one zone, as a provider's parser lists it."""
+
+    @property
+    def zone(self) -> str: ...
+
+    @property
+    def offer_key(self) -> str: ...
+
+
+L = TypeVar("L", bound=Listing)
+
+
+@dataclass
+class TypesPage(ApiPage, Generic[L]):
+    listings: list[L] = field(default_factory=list)
+
+    def zones(self) -> list[str]:
+        return list(dict.fromkeys(listing.zone for listing in self.listings))
+
+
+def read_instance_types(
+    data: Any,
+    ctx: ParseContext,
+    contract: Contract,
+    listing: Callable[[dict[str, Any], TypesPage[L]], L | None],
+) -> TypesPage[L]:
+    """The listings of an instance-types answer, each type read by ``listing`` (None: not
+    listed, with a note; `Skip` for no public GPU offer). A type that cannot be read is
+    quarantined under its offer key and costs that type only."""
+    problem = envelope_problem(data)
+    if problem is not None:
+        return TypesPage.unanswered(problem)
+    items = data.get("AvailableInstanceTypes")
+    if not isinstance(items, list):
+        return TypesPage(layout_error="no 'AvailableInstanceTypes' list in a RetCode 0 answer")
+    page: TypesPage[L] = TypesPage()
+
+    def add(item: dict[str, Any]) -> list[Record]:
+        found = listing(item, page)
+        if found is None:
+            return []
+        if any(known.offer_key == found.offer_key for known in page.listings):
+            page.notes.append(f"{found.offer_key}: listed twice, first kept")
+        else:
+            page.listings.append(found)
+        return []
+
+    for item in items:
+        page.records.extend(
+            contracted(ctx, item, contract, offer_key=type_offer_key, build=partial(add, item))
+        )
+    apply_check(page, check_items(items, contract))
+    return page
+
+
+def text_field(item: Mapping[str, Any], key: str) -> str:
+    """`item[key]` as stripped text: missing when null or blank, refused when not text."""
+    value = require(item, key)
+    if not isinstance(value, str):
+        raise FieldProblem(INVALID_VALUE, key, f"{key} is not text: {value!r}"[:120])
+    return value.strip()
+
+
+def graphics_memory_gb(item: Mapping[str, Any]) -> int | None:
+    """GB per card (`GraphicsMemory.Value`); None when the type does not say."""
+    memory = item.get("GraphicsMemory")
+    if not isinstance(memory, dict) or memory.get("Value") is None:
+        return None
+    value = to_int(memory["Value"], "GraphicsMemory")
+    if not 0 < value <= MAX_VRAM_GB:
+        shown = value if value <= MAX_VRAM_GB else f"over {MAX_VRAM_GB}"
+        raise FieldProblem(INVALID_VALUE, "GraphicsMemory", f"GraphicsMemory.Value is {shown}")
+    return value
+
+
+def boot_disk_type(item: Mapping[str, Any]) -> str:
+    """The first boot disk class the type lists (`Disks[].BootDisk[].Name`)."""
+    for disk_class in side_list(item.get("Disks")):
+        if not isinstance(disk_class, dict):
+            continue
+        for boot in side_list(disk_class.get("BootDisk")):
+            if isinstance(boot, dict) and isinstance(boot.get("Name"), str) and boot["Name"]:
+                return str(boot["Name"])
+    return DEFAULT_BOOT_DISK_TYPE
+
+
+def side_list(value: Any) -> list[Any]:
+    """A side list (sizes, disk classes): one that is not a list describes nothing."""
+    return value if isinstance(value, list) else []

@@ -27,7 +27,9 @@ from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.parsers.ucloud import signature
-from spiders.providers.compshare.spider import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, CompshareSpider
+from spiders.providers.compshare.spider import CompshareSpider
+
+PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = "COMPSHARE_PUBLIC_KEY", "COMPSHARE_PRIVATE_KEY"
 
 DEMO_KEY = "replay-demo-token"  # the public key the recordings accept (as the replay flow sets)
 PRIVATE_KEY = "priv-7d1e0b-not-a-real-key"

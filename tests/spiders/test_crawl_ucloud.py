@@ -27,7 +27,9 @@ from flows.health import classify_run
 from gpurent_core.model import RunStatus
 from replay import Fault, ReplayServer
 from spiders.parsers.ucloud import signature
-from spiders.providers.ucloud.spider import PRIVATE_KEY_ENV, PUBLIC_KEY_ENV, UcloudSpider
+from spiders.providers.ucloud.spider import UcloudSpider
+
+PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = "UCLOUD_PUBLIC_KEY", "UCLOUD_PRIVATE_KEY"
 
 DEMO_KEY = "replay-demo-token"  # the public key the recordings accept (as the replay flow sets)
 PRIVATE_KEY = "priv-5c2a9f-not-a-real-key"

@@ -47,6 +47,7 @@ from gpurent_core.model import (
     SkipKind,
 )
 from gpurent_core.normalize.availability import availability_from_flag
+from spiders.parsers import ucloud
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -61,11 +62,10 @@ from spiders.parsers.common import (
     make_quarantine,
     make_skip,
     price_plan,
-    require,
     to_int,
     to_price,
 )
-from spiders.parsers.contract import Contract, apply_check, check_items, contracted
+from spiders.parsers.contract import Contract, apply_check, check_items
 from spiders.parsers.envelope import ApiPage
 from spiders.parsers.fees import per_instance_fee
 from spiders.parsers.ucloud import ParamValue, envelope_problem, type_offer_key
@@ -98,15 +98,12 @@ INVENTORY_CONTRACT = Contract("inventory answer", stock=("GpuInventoryByZone",))
 PRICE_CONTRACT = Contract("price entry", identity=("ChargeType",), price=("Instance",))
 CONTRACTS: tuple[Contract, ...] = (TYPES_CONTRACT, INVENTORY_CONTRACT, PRICE_CONTRACT)
 
-MAX_VRAM_GB = 1024
-"""No card has a terabyte of memory: a GraphicsMemory.Value above is a bad cell."""
 MAX_FREE_CARDS = 1_000_000
 """No zone holds a million free cards of one type: a count above is a bad cell (`1e400`),
 read as no count rather than as a market in stock."""
 
 BOOT_DISK_GB = 100
 """System disk size we price with: the free cloud-disk allowance, so `Disks` should be 0."""
-DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
 
 # The cloud-disk fee beyond the free allowance, from the billing facts
 # (billing_facts.toml in this folder); the quoted system-disk and image prices are per offer.
@@ -160,54 +157,21 @@ def price_params(listing: GpuListing, region: str, charge_type: str) -> dict[str
 # -- DescribeAvailableCompShareInstanceTypes ------------------------------------
 
 
-@dataclass
-class TypesPage(ApiPage):
-    listings: list[GpuListing] = field(default_factory=list)
-
-    def zones(self) -> list[str]:
-        return list(dict.fromkeys(listing.zone for listing in self.listings))
+TypesPage = ucloud.TypesPage
+"""The instance types answer (its `listings`: `GpuListing`s)."""
 
 
-def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
-    problem = envelope_problem(data)
-    if problem is not None:
-        return TypesPage.unanswered(problem)
-    items = data.get("AvailableInstanceTypes")
-    if not isinstance(items, list):
-        return TypesPage(layout_error="no 'AvailableInstanceTypes' list in a RetCode 0 answer")
-    page = TypesPage()
-    for item in items:
-        page.records.extend(_type_records(item, ctx, page))
-    apply_check(page, check_items(items, TYPES_CONTRACT))
-    return page
+def parse_instance_types(data: Any, ctx: ParseContext) -> ucloud.TypesPage[GpuListing]:
+    return ucloud.read_instance_types(data, ctx, TYPES_CONTRACT, _listing)
 
 
-def _type_records(item: Any, ctx: ParseContext, page: TypesPage) -> list[Record]:
-    """The quarantine line of an instance type that cannot be listed (none when it is listed
-    or skipped); one type's failure costs that type only."""
-    return contracted(
-        ctx, item, TYPES_CONTRACT, offer_key=type_offer_key, build=lambda: _add_listing(item, page)
-    )
-
-
-def _add_listing(item: dict[str, Any], page: TypesPage) -> list[Record]:
-    listing = _listing(item, page)
-    if listing is None:
-        return []
-    if any(known.offer_key == listing.offer_key for known in page.listings):
-        page.notes.append(f"{listing.offer_key}: listed twice, first kept")
-    else:
-        page.listings.append(listing)
-    return []
-
-
-def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
+def _listing(item: dict[str, Any], page: ucloud.TypesPage[GpuListing]) -> GpuListing | None:
     """The listing of an instance type on sale; None for a spot type (with a note). A type
     that is no public GPU offer raises `Skip` (counted by kind in the run report)."""
     key = type_offer_key(item)
-    zone = _text(item, "Zone")
-    name = _text(item, "Name")
-    status = _text(item, "Status")
+    zone = ucloud.text_field(item, "Zone")
+    name = ucloud.text_field(item, "Name")
+    status = ucloud.text_field(item, "Status")
     if status == HIDDEN:
         raise Skip(SkipKind.NOT_OFFERED, "Status Hidden: not on sale to the public")
     if item.get("MachineClass") not in (None, "GPU"):
@@ -220,7 +184,7 @@ def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
         # price, not an offer we are blind to, so a note and no count.
         page.notes.append(f"{key}: spot instance type, no spot price to read: skipped")
         return None
-    vram_gb = _vram_gb(item)
+    vram_gb = ucloud.graphics_memory_gb(item)
     identify_gpu(name, field="Name", vram_gb=vram_gb)  # unknown cards: quarantined now
     return GpuListing(
         zone=zone,
@@ -228,27 +192,8 @@ def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
         status=status,
         vram_gb=vram_gb,
         gpu_count=_smallest_gpu_count(item),
-        boot_disk_type=_boot_disk_type(item),
+        boot_disk_type=ucloud.boot_disk_type(item),
     )
-
-
-def _text(item: Mapping[str, Any], key: str) -> str:
-    """`item[key]` as stripped text: missing when null or blank, refused when not text."""
-    value = require(item, key)
-    if not isinstance(value, str):
-        raise FieldProblem(INVALID_VALUE, key, f"{key} is not text: {value!r}"[:120])
-    return value.strip()
-
-
-def _vram_gb(item: dict[str, Any]) -> int | None:
-    memory = item.get("GraphicsMemory")
-    if not isinstance(memory, dict) or memory.get("Value") is None:
-        return None
-    value = to_int(memory["Value"], "GraphicsMemory")
-    if not 0 < value <= MAX_VRAM_GB:
-        shown = value if value <= MAX_VRAM_GB else f"over {MAX_VRAM_GB}"
-        raise FieldProblem(INVALID_VALUE, "GraphicsMemory", f"GraphicsMemory.Value is {shown}")
-    return value
 
 
 def _smallest_gpu_count(item: dict[str, Any]) -> int:
@@ -264,21 +209,6 @@ def _smallest_gpu_count(item: dict[str, Any]) -> int:
     if not usable:
         raise FieldProblem(INVALID_VALUE, "MachineSizes", "no machine size with a GPU")
     return min(usable)
-
-
-def _boot_disk_type(item: dict[str, Any]) -> str:
-    for disk_class in _list(item.get("Disks")):
-        if not isinstance(disk_class, dict):
-            continue
-        for boot in _list(disk_class.get("BootDisk")):
-            if isinstance(boot, dict) and isinstance(boot.get("Name"), str) and boot["Name"]:
-                return str(boot["Name"])
-    return DEFAULT_BOOT_DISK_TYPE
-
-
-def _list(value: Any) -> list[Any]:
-    # A side list (disk classes) that is not a list describes nothing: read as empty.
-    return value if isinstance(value, list) else []
 
 
 # -- DescribeCompShareGpuInventory ------------------------------------------------

@@ -28,21 +28,20 @@ stored in settings or written to the feed or the run report.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from gpurent_core.providers import provider
-from spiders.parsers.common import FieldProblem, PageResult
+from spiders.parsers.common import PageResult
+from spiders.parsers.ucloud import ParamValue
 from spiders.providers.compshare.parser import (
     CHARGE_UNITS,
     DEFAULT_REGION,
-    DYNAMIC,
     GpuListing,
-    PriceQuote,
+    QuotePage,
+    TypesPage,
     instance_types_params,
     inventory_params,
     offer_records,
@@ -51,13 +50,7 @@ from spiders.providers.compshare.parser import (
     parse_price_answer,
     price_params,
 )
-from spiders.ucloud_api import UCloudApiSpider
-
-# The credentials it reads, from its line in gpurent_core.providers (the tests set them).
-PUBLIC_KEY_ENV, PRIVATE_KEY_ENV = provider("compshare").auth_env
-CHARGE_ORDER = tuple(CHARGE_UNITS)  # Dynamic, Day, Month
-
-Quotes = dict[str, PriceQuote | FieldProblem]
+from spiders.ucloud_api import Quotes, UCloudApiSpider
 
 
 class CompshareSpider(UCloudApiSpider):
@@ -65,30 +58,20 @@ class CompshareSpider(UCloudApiSpider):
 
     name = "compshare"
     default_region = DEFAULT_REGION
+    charge_order = tuple(CHARGE_UNITS)  # Dynamic, Day, Month
 
-    async def start(self) -> AsyncIterator[Any]:
-        if self.keys_missing():
-            return
-        yield self.api_request(
-            instance_types_params(self.region), callback=self.parse_types, where="instance types"
-        )
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.free_cards: dict[str, int | None] = {}
+        """Offer key -> free cards its zone's inventory told (None: no count)."""
 
-    # -- 1. instance types -----------------------------------------------------------
+    def types_params(self) -> Mapping[str, ParamValue]:
+        return instance_types_params(self.region)
 
-    def parse_types(self, response: Response) -> Iterator[Any]:
-        where = response.meta["gpurent_where"]
-        data = self.read(response)
-        if data is None:
-            return
-        page = parse_instance_types(data, self.context())
-        if page.auth_rejected:
-            self.rejected(f"RetCode signature/user error from {where}")
-            return
-        if page.api_error is not None:
-            self.note_api_error(where, page.api_error)
-            return
-        self.note_auth("ok")
-        yield from self.emit_page(page, where)
+    def read_types(self, data: Any) -> TypesPage:
+        return parse_instance_types(data, self.context())
+
+    def after_types(self, page: TypesPage) -> Iterator[Any]:
         for zone in page.zones():
             listings = [item for item in page.listings if item.zone == zone]
             yield self.api_request(
@@ -100,7 +83,7 @@ class CompshareSpider(UCloudApiSpider):
                 cb_kwargs={"zone": zone, "listings": listings},
             )
 
-    # -- 2. inventory --------------------------------------------------------------------
+    # -- the inventory, between the types and the prices --------------------------------
 
     def parse_inventory(
         self, response: Response, zone: str, listings: list[GpuListing]
@@ -141,86 +124,21 @@ class CompshareSpider(UCloudApiSpider):
 
     def price_chains(
         self, listings: list[GpuListing], free: dict[str, int] | None
-    ) -> Iterator[scrapy.Request]:
+    ) -> Iterator[Any]:
         for listing in listings:
-            count = None if free is None else free.get(listing.gpu_type)
-            yield self.price_request(listing, count, {}, DYNAMIC)
+            self.free_cards[listing.offer_key] = (
+                None if free is None else free.get(listing.gpu_type)
+            )
+            yield self.price_request(listing, {}, self.charge_order[0])
 
-    # -- 3. prices ----------------------------------------------------------------------
+    # -- the prices ----------------------------------------------------------------------
 
-    def price_request(
-        self, listing: GpuListing, free: int | None, quotes: Quotes, charge_type: str
-    ) -> scrapy.Request:
-        return self.api_request(
-            price_params(listing, self.region, charge_type),
-            callback=self.parse_price,
-            errback=self.on_price_failed,
-            where=f"{listing.offer_key} {charge_type}",
-            decides=[listing.offer_key],
-            cb_kwargs={
-                "listing": listing,
-                "free": free,
-                "quotes": quotes,
-                "charge_type": charge_type,
-            },
-        )
+    def price_params(self, listing: GpuListing, charge_type: str) -> Mapping[str, ParamValue]:
+        return price_params(listing, self.region, charge_type)
 
-    def parse_price(
-        self,
-        response: Response,
-        listing: GpuListing,
-        free: int | None,
-        quotes: Quotes,
-        charge_type: str,
-    ) -> Iterator[Any]:
-        where = response.meta["gpurent_where"]
-        data = self.read(response)
-        if self._rejected:
-            return
-        if data is None:  # not JSON: noted as a layout error
-            yield from self.next_quote(listing, free, quotes, charge_type, None)
-            return
-        page = parse_price_answer(data, charge_type)
-        if page.auth_rejected:
-            self.rejected(f"RetCode signature/user error from {where}")
-            return
-        if page.api_error is not None:
-            self.note_api_error(where, page.api_error, keys=self.decided(response))
-            yield from self.next_quote(listing, free, quotes, charge_type, None)
-            return
-        yield from self.emit_answer(page, where, response)
-        yield from self.next_quote(listing, free, quotes, charge_type, page.quote or page.problem)
+    def read_price(self, data: Any, charge_type: str) -> QuotePage:
+        return parse_price_answer(data, charge_type)
 
-    def on_price_failed(self, failure: Failure) -> Iterator[Any]:
-        self.on_request_failed(failure)
-        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
-        yield from self.next_quote(
-            kwargs["listing"], kwargs["free"], kwargs["quotes"], kwargs["charge_type"], None
-        )
-
-    def next_quote(
-        self,
-        listing: GpuListing,
-        free: int | None,
-        quotes: Quotes,
-        charge_type: str,
-        got: PriceQuote | FieldProblem | None,
-    ) -> Iterator[Any]:
-        """Store this quote, then ask the next ChargeType or emit the offer."""
-        quotes = dict(quotes)
-        if got is not None:
-            quotes[charge_type] = got
-        if charge_type == DYNAMIC and not isinstance(got, PriceQuote):
-            # No headline price: a failed request is already noted; an untrustworthy
-            # price quarantines the offer without asking for its plans.
-            if got is not None:
-                yield from self.emit(offer_records(self.context(), listing, free, quotes).records)
-            return
-        following = CHARGE_ORDER.index(charge_type) + 1
-        if following < len(CHARGE_ORDER):
-            yield self.price_request(listing, free, quotes, CHARGE_ORDER[following])
-            return
-        result: PageResult = offer_records(self.context(), listing, free, quotes)
-        for note in result.notes:
-            self.note(note)
-        yield from self.emit(result.records)
+    def offer_page(self, listing: GpuListing, quotes: Quotes) -> PageResult:
+        free = self.free_cards.get(listing.offer_key)
+        return offer_records(self.context(), listing, free, quotes)

@@ -28,13 +28,14 @@ or `Status`, a price entry lost `ChargeType` or `Price`: drift, never read as a 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
 from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, PricePlan, SkipKind
 from gpurent_core.normalize.availability import availability_from_flag
+from spiders.parsers import ucloud
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -49,13 +50,12 @@ from spiders.parsers.common import (
     make_quarantine,
     make_skip,
     price_plan,
-    require,
     to_int,
     to_price,
 )
-from spiders.parsers.contract import Contract, apply_check, check_items, contracted
+from spiders.parsers.contract import Contract, apply_check, check_items
 from spiders.parsers.envelope import ApiPage
-from spiders.parsers.ucloud import ParamValue, envelope_problem, type_offer_key
+from spiders.parsers.ucloud import ParamValue, envelope_problem
 
 CURRENCY = "CNY"
 PRICE_PAGE_URL = "https://www.ucloud.cn/site/active/gpu.html"
@@ -80,12 +80,9 @@ TYPES_CONTRACT = Contract(
 PRICE_CONTRACT = Contract("price entry", identity=("ChargeType",), price=("Price",))
 CONTRACTS: tuple[Contract, ...] = (TYPES_CONTRACT, PRICE_CONTRACT)
 
-MAX_VRAM_GB = 1024
-"""No card has a terabyte of memory: a GraphicsMemory.Value above is a bad cell."""
 
 BOOT_DISK_GB = 20
 """System disk we price with: the default 20 GB a Linux image needs (it must be bought)."""
-DEFAULT_BOOT_DISK_TYPE = "CLOUD_SSD"
 DEFAULT_CPU = 4
 DEFAULT_MEMORY_MB = 8192
 """The price action's documented defaults, used when a type lists no CPU/memory size."""
@@ -144,51 +141,21 @@ def price_params(listing: GpuListing, region: str, charge_type: str) -> dict[str
 # -- DescribeAvailableInstanceTypes ---------------------------------------------
 
 
-@dataclass
-class TypesPage(ApiPage):
-    listings: list[GpuListing] = field(default_factory=list)
+TypesPage = ucloud.TypesPage
+"""The instance types answer (its `listings`: `GpuListing`s)."""
 
 
-def parse_instance_types(data: Any, ctx: ParseContext) -> TypesPage:
-    problem = envelope_problem(data)
-    if problem is not None:
-        return TypesPage.unanswered(problem)
-    items = data.get("AvailableInstanceTypes")
-    if not isinstance(items, list):
-        return TypesPage(layout_error="no 'AvailableInstanceTypes' list in a RetCode 0 answer")
-    page = TypesPage()
-    for item in items:
-        page.records.extend(_type_records(item, ctx, page))
-    apply_check(page, check_items(items, TYPES_CONTRACT))
-    return page
+def parse_instance_types(data: Any, ctx: ParseContext) -> ucloud.TypesPage[GpuListing]:
+    return ucloud.read_instance_types(data, ctx, TYPES_CONTRACT, _listing)
 
 
-def _type_records(item: Any, ctx: ParseContext, page: TypesPage) -> list[Record]:
-    """The quarantine line of an instance type that cannot be listed (none when it is listed
-    or skipped); one type's failure costs that type only."""
-    return contracted(
-        ctx, item, TYPES_CONTRACT, offer_key=type_offer_key, build=lambda: _add_listing(item, page)
-    )
-
-
-def _add_listing(item: dict[str, Any], page: TypesPage) -> list[Record]:
-    listing = _listing(item, page)
-    if listing is None:
-        return []
-    if any(known.offer_key == listing.offer_key for known in page.listings):
-        page.notes.append(f"{listing.offer_key}: listed twice, first kept")
-    else:
-        page.listings.append(listing)
-    return []
-
-
-def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
+def _listing(item: dict[str, Any], page: ucloud.TypesPage[GpuListing]) -> GpuListing | None:
     """The listing of a GPU type on sale; None for a spot type (with a note). A type that is
     no public GPU offer raises `Skip` (counted by kind in the run report)."""
-    zone = _text(item, "Zone")
-    name = _text(item, "Name")
-    machine_class = _text(item, "MachineClass")
-    status = _text(item, "Status")
+    zone = ucloud.text_field(item, "Zone")
+    name = ucloud.text_field(item, "Name")
+    machine_class = ucloud.text_field(item, "MachineClass")
+    status = ucloud.text_field(item, "Status")
     if machine_class != GPU_CLASS:
         raise Skip(SkipKind.NOT_A_GPU_OFFER, f"MachineClass {machine_class!r}: no GPU")
     if status == HIDDEN:
@@ -198,7 +165,7 @@ def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
         # its answer): a plan we cannot price, not an offer we are blind to.
         page.notes.append(f"{zone}/{name}: spot instance type, no spot price read: skipped")
         return None
-    vram_gb = _vram_gb(item)
+    vram_gb = ucloud.graphics_memory_gb(item)
     identify_gpu(name, field="Name", vram_gb=vram_gb)  # unknown cards: quarantined now
     gpu_count, cpu, memory_mb = _smallest_size(item)
     parent = item.get("ParentType")
@@ -212,65 +179,31 @@ def _listing(item: dict[str, Any], page: TypesPage) -> GpuListing | None:
         gpu_count=gpu_count,
         cpu=cpu,
         memory_mb=memory_mb,
-        boot_disk_type=_boot_disk_type(item),
+        boot_disk_type=ucloud.boot_disk_type(item),
     )
-
-
-def _text(item: Mapping[str, Any], key: str) -> str:
-    """`item[key]` as stripped text: missing when null or blank, refused when not text."""
-    value = require(item, key)
-    if not isinstance(value, str):
-        raise FieldProblem(INVALID_VALUE, key, f"{key} is not text: {value!r}"[:120])
-    return value.strip()
-
-
-def _vram_gb(item: dict[str, Any]) -> int | None:
-    memory = item.get("GraphicsMemory")
-    if not isinstance(memory, dict) or memory.get("Value") is None:
-        return None
-    value = to_int(memory["Value"], "GraphicsMemory")
-    if not 0 < value <= MAX_VRAM_GB:
-        shown = value if value <= MAX_VRAM_GB else f"over {MAX_VRAM_GB}"
-        raise FieldProblem(INVALID_VALUE, "GraphicsMemory", f"GraphicsMemory.Value is {shown}")
-    return value
 
 
 def _smallest_size(item: dict[str, Any]) -> tuple[int, int, int]:
     """(GPUs, CPU cores, memory MB) of the smallest machine: the fewest cards, then the
     fewest cores and least memory listed for that card count."""
-    sizes = [s for s in _list(item.get("MachineSizes")) if isinstance(s, dict)]
+    sizes = [s for s in ucloud.side_list(item.get("MachineSizes")) if isinstance(s, dict)]
     with_gpu = [(to_int(s.get("Gpu"), "MachineSizes"), s) for s in sizes if s.get("Gpu")]
     usable = [(count, size) for count, size in with_gpu if count >= 1]
     if not usable:
         raise FieldProblem(INVALID_VALUE, "MachineSizes", "no machine size with a GPU")
     gpu_count, size = min(usable, key=lambda pair: pair[0])
     shapes: list[tuple[int, int]] = []
-    for collection in _list(size.get("Collection")):
+    for collection in ucloud.side_list(size.get("Collection")):
         if not isinstance(collection, dict) or collection.get("Cpu") is None:
             continue
         cpu = to_int(collection["Cpu"], "MachineSizes")
-        memories = [to_int(m, "MachineSizes") for m in _list(collection.get("Memory"))]
+        memories = [to_int(m, "MachineSizes") for m in ucloud.side_list(collection.get("Memory"))]
         if cpu >= 1 and memories and min(memories) >= 1:
             shapes.append((cpu, min(memories)))
     if not shapes:
         return gpu_count, DEFAULT_CPU, DEFAULT_MEMORY_MB
     cpu, memory_mb = min(shapes)
     return gpu_count, cpu, memory_mb
-
-
-def _boot_disk_type(item: dict[str, Any]) -> str:
-    for disk_class in _list(item.get("Disks")):
-        if not isinstance(disk_class, dict):
-            continue
-        for boot in _list(disk_class.get("BootDisk")):
-            if isinstance(boot, dict) and isinstance(boot.get("Name"), str) and boot["Name"]:
-                return str(boot["Name"])
-    return DEFAULT_BOOT_DISK_TYPE
-
-
-def _list(value: Any) -> list[Any]:
-    # A side list (sizes, disk classes) that is not a list describes nothing: read as empty.
-    return value if isinstance(value, list) else []
 
 
 # -- GetUHostInstancePrice ---------------------------------------------------------
