@@ -13,8 +13,6 @@ from crawl_kit import (
     RUN_ID,
     TOKEN,
     assert_api_spider,
-    assert_auth_missing,
-    assert_auth_rejected,
     assert_secrets_kept,
     copy_recordings,
     crawl,
@@ -24,7 +22,7 @@ from crawl_kit import (
 
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
-from replay import Fault, ReplayServer
+from replay import ReplayServer
 from spiders.providers.chenyu.spider import ChenyuSpider
 
 KEY_ENV = "CHENYU_API_KEY"
@@ -61,24 +59,6 @@ def test_key_reads_every_gpu_with_plans_and_unknown_stock(
     assert report["missing_fields"] == [] and report["layout_errors"] == []
     assert classify_run(report, returncode=0).status is RunStatus.OK
     assert_secrets_kept(result, TOKEN)
-
-
-def test_without_key_nothing_is_asked_and_auth_is_missing(
-    server: ReplayServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    assert_auth_missing(crawl("chenyu", server, tmp_path), KEY_ENV)
-
-
-@pytest.mark.parametrize("status", [401, 403])
-def test_refused_key_is_rejected(
-    status: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(KEY_ENV, TOKEN)
-    result = crawl_scene("chenyu", tmp_path, faults=[Fault("chenyu", PATH, status=status)])
-    assert_auth_rejected(result, TOKEN)
 
 
 def rewritten_list(tmp_path: Path, edit: Callable[[list[dict[str, Any]]], None]) -> Path:

@@ -9,8 +9,6 @@ import pytest
 from crawl_kit import (
     RUN_ID,
     TOKEN,
-    assert_auth_missing,
-    assert_auth_rejected,
     assert_secrets_kept,
     copy_recordings,
     crawl,
@@ -20,7 +18,7 @@ from crawl_kit import (
 
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
-from replay import Fault, ReplayServer
+from replay import ReplayServer
 
 TOKEN_ENV = "FEATURIZE_TOKEN"
 PATH = "/bus/api/v1/available_instances"
@@ -61,21 +59,6 @@ def test_token_reads_every_instance(
     # one status unread: partial, never plain ok (rule of truth 9)
     assert classify_run(report, returncode=0).status is RunStatus.PARTIAL
     assert_secrets_kept(result, TOKEN)
-
-
-def test_without_token_nothing_is_asked_and_auth_is_missing(
-    server: ReplayServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
-    assert_auth_missing(crawl("featurize", server, tmp_path), TOKEN_ENV)
-
-
-def test_refused_token_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
-    result = crawl_scene("featurize", tmp_path, faults=[Fault("featurize", PATH, status=401)])
-    assert_auth_rejected(result, TOKEN)
 
 
 def test_status_renamed_in_the_answer_is_a_layout_change_not_a_market(

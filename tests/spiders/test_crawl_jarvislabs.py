@@ -9,7 +9,6 @@ from crawl_kit import (
     RUN_ID,
     Routes,
     assert_api_spider,
-    assert_auth_missing,
     assert_auth_rejected,
     assert_secrets_kept,
     crawl,
@@ -52,18 +51,12 @@ def test_server_meta_prices_and_free_cards(
     assert_secrets_kept(result, KEY)
 
 
-def test_missing_key_is_auth_missing(
-    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    assert_auth_missing(crawl("jarvislabs", server, tmp_path), KEY_ENV)
-
-
 def refuse_the_key(routes: Routes) -> None:
     routes[0].update(status=401, body="not_authenticated.json")
 
 
 def test_refused_key_is_auth_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # JarvisLabs' own 401 answer (recorded): the keyed-list path, on the provider's body.
     monkeypatch.setenv(KEY_ENV, KEY)
     root = recordings_with_routes(tmp_path, "jarvislabs", refuse_the_key)
     result = crawl_scene("jarvislabs", tmp_path, root=root)

@@ -82,8 +82,9 @@ def test_refused_key_is_auth_rejected(tmp_path: Path, monkeypatch: pytest.Monkey
     root = recordings_with_routes(tmp_path, "lambda", revoke_the_key)
     result = crawl_scene("lambda", tmp_path, root=root)
     assert result.returncode == 0, result.log[-2000:]
-    assert result.report["responses_by_status"] == {"401": 1}
-    assert result.report["pages_parsed"] == 0
+    # Answered, not failed: a refused key is not retried nor given up on.
+    assert len(result.calls) == 1 and result.report["responses_by_status"] == {"401": 1}
+    assert (result.report["pages_parsed"], result.report["requests_gave_up"]) == (0, 0)
     assert_auth_rejected(result, KEY)
 
 

@@ -9,16 +9,13 @@ import pytest
 from crawl_kit import (
     RUN_ID,
     assert_api_spider,
-    assert_auth_missing,
-    assert_auth_rejected,
     assert_secrets_kept,
     crawl,
-    crawl_scene,
 )
 
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
-from replay import Fault, ReplayServer
+from replay import ReplayServer
 from spiders.providers.paperspace.spider import PaperspaceSpider
 
 KEY_ENV = "PAPERSPACE_API_KEY"
@@ -72,24 +69,6 @@ def test_paperspace_reads_every_cluster_with_the_key(
         "13 offers, 3 skipped (not_a_gpu_offer 2, outside_catalog 1)",
     )
     assert_secrets_kept(result, KEY)
-
-
-def test_paperspace_without_a_key_asks_nothing_and_says_so(
-    server: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    assert_auth_missing(crawl("paperspace", server, tmp_path), KEY_ENV)
-
-
-def test_paperspace_refused_key_is_rejected_not_failed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(KEY_ENV, KEY)
-    result = crawl_scene("paperspace", tmp_path, faults=[Fault("paperspace", PATH, status=401)])
-    assert len(result.calls) == 1  # a 401 is not retried
-    assert result.report["responses_by_status"] == {"401": 1}
-    assert result.report["requests_gave_up"] == 0
-    assert_auth_rejected(result, KEY)
 
 
 def test_paperspace_spider_facts_and_settings() -> None:

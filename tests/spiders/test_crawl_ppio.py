@@ -9,16 +9,13 @@ import pytest
 from crawl_kit import (
     RUN_ID,
     TOKEN,
-    assert_auth_missing,
-    assert_auth_rejected,
     assert_secrets_kept,
     crawl,
-    crawl_scene,
 )
 
 from flows.health import classify_run
 from gpurent_core.model import RunStatus
-from replay import Fault, ReplayServer
+from replay import ReplayServer
 
 KEY_ENV = "PPIO_API_KEY"
 PATH = "/gpu-instance/openapi/v1/products"
@@ -54,18 +51,3 @@ def test_key_reads_every_product_sold_out_ones_too(
     # Nothing quarantined, no field missing: ok (one quarantined item would make it partial).
     assert classify_run(report, returncode=0).status is RunStatus.OK
     assert_secrets_kept(result, TOKEN)
-
-
-def test_without_key_nothing_is_asked_and_auth_is_missing(
-    server: ReplayServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    assert_auth_missing(crawl("ppio", server, tmp_path), KEY_ENV)
-
-
-def test_refused_key_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(KEY_ENV, TOKEN)
-    result = crawl_scene("ppio", tmp_path, faults=[Fault("ppio", PATH, status=403)])
-    assert_auth_rejected(result, TOKEN)

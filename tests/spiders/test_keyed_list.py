@@ -1,5 +1,7 @@
 """The one-keyed-GET spiders (`spiders.keyed_list`): every one keeps the same promises, in
-process, on answers made here (each provider's crawl test runs its real `scrapy crawl`)."""
+process, on answers made here. Each provider's crawl test runs its real `scrapy crawl` with
+its recordings; Lambda's also without a key and with a refused one, for the shared path
+through a real process (its log included)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from scrapy.settings import Settings
 from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.test import get_crawler
 
+from flows.health import classify_run
+from gpurent_core.model import RunStatus, utcnow
 from spiders.keyed_list import KeyedListSpider
-from spiders.ledger import EVERY_OFFER
+from spiders.ledger import EVERY_OFFER, build_report
 from spiders.parsers.common import PageResult
 from spiders.parsers.envelope import ApiPage
 
@@ -57,6 +61,29 @@ def make(
     return spider_cls.from_crawler(crawler)
 
 
+def report(spider: Any) -> dict[str, Any]:
+    """The run report the crawl would write (`spiders.extensions.RunReport`)."""
+    now = utcnow()
+    return build_report(
+        spider.ledger,
+        provider=spider.name,
+        run_id="keyed-list-test",
+        started_at=now,
+        finished_at=now,
+        finish_reason="finished",
+        needs_auth=spider.needs_auth,
+    )
+
+
+def assert_needs_auth(spider: Any) -> None:
+    """A run that needs credentials: never failed, never a layout change, never sold out,
+    and the key in nothing it reports."""
+    written = report(spider)
+    assert written["offers"] == 0 and written["layout_errors"] == [] and written["errors"] == []
+    assert classify_run(written, returncode=0).status is RunStatus.AUTH_REQUIRED
+    assert KEY not in repr(written)
+
+
 @pytest.fixture(params=KEYED, ids=lambda s: s.name)
 def spider_cls(request: pytest.FixtureRequest) -> type[KeyedListSpider]:
     return request.param
@@ -69,6 +96,7 @@ def test_without_a_key_nothing_is_asked(
     assert first_requests(spider) == []
     assert spider.ledger.auth == "missing"
     assert spider_cls.auth_env[0] in (spider.ledger.auth_detail or "")
+    assert_needs_auth(spider)
 
 
 def test_the_key_travels_in_a_header_of_one_get(
@@ -90,7 +118,8 @@ def test_a_refused_key_reads_nothing(
     spider = make(spider_cls, monkeypatch, KEY)
     [request] = first_requests(spider)
     assert list(spider.parse_answer(answer(request, b'{"error": "no"}', status))) == []
-    assert spider.ledger.auth == "rejected" and spider.ledger.layout_errors == []
+    assert spider.ledger.auth == "rejected"
+    assert_needs_auth(spider)
 
 
 def test_an_answer_that_is_not_json_is_a_layout_error(
