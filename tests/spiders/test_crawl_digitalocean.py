@@ -30,7 +30,10 @@ from flows.health import classify_run
 from gpurent import api
 from gpurent_core.model import RunStatus
 from spiders.ledger import EVERY_OFFER
-from spiders.providers.digitalocean.spider import SIZES_PATH, TOKEN_ENV, DigitaloceanSpider
+from spiders.providers.digitalocean.spider import DigitaloceanSpider
+
+SIZES_PATH = "/v2/sizes"
+TOKEN_ENV = "DIGITALOCEAN_TOKEN"
 
 PROVIDER = "digitalocean"
 RECORDINGS = Path(__file__).resolve().parents[2] / "spiders/providers/digitalocean/recordings"
@@ -160,7 +163,7 @@ def test_a_refused_token_is_rejected_reads_nothing_and_closes_nothing(
     spider = make_spider(monkeypatch, token=TOKEN)
     [request] = first_requests(spider)
     assert request.headers.get("Authorization") == f"Bearer {TOKEN}".encode()
-    assert list(spider.parse_sizes(answer(request, body, status), page=1)) == []
+    assert list(spider.parse_answer(answer(request, body, status), page=1)) == []
     assert spider.ledger.auth == "rejected" and spider.ledger.layout_errors == []
     assert EVERY_OFFER in spider.ledger.unread_prefixes
 
@@ -169,7 +172,7 @@ def test_an_error_body_is_a_failed_request(monkeypatch: pytest.MonkeyPatch) -> N
     spider = make_spider(monkeypatch, token=TOKEN)
     [request] = first_requests(spider)
     body = b'{"id": "server_error", "message": "Something went wrong."}'
-    assert list(spider.parse_sizes(answer(request, body), page=1)) == []
+    assert list(spider.parse_answer(answer(request, body), page=1)) == []
     assert spider.ledger.requests_gave_up == 1 and spider.ledger.layout_errors == []
     assert EVERY_OFFER in spider.ledger.unread_prefixes
 
@@ -182,7 +185,7 @@ def test_page_1_asks_for_the_pages_its_total_counts_up_to_the_cap(
     [request] = first_requests(spider)
     assert request.url == f"http://replay/do{SIZES_PATH}?page=1&per_page=50"
     out = list(
-        spider.parse_sizes(answer(request, (RECORDINGS / "sizes_page1.json").read_bytes()), page=1)
+        spider.parse_answer(answer(request, (RECORDINGS / "sizes_page1.json").read_bytes()), page=1)
     )
     later = requests_in(out)
     assert [r.cb_kwargs for r in later] == [{"page": 2}, {"page": 3}]
@@ -190,7 +193,7 @@ def test_page_1_asks_for_the_pages_its_total_counts_up_to_the_cap(
     assert spider.ledger.page_cap_reached == 3 and EVERY_OFFER in spider.ledger.unread_prefixes
     # A later page asks for nothing more.
     page_2 = (RECORDINGS / "sizes_page2.json").read_bytes()
-    assert requests_in(list(spider.parse_sizes(answer(later[0], page_2), page=2))) == []
+    assert requests_in(list(spider.parse_answer(answer(later[0], page_2), page=2))) == []
 
 
 def test_a_page_1_without_a_total_but_a_next_page_leaves_the_rest_unread(
@@ -200,7 +203,7 @@ def test_a_page_1_without_a_total_but_a_next_page_leaves_the_rest_unread(
     [request] = first_requests(spider)
     doc = json.loads((RECORDINGS / "sizes_page1.json").read_text(encoding="utf-8"))
     del doc["meta"]
-    out = list(spider.parse_sizes(answer(request, json.dumps(doc).encode()), page=1))
+    out = list(spider.parse_answer(answer(request, json.dumps(doc).encode()), page=1))
     assert requests_in(out) == [] and len(out) == 9  # page 1's offers still emitted
     assert len(spider.ledger.layout_errors) == 1 and "meta.total" in spider.ledger.layout_errors[0]
     assert EVERY_OFFER in spider.ledger.unread_prefixes
@@ -211,7 +214,7 @@ def test_a_single_page_without_a_total_is_the_whole_list(monkeypatch: pytest.Mon
     [request] = first_requests(spider)
     doc = json.loads((RECORDINGS / "sizes_page2.json").read_text(encoding="utf-8"))
     del doc["meta"]
-    out = list(spider.parse_sizes(answer(request, json.dumps(doc).encode()), page=1))
+    out = list(spider.parse_answer(answer(request, json.dumps(doc).encode()), page=1))
     assert requests_in(out) == [] and len(out) == 3
     assert spider.ledger.layout_errors == [] and spider.ledger.unread_prefixes == []
 
@@ -219,7 +222,7 @@ def test_a_single_page_without_a_total_is_the_whole_list(monkeypatch: pytest.Mon
 def test_an_answer_that_is_not_json_is_a_layout_error(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, token=TOKEN)
     [request] = first_requests(spider)
-    assert list(spider.parse_sizes(answer(request, b"<html>502</html>"), page=1)) == []
+    assert list(spider.parse_answer(answer(request, b"<html>502</html>"), page=1)) == []
     assert len(spider.ledger.layout_errors) == 1 and EVERY_OFFER in spider.ledger.unread_prefixes
 
 

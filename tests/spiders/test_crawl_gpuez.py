@@ -30,12 +30,10 @@ from flows.health import classify_run
 from gpurent import api
 from gpurent_core.model import RunStatus
 from spiders.ledger import EVERY_OFFER
-from spiders.providers.gpuez.spider import (
-    KEY_ENV,
-    MACHINE_LIST_PATH,
-    GpuezSpider,
-    basic_authorization,
-)
+from spiders.providers.gpuez.spider import GpuezSpider, basic_authorization
+
+KEY_ENV = "GPUEZ_API_KEY"
+MACHINE_LIST_PATH = "/zsc/open/api/v2/machine/list"
 
 PROVIDER = "gpuez"
 # An id and a secret, as RFC 7617's Basic credential pairs them.
@@ -155,7 +153,7 @@ def test_a_refused_key_is_rejected_reads_nothing_and_closes_nothing(
     spider = make_spider(monkeypatch, key=KEY)
     [request] = first_requests(spider)
     body = (RECORDINGS / "unauthorized.json").read_bytes()
-    assert list(spider.parse_machine_list(answer(request, body, status), page=1)) == []
+    assert list(spider.parse_answer(answer(request, body, status), page=1)) == []
     assert spider.ledger.auth == "rejected" and spider.ledger.layout_errors == []
     assert EVERY_OFFER in spider.ledger.unread_prefixes
 
@@ -164,11 +162,11 @@ def test_a_full_page_asks_for_the_next_until_the_page_cap(monkeypatch: pytest.Mo
     spider = make_spider(monkeypatch, key=KEY, GPURENT_MAX_PAGES="2")
     [request] = first_requests(spider)
     page_1 = (RECORDINGS / "machine_list_page1.json").read_bytes()
-    [following] = requests_in(list(spider.parse_machine_list(answer(request, page_1), page=1)))
+    [following] = requests_in(list(spider.parse_answer(answer(request, page_1), page=1)))
     assert following.url.endswith("?machine_type=4&page=2&page_size=10")
     assert following.headers.get("Authorization") == f"Basic {ENCODED}".encode()
     # Page 2 is as full, but the cap stops there: partial, never the whole market.
-    assert not requests_in(list(spider.parse_machine_list(answer(following, page_1), page=2)))
+    assert not requests_in(list(spider.parse_answer(answer(following, page_1), page=2)))
     assert spider.ledger.page_cap_reached == 2 and EVERY_OFFER in spider.ledger.unread_prefixes
 
 
@@ -178,7 +176,7 @@ def test_an_api_error_is_a_failed_request_not_an_empty_market(
     spider = make_spider(monkeypatch, key=KEY)
     [request] = first_requests(spider)
     body = json.dumps({"code": 10003, "message": "参数错误", "trace": "x"}).encode()
-    assert list(spider.parse_machine_list(answer(request, body), page=1)) == []
+    assert list(spider.parse_answer(answer(request, body), page=1)) == []
     assert spider.ledger.requests_gave_up == 1 and spider.ledger.layout_errors == []
     assert EVERY_OFFER in spider.ledger.unread_prefixes
 
@@ -186,7 +184,7 @@ def test_an_api_error_is_a_failed_request_not_an_empty_market(
 def test_an_answer_that_is_not_json_is_a_layout_error(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, key=KEY)
     [request] = first_requests(spider)
-    assert list(spider.parse_machine_list(answer(request, b"<html>502</html>"), page=1)) == []
+    assert list(spider.parse_answer(answer(request, b"<html>502</html>"), page=1)) == []
     assert len(spider.ledger.layout_errors) == 1 and EVERY_OFFER in spider.ledger.unread_prefixes
 
 

@@ -32,11 +32,10 @@ from gpurent import api
 from gpurent_core.model import RunStatus
 from spiders.ledger import EVERY_OFFER
 from spiders.providers.primeintellect.parser import EMPTY_ANSWER
-from spiders.providers.primeintellect.spider import (
-    AVAILABILITY_PATH,
-    KEY_ENV,
-    PrimeintellectSpider,
-)
+from spiders.providers.primeintellect.spider import PrimeintellectSpider
+
+AVAILABILITY_PATH = "/api/v1/availability/"
+KEY_ENV = "PRIME_API_KEY"
 
 PROVIDER = "primeintellect"
 H100_BOX = "runpod/US-TX-4/NVIDIA H100 80GB HBM3/8/secure_cloud"
@@ -146,7 +145,7 @@ def test_a_refused_key_is_rejected_and_reads_nothing(
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
     body = b'{"detail": "Invalid or missing API key"}'
-    assert list(spider.parse_availability(answer(request, body, status), page=1)) == []
+    assert list(spider.parse_answer(answer(request, body, status), page=1)) == []
     assert spider.ledger.auth == "rejected" and spider.ledger.layout_errors == []
 
 
@@ -155,11 +154,11 @@ def test_a_full_page_asks_for_the_next_until_the_page_cap(monkeypatch: pytest.Mo
     spider = make_spider(monkeypatch, key=TOKEN, GPURENT_PAGE_SIZE="13", GPURENT_MAX_PAGES="2")
     [request] = first_requests(spider)
     assert request.url.endswith(f"{AVAILABILITY_PATH}?page=1&page_size=13")
-    out = list(spider.parse_availability(answer(request, RECORDING.read_bytes()), page=1))
+    out = list(spider.parse_answer(answer(request, RECORDING.read_bytes()), page=1))
     [following] = [o for o in out if isinstance(o, scrapy.Request)]
     assert following.url.endswith("?page=2&page_size=13") and following.cb_kwargs == {"page": 2}
     # Page 2 is as full, but the cap stops there: partial, never the whole market.
-    out = list(spider.parse_availability(answer(following, RECORDING.read_bytes()), page=2))
+    out = list(spider.parse_answer(answer(following, RECORDING.read_bytes()), page=2))
     assert not [o for o in out if isinstance(o, scrapy.Request)]
     assert spider.ledger.page_cap_reached == 2 and EVERY_OFFER in spider.ledger.unread_prefixes
 
@@ -167,7 +166,7 @@ def test_a_full_page_asks_for_the_next_until_the_page_cap(monkeypatch: pytest.Mo
 def test_a_short_page_ends_the_listing(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
-    out = list(spider.parse_availability(answer(request, RECORDING.read_bytes()), page=1))
+    out = list(spider.parse_answer(answer(request, RECORDING.read_bytes()), page=1))
     assert len(out) == 12 and not [o for o in out if isinstance(o, scrapy.Request)]
     assert spider.ledger.unread_prefixes == [] and spider.ledger.page_cap_reached is None
 
@@ -175,7 +174,7 @@ def test_a_short_page_ends_the_listing(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_answer_that_is_not_json_is_a_layout_error(monkeypatch: pytest.MonkeyPatch) -> None:
     spider = make_spider(monkeypatch, key=TOKEN)
     [request] = first_requests(spider)
-    assert list(spider.parse_availability(answer(request, b"<html>502</html>"), page=1)) == []
+    assert list(spider.parse_answer(answer(request, b"<html>502</html>"), page=1)) == []
     assert len(spider.ledger.layout_errors) == 1 and EVERY_OFFER in spider.ledger.unread_prefixes
 
 

@@ -119,6 +119,7 @@ def test_a_refused_key_reads_nothing(
     [request] = first_requests(spider)
     assert list(spider.parse_answer(answer(request, b'{"error": "no"}', status))) == []
     assert spider.ledger.auth == "rejected"
+    assert EVERY_OFFER in spider.ledger.unread_prefixes  # not read: nothing of it is gone
     assert_needs_auth(spider)
 
 
@@ -151,6 +152,8 @@ def test_what_the_page_says_decides_the_run(
     spider = make(spider_cls, monkeypatch, KEY)
     [request] = first_requests(spider)
     monkeypatch.setattr(spider, "parse_list", lambda data, ctx: page)
+    # What follows a page is each paged provider's own (its crawl tests): none here.
+    monkeypatch.setattr(spider, "later_requests", lambda number, result: iter(()))
     assert list(spider.parse_answer(answer(request, b"{}"))) == []
     assert spider.ledger.requests_gave_up == gave_up
     if auth is not None:

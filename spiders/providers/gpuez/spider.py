@@ -22,20 +22,15 @@ settings or written to the feed or the run report.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
 import scrapy
-from scrapy.http import Response
 
-from gpurent_core.providers import provider
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
-from spiders.providers.gpuez.parser import BARE_METAL, parse_machine_list
-
-MACHINE_LIST_PATH = "/zsc/open/api/v2/machine/list"
-# The credentials it reads, from its line in gpurent_core.providers.
-(KEY_ENV,) = provider("gpuez").auth_env
+from spiders.keyed_list import KeyedListSpider
+from spiders.parsers.common import ParseContext
+from spiders.providers.gpuez.parser import BARE_METAL, MachinePage, parse_machine_list
 
 
 def basic_authorization(secret: str) -> str:
@@ -50,47 +45,26 @@ def basic_authorization(secret: str) -> str:
     return f"Basic {secret}"
 
 
-class GpuezSpider(ApiSpider):
+class GpuezSpider(KeyedListSpider):
     """Reads GpuEZ's documented open API."""
 
     name = "gpuez"
-    needs_auth = True
+    list_path = "/zsc/open/api/v2/machine/list"
+    paged = True
     default_page_size = 10  # the documented default; its largest accepted size is not
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._key = env_secret(KEY_ENV)
+    def key_headers(self, key: str) -> dict[str, str]:
+        return {"Authorization": basic_authorization(key)}
 
-    async def start(self) -> AsyncIterator[Any]:
-        if self._key is None:
-            self.note_auth("missing", f"{KEY_ENV} not set: the machine list needs a key")
-            return
-        yield self.page_request(1)
-
-    def page_request(self, page: int) -> scrapy.Request:
-        assert self._key is not None
-        query = urlencode({"machine_type": BARE_METAL, "page": page, "page_size": self.page_size})
-        return self.json_request(
-            f"{self.url(MACHINE_LIST_PATH)}?{query}",
-            headers={"Authorization": basic_authorization(self._key)},
-            refusals=KEY_REFUSED,
-            callback=self.parse_machine_list,
-            cb_kwargs={"page": page},
+    def page_query(self, page: int) -> str:
+        return "?" + urlencode(
+            {"machine_type": BARE_METAL, "page": page, "page_size": self.page_size}
         )
 
-    def parse_machine_list(self, response: Response, page: int) -> Iterator[Any]:
-        where = f"{MACHINE_LIST_PATH} page {page}"
-        if self.key_refused(response, "the machine list"):
-            self.note_unread()  # a later page refused: what it held is not gone
-            return
-        result = self.json_page(response, where, parse_machine_list)
-        if result is None:
-            return
-        if result.api_error is not None:
-            self.note_api_error(where, result.api_error)
-            return
-        self.note_auth("ok")
-        yield from self.emit_page(result, where)
+    def parse_list(self, data: Any, ctx: ParseContext) -> MachinePage:
+        return parse_machine_list(data, ctx)
+
+    def later_requests(self, page: int, result: MachinePage) -> Iterator[scrapy.Request]:
         full = result.layout_error is None and result.listed >= self.page_size
         if full and not self.page_limit_reached(page):
-            yield self.page_request(page + 1)
+            yield self.list_request(page + 1)

@@ -20,63 +20,33 @@ or written to the feed or the run report.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
 import scrapy
-from scrapy.http import Response
 
-from gpurent_core.providers import provider
-from spiders.base import KEY_REFUSED, ApiSpider, env_secret
-from spiders.providers.primeintellect.parser import parse_gpu_availability
-
-AVAILABILITY_PATH = "/api/v1/availability/"
-# The credentials it reads, from its line in gpurent_core.providers.
-(KEY_ENV,) = provider("primeintellect").auth_env
+from spiders.keyed_list import KeyedListSpider
+from spiders.parsers.common import ParseContext
+from spiders.providers.primeintellect.parser import AvailabilityPage, parse_gpu_availability
 
 
-class PrimeintellectSpider(ApiSpider):
+class PrimeintellectSpider(KeyedListSpider):
     """Reads Prime Intellect's documented REST API, as its public CLI does."""
 
     name = "primeintellect"
-    needs_auth = True
+    list_path = "/api/v1/availability/"
+    paged = True
     default_page_size = 500  # the endpoint's default and largest page
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._key = env_secret(KEY_ENV)
+    def page_query(self, page: int) -> str:
+        return "?" + urlencode({"page": page, "page_size": self.page_size})
 
-    async def start(self) -> AsyncIterator[Any]:
-        if self._key is None:
-            self.note_auth("missing", f"{KEY_ENV} not set: the availability API needs a key")
-            return
-        yield self.page_request(1)
+    def parse_list(self, data: Any, ctx: ParseContext) -> AvailabilityPage:
+        # An empty answer is an API error: what it would have listed is unread, not gone.
+        return parse_gpu_availability(data, ctx)
 
-    def page_request(self, page: int) -> scrapy.Request:
-        assert self._key is not None
-        query = urlencode({"page": page, "page_size": self.page_size})
-        return self.json_request(
-            f"{self.url(AVAILABILITY_PATH)}?{query}",
-            headers={"Authorization": f"Bearer {self._key}"},
-            refusals=KEY_REFUSED,
-            callback=self.parse_availability,
-            cb_kwargs={"page": page},
-        )
-
-    def parse_availability(self, response: Response, page: int) -> Iterator[Any]:
-        where = f"{AVAILABILITY_PATH} page {page}"
-        if self.key_refused(response, "the availability API"):
-            return
-        result = self.json_page(response, where, parse_gpu_availability)
-        if result is None:
-            return
-        if result.api_error is not None:
-            # An empty answer too: what it would have listed is unread, not gone.
-            self.note_api_error(where, result.api_error)
-            return
-        self.note_auth("ok")
-        yield from self.emit_page(result, where)
+    def later_requests(self, page: int, result: AvailabilityPage) -> Iterator[scrapy.Request]:
         full = result.layout_error is None and result.listed >= self.page_size
         if full and not self.page_limit_reached(page):
-            yield self.page_request(page + 1)
+            yield self.list_request(page + 1)
