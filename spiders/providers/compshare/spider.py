@@ -62,8 +62,8 @@ class CompshareSpider(UCloudApiSpider):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Offer key -> the free cards its zone's inventory told (None: no count).
         self.free_cards: dict[str, int | None] = {}
-        """Offer key -> free cards its zone's inventory told (None: no count)."""
 
     def types_params(self) -> Mapping[str, ParamValue]:
         return instance_types_params(self.region)
