@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib
+import inspect
 import os
 import signal
 import sys
@@ -100,7 +101,21 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
     )
     for name in modules:
         app.add_typer(importlib.import_module(f"gpurent.cli.{name}").app)
+    _unwrap_help(app)
     return app
+
+
+def _unwrap_help(app: typer.Typer) -> None:
+    """Give every command its docstring with each paragraph on one line: in Rich's help,
+    Typer keeps a docstring's line breaks (but for the first paragraph of a command's own
+    help), so a break written at 92 columns showed as a short line in an 80-column help."""
+    for command in app.registered_commands:
+        if command.help is None and command.callback is not None:
+            doc = inspect.getdoc(command.callback) or ""
+            command.help = "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _unwrap_help(group.typer_instance)
 
 
 def app_for(argv: Sequence[str]) -> typer.Typer:
