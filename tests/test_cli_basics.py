@@ -46,6 +46,17 @@ def test_every_command_has_help(path: list[str]) -> None:
     assert len(result.output.strip().splitlines()) > 3
 
 
+@pytest.mark.parametrize("path", all_command_paths()[1:], ids=" ".join)
+def test_help_paragraphs_wrap_to_the_terminal(path: list[str]) -> None:
+    # A line break kept from the docstring shows as a short line in Rich's help: each
+    # paragraph reaches Click as one line, which Rich wraps to the terminal's width.
+    command: Any = get_command(build_app())
+    for name in path:
+        command = command.commands[name]
+    for paragraph in (command.help or "").split("\n\n"):
+        assert "\n" not in paragraph.strip(), paragraph
+
+
 def test_the_issue_commands_exist() -> None:
     names = {" ".join(p) for p in all_command_paths()}
     assert {"crawl", "offers", "cheapest", "providers", "quarantine", "gpus"} <= names

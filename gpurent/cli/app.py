@@ -106,16 +106,23 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
 
 
 def _unwrap_help(app: typer.Typer) -> None:
-    """Give every command its docstring with each paragraph on one line: in Rich's help,
-    Typer keeps a docstring's line breaks (but for the first paragraph of a command's own
+    """Give every command its help with each paragraph on one line: in Rich's help, Typer
+    keeps the line breaks of a help text (but for the first paragraph of a command's own
     help), so a break written at 92 columns showed as a short line in an 80-column help."""
     for command in app.registered_commands:
-        if command.help is None and command.callback is not None:
-            doc = inspect.getdoc(command.callback) or ""
-            command.help = "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
+        text = command.help
+        if text is None and command.callback is not None:
+            text = inspect.getdoc(command.callback)
+        if text:
+            command.help = _one_line_paragraphs(text)
     for group in app.registered_groups:
         if group.typer_instance is not None:
             _unwrap_help(group.typer_instance)
+
+
+def _one_line_paragraphs(text: str) -> str:
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
 
 
 def app_for(argv: Sequence[str]) -> typer.Typer:
