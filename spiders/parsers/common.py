@@ -202,13 +202,6 @@ def minor_units(value: Any, scale: int, field: str) -> Decimal:
         raise FieldProblem(PRICE_UNPARSED, field, f"{field}: {exc}") from None
 
 
-def not_negative(amount: Decimal, field: str, written: Any) -> Decimal:
-    """`amount` (read from `written`), refused when below zero."""
-    if amount < 0:
-        raise FieldProblem(PRICE_UNPARSED, field, f"{field} is negative: {written}")
-    return amount
-
-
 def id_text(value: Any) -> str | None:
     """A provider's id (text or a whole number) as an offer key; None when absent or blank."""
     if isinstance(value, bool) or not isinstance(value, str | int):

@@ -24,7 +24,7 @@ from typing import Any
 
 from gpurent_core.billing_facts import platform_fees
 from gpurent_core.model import AddonFee
-from spiders.parsers.common import PageResult, ParseContext, Record
+from spiders.parsers.common import PageResult, ParseContext
 from spiders.parsers.contract import Contract
 from spiders.parsers.ppio_products import ProductList
 
@@ -45,7 +45,3 @@ PRODUCTS = ProductList(CURRENCY, ENDPOINT_URL, PRODUCT_CONTRACT, ADDON_FEES)
 
 def parse_products(data: Any, ctx: ParseContext) -> PageResult:
     return PRODUCTS.parse(data, ctx)
-
-
-def product_records(product: Any, ctx: ParseContext) -> list[Record]:
-    return PRODUCTS.records(product, ctx)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spiders.parsers.common import PageResult, ParseContext, Record
+from spiders.parsers.common import PageResult, ParseContext
 from spiders.parsers.contract import Contract
 from spiders.parsers.ppio_products import ProductList
 
@@ -36,7 +36,3 @@ PRODUCTS = ProductList(CURRENCY, ENDPOINT_URL, PRODUCT_CONTRACT)
 
 def parse_products(data: Any, ctx: ParseContext) -> PageResult:
     return PRODUCTS.parse(data, ctx)
-
-
-def product_records(product: Any, ctx: ParseContext) -> list[Record]:
-    return PRODUCTS.records(product, ctx)
