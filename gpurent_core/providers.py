@@ -43,6 +43,11 @@ class ProviderInfo:
     """The provider's real base URL; GPURENT_BASE_URL replaces it (replay server)."""
     min_poll_interval_s: int = 300
     """Politeness: the watch poll never fetches this provider more often than this."""
+    free_count_per_machine: bool = False
+    """Its free count (``available_count``) counts the cards free on one machine, so a
+    per-card offer can be rented at that many cards at once. False where it counts a pool
+    (a region, a data center, the platform): cards free across machines are no machine of
+    that many, so no more cards than an offer lists are ever rented from it."""
     folder: str = ""
     """Its folder under ``spiders/providers/`` and Python package name there (default: the
     name; a name that is a Python keyword cannot be a package name)."""
@@ -68,7 +73,8 @@ class ProviderInfo:
 
 
 PROVIDERS: tuple[ProviderInfo, ...] = (
-    ProviderInfo("autodl", "CN", True, ("AUTODL_TOKEN",), "https://www.autodl.com"),
+    ProviderInfo("autodl", "CN", True, ("AUTODL_TOKEN",), "https://www.autodl.com",
+                 free_count_per_machine=True),
     ProviderInfo("azure", "US", False, (), "https://prices.azure.com"),
     ProviderInfo("chenyu", "CN", False, ("CHENYU_API_KEY",), "https://www.chenyu.cn"),
     ProviderInfo("cloudrift", "US", False, (), "https://api.cloudrift.ai"),
@@ -80,14 +86,16 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
     ProviderInfo("featurize", "CN", False, ("FEATURIZE_TOKEN",), "https://featurize.cn"),
     ProviderInfo("gongji", "CN", True, (), "https://www.gongjiyun.com"),
     ProviderInfo("gpuez", "CN", False, ("GPUEZ_API_KEY",), "https://api.gpuez.com"),
-    ProviderInfo("gpushare", "CN", False, ("GPUSHARE_TOKEN",), "https://api.gpushare.com"),
+    ProviderInfo("gpushare", "CN", False, ("GPUSHARE_TOKEN",), "https://api.gpushare.com",
+                 free_count_per_machine=True),
     ProviderInfo("hyperstack", "GB", False, ("HYPERSTACK_API_KEY",),
                  "https://infrahub-api.nexgencloud.com/v1"),
     ProviderInfo("jarvislabs", "IN", False, ("JARVISLABS_API_KEY",),
                  "https://backendn.jarvislabs.net"),
     ProviderInfo("lambda", "US", False, ("LAMBDA_API_KEY",), "https://cloud.lambdalabs.com",
                  folder="lambdalabs"),
-    ProviderInfo("lanyun", "CN", False, ("LANYUN_TOKEN",), "https://cloud.lanyun.net"),
+    ProviderInfo("lanyun", "CN", False, ("LANYUN_TOKEN",), "https://cloud.lanyun.net",
+                 free_count_per_machine=True),
     ProviderInfo("matpool", "CN", False, ("MATPOOL_TOKEN",), "https://matpool.com"),
     ProviderInfo("novita", "US", False, ("NOVITA_API_KEY",), "https://api.novita.ai"),
     ProviderInfo("paperspace", "US", False, ("PAPERSPACE_API_KEY",), "https://api.paperspace.io"),
@@ -99,7 +107,8 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
     ProviderInfo("suanjia", "CN", True, (), "https://www.suanjiayun.com"),
     ProviderInfo("tencentcloud", "CN", False, ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"),
                  "https://cvm.tencentcloudapi.com"),
-    ProviderInfo("tensordock", "US", False, (), "https://marketplace.tensordock.com"),
+    ProviderInfo("tensordock", "US", False, (), "https://marketplace.tensordock.com",
+                 free_count_per_machine=True),
     ProviderInfo("ucloud", "CN", False, ("UCLOUD_PUBLIC_KEY", "UCLOUD_PRIVATE_KEY"),
                  "https://api.ucloud.cn"),
     ProviderInfo("vastai", "US", False, (), "https://console.vast.ai"),
@@ -110,6 +119,11 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
 )  # fmt: skip
 
 BY_NAME: dict[str, ProviderInfo] = {p.name: p for p in PROVIDERS}
+
+PER_MACHINE_FREE_COUNTS: frozenset[str] = frozenset(
+    p.name for p in PROVIDERS if p.free_count_per_machine
+)
+"""The providers whose free count is per machine (``ProviderInfo.free_count_per_machine``)."""
 
 BILLING_FACTS_FILE = "billing_facts.toml"
 """Each provider folder's billing facts (read by ``gpurent_core.billing_facts``)."""

@@ -91,3 +91,20 @@ def _new_warehouses_start_migrated(
         return real_open(db_path, read_only=read_only)
 
     monkeypatch.setattr(wdb, "_try_open", open_from_template)
+
+
+# The tests' made-up providers count free cards per machine, as AutoDL does: their per-card
+# offers may be rented at more cards than listed (gpurent_core.providers). In process only:
+# a dashboard or CLI run in a process of its own knows only the registry's providers.
+TEST_PROVIDERS_PER_MACHINE = frozenset({"acme", "zeta"})
+
+
+@pytest.fixture(autouse=True)
+def _test_providers_count_per_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpurent_core import providers
+
+    monkeypatch.setattr(
+        providers,
+        "PER_MACHINE_FREE_COUNTS",
+        providers.PER_MACHINE_FREE_COUNTS | TEST_PROVIDERS_PER_MACHINE,
+    )

@@ -19,6 +19,7 @@ from gpurent_core.cost.offer import CostInput
 from gpurent_core.cost.stock import cards_to_rent, rentable
 from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis
+from gpurent_core.providers import BY_NAME, PER_MACHINE_FREE_COUNTS
 
 D = Decimal
 H = BillingUnit.HOUR
@@ -220,6 +221,7 @@ def row(**kw: Any) -> dict[str, Any]:
         "gpu_count": 1,
         "available_count": None,
         "price_basis": "gpu",
+        "provider": "autodl",  # its free count is of one machine
     }
     return base | kw
 
@@ -240,6 +242,9 @@ def row(**kw: Any) -> dict[str, Any]:
         (row(gpu_count=1, available_count=1), 2, False),
         (row(gpu_count=1, available_count=None), 4, False),
         (row(gpu_count=1, available_count=None, price_basis="instance"), 2, False),
+        # a count of a region's or a platform's free cards is no machine of that many
+        (row(gpu_count=1, available_count=12, provider="gongji"), 2, False),
+        (row(gpu_count=1, available_count=12, provider="cudo"), 1, True),
         # unknown is not in stock; sold out is not either
         (row(status="unknown", available_count=5), 1, False),
         (row(status="sold_out", available_count=0), 1, False),
@@ -264,3 +269,19 @@ def test_more_cards_than_listed_only_where_the_free_count_shows_them() -> None:
     assert cards_to_rent(row(gpu_count=1, available_count=8), 16) is None
     assert cards_to_rent(row(gpu_count=1, available_count=16), 16) == 16
     assert not rentable(row(gpu_count=1, available_count=None), 16)
+
+
+@pytest.mark.parametrize("provider", sorted(BY_NAME.keys() - PER_MACHINE_FREE_COUNTS))
+def test_a_pooled_free_count_never_makes_a_machine_of_more_cards(provider: str) -> None:
+    # Cudo's totalGpuFree (a data center), JarvisLabs' num_free_devices (a region), Gongji's
+    # 空闲 12/64 (the platform): cards free across machines are no 12-card machine.
+    offer = row(gpu_count=1, available_count=12, provider=provider)
+    assert cards_to_rent(offer, 1) == 1
+    assert cards_to_rent(offer, 2) is None
+    assert not rentable(offer, 12)
+
+
+def test_the_per_machine_providers_are_named_in_the_registry() -> None:
+    # One list says whose count is per machine; the engine and its SQL copy read it.
+    assert {"autodl", "gpushare", "lanyun", "tensordock"} == PER_MACHINE_FREE_COUNTS
+    assert not PER_MACHINE_FREE_COUNTS & {"cudo", "jarvislabs", "gongji", "suanjia"}

@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from gpurent_core import providers as registry
 from gpurent_core.billing_facts import terms_for
 from gpurent_core.cost.engine import TrueCost, rank_key, true_cost
 from gpurent_core.cost.offer import CostInput, DoesNotFit
@@ -368,8 +369,8 @@ def cards_left_out(
 ) -> int:
     """How many per-card offers an in-stock ranking for ``profile`` leaves out only because
     no free count shows the profile's cards on one machine (``cards_to_rent`` is None: a card
-    price with no free count, or fewer free than wanted, says nothing of a machine with that
-    many). Offers the filters keep, in a rentable status, ranked ones only (stale ones too
+    price with no free count, fewer free than wanted, or a count of a region's or a
+    platform's free cards says nothing of a machine with that many). Offers the filters keep, in a rentable status, ranked ones only (stale ones too
     with ``include_stale``). 0 for one card: every offer lists at least one."""
     if profile.gpus <= 1:
         return 0
@@ -384,16 +385,17 @@ def cards_left_out(
         host=host,
     )
     # The per-card branch of cards_to_rent, negated: fewer listed than wanted and no free
-    # count that covers them (a NULL free count shows nothing).
+    # count of one machine that covers them (a NULL free count shows nothing, nor does a
+    # count of a region's or a platform's cards).
     short = (
-        "o.price_basis = ? AND o.gpu_count < ? "
-        "AND (o.available_count IS NULL OR o.available_count < ?)"
+        "o.price_basis = ? AND o.gpu_count < ? AND (o.available_count IS NULL"
+        " OR o.available_count < ? OR NOT list_contains(?, o.provider))"
     )
     where = f"{condition} AND {short}" if condition else f"WHERE {short}"
     wanted = profile.gpus
     row = con.execute(
         f"SELECT count(*) FROM current_offer_rows AS o {where}",
-        [*params, PriceBasis.GPU.value, wanted, wanted],
+        [*params, PriceBasis.GPU.value, wanted, wanted, sorted(registry.PER_MACHINE_FREE_COUNTS)],
     ).fetchone()
     return int(row[0]) if row else 0
 

@@ -50,6 +50,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from gpurent_core import providers as registry
 from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.enums import BillingUnit
 from gpurent_core.fx import FxError, FxTable
@@ -164,8 +165,10 @@ _CARDS = (
     "(CASE WHEN o.price_basis = 'instance'"
     " THEN (CASE WHEN o.gpu_count >= $wanted THEN o.gpu_count END)"
     " WHEN $wanted <= o.gpu_count THEN o.gpu_count"
-    # More cards than listed only where the free count shows them (NULL: no more).
-    " WHEN o.available_count >= $wanted THEN $wanted END)"
+    # More cards than listed only where a free count of one machine shows them (NULL: no
+    # more; a pool's count: no more either).
+    " WHEN list_contains($per_machine, o.provider) AND o.available_count >= $wanted"
+    " THEN $wanted END)"
 )
 
 GROUP_COLUMNS = (
@@ -279,6 +282,11 @@ def _floor(value: Fraction) -> Decimal:
     return exact.quantize(_QUANTUM, rounding=ROUND_FLOOR)
 
 
+def _cards_params(profile: UsageProfile) -> dict[str, Any]:
+    """What ``_CARDS`` reads: the cards wanted, the providers whose free count is per machine."""
+    return {"wanted": profile.gpus, "per_machine": sorted(registry.PER_MACHINE_FREE_COUNTS)}
+
+
 def _profile_params(
     profile: UsageProfile, display_currency: str, rates: Mapping[str, float]
 ) -> dict[str, Any]:
@@ -290,7 +298,7 @@ def _profile_params(
     storage = Fraction(profile.storage_gb)
     keep = profile.keep_disks_while_stopped
     return {
-        "wanted": profile.gpus,
+        **_cards_params(profile),
         "hours": float(hours),
         "days": packages(BillingUnit.DAY),
         "weeks": packages(BillingUnit.WEEK),
@@ -370,7 +378,7 @@ def stale_to_rank(
     condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **filters)
     named, named_params = _named(condition, filter_params)
     sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o WHERE o.stale"
-    row = con.execute(sql, {"wanted": profile.gpus, **named_params}).fetchone()
+    row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -394,7 +402,7 @@ def unpublished_to_rank(
     named, named_params = _named(condition, filter_params)
     ranked = "" if include_stale else " WHERE NOT o.stale"
     sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o{ranked}"
-    row = con.execute(sql, {"wanted": profile.gpus, **named_params}).fetchone()
+    row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
     return int(row[0]) if row else 0
 
 

@@ -387,8 +387,9 @@ def cheapest(
     counted under the table, unless --include-stale (then marked "stale" with its age).
 
     With --gpus N, a per-card offer counts only where its free count shows N cards on one
-    machine (a card price says nothing of how many a machine has); the ones left out for
-    that are counted under the table too.
+    machine (a card price says nothing of how many a machine has, nor does a count of a
+    region's or a platform's free cards: only AutoDL, GPUShare, Lanyun and TensorDock count
+    per machine); the ones left out for that are counted under the table too.
 
     The host options (--min-cuda, --interconnect, --min-reliability, --hosting,
     --min-vcpus-per-gpu, --min-ram-per-gpu) rank only offers whose host publishes a value

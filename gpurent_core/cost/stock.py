@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpurent_core import providers as registry
 from gpurent_core.enums import PriceBasis, StockStatus
 
 
@@ -20,10 +21,12 @@ def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
     """Cards the user would rent from ``offer`` (a stored row or an offer record's fields),
     or None when it cannot supply ``wanted`` cards.
 
-    Whole-machine offers (price per instance) are rented as listed. Per-card offers (AutoDL,
-    Cudo) rent more cards than listed only when the provider's free count says that many are
-    free on the machine: a card price with no free count says nothing of how many cards one
-    machine has, so 16 cards are never assumed from it. With no more wanted than listed,
+    Whole-machine offers (price per instance) are rented as listed. Per-card offers rent
+    more cards than listed only when the provider's free count says that many are free on
+    one machine (AutoDL, GPUShare, Lanyun, TensorDock: ``free_count_per_machine``): a card
+    price with no free count says nothing of how many cards one machine has, and a count of
+    a region's or a platform's free cards (Cudo, JarvisLabs, Gongji...) is no machine of
+    that many, so 12 cards are never assumed from either. With no more wanted than listed,
     the listed count is rented.
     """
     count = int(offer["gpu_count"])
@@ -32,7 +35,9 @@ def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
     if wanted <= count:
         return count
     free = offer.get("available_count")
-    return wanted if free is not None and int(free) >= wanted else None
+    if free is None or offer.get("provider") not in registry.PER_MACHINE_FREE_COUNTS:
+        return None
+    return wanted if int(free) >= wanted else None
 
 
 def rentable(offer: Mapping[str, Any], cards_needed: int = 1) -> bool:
