@@ -37,6 +37,36 @@ def _error_summary(report: Mapping[str, Any]) -> str:
     return head + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else "")
 
 
+def _far_fewer_than_usual(
+    report: Mapping[str, Any], offers: int, gave_up: int, recent_counts: Sequence[int]
+) -> float | None:
+    """The provider's usual count when this run read far fewer offers than it (rules 2 and
+    9: real markets do not lose most of their listing between two polls), else None. It
+    holds for a run that read none too: a listing left with only skipped items (a CPU-only
+    type) has lost its cards, it has not sold them."""
+    if not recent_counts:
+        return None
+    usual = statistics.median(recent_counts)
+    # Where the provider lists only what has capacity, each group it listed (a Lambda
+    # instance type) was read even when none of its offers has capacity now: a market
+    # that sold out is no layout change, so those groups count as read.
+    # And offers the run names as not read (a failed request's) are kept, not lost;
+    # when it keeps every offer (a failed page of a listing), nothing can close at all.
+    read = (
+        offers
+        + len(set(report.get("sold_out_unlisted") or ()))
+        + len(set(report.get("unread_keys") or ()))
+    )
+    keeps_all = "" in (report.get("unread_prefixes") or ())
+    # A request that failed for a whole scope (a region, a page) names the prefix of the
+    # offers it would have listed: those are kept, not lost, and the shortfall is that
+    # failed request's, not a changed layout (rules 2 and 9: partial, with why).
+    scoped_failure = bool(gave_up and report.get("unread_prefixes"))
+    if usual and not (keeps_all or scoped_failure) and read < MIN_SHARE_OF_RECENT * usual:
+        return float(usual)
+    return None
+
+
 def classify_run(
     report: Mapping[str, Any] | None,
     *,
@@ -68,15 +98,23 @@ def classify_run(
 
     skipped = skipped_counts(report)
     sold_out = len(report.get("sold_out_unlisted") or ())
+    usual = _far_fewer_than_usual(report, offers, gave_up, recent_counts)
     if offers == 0:
         understood = skipped or sold_out
-        if understood and not (layout_errors or report.get("missing_fields") or gave_up):
-            # Every item was read and set aside for a named reason, or says it has no
-            # capacity: the listing holds no offer to rank now, which is what it says, not
-            # a layout change (rule 9).
+        clean = not (layout_errors or report.get("missing_fields") or gave_up)
+        if understood and clean:
             why = [skipped_text(skipped)] if skipped else []
             if sold_out:
                 why.append(f"{sold_out} listed without capacity anywhere")
+            if usual is not None:
+                return Verdict(
+                    RunStatus.LAYOUT_CHANGED,
+                    f"only 0 offers ({'; '.join(why)}) against a usual {usual:g}:"
+                    " treating as a layout change",
+                )
+            # Every item was read and set aside for a named reason, or says it has no
+            # capacity: the listing holds no offer to rank now, which is what it says, not
+            # a layout change (rule 9).
             return Verdict(RunStatus.OK, "0 offers; " + "; ".join(why))
         if layout_errors or report.get("missing_fields"):
             layout_errors = layout_errors or [
@@ -94,28 +132,11 @@ def classify_run(
             )
         return Verdict(RunStatus.FAILED, errors or "no page answered")
 
-    if recent_counts:
-        usual = statistics.median(recent_counts)
-        # Where the provider lists only what has capacity, each group it listed (a Lambda
-        # instance type) was read even when none of its offers has capacity now: a market
-        # that sold out is no layout change, so those groups count as read.
-        # And offers the run names as not read (a failed request's) are kept, not lost;
-        # when it keeps every offer (a failed page of a listing), nothing can close at all.
-        read = (
-            offers
-            + len(set(report.get("sold_out_unlisted") or ()))
-            + len(set(report.get("unread_keys") or ()))
+    if usual is not None:
+        return Verdict(
+            RunStatus.LAYOUT_CHANGED,
+            f"only {offers} offers against a usual {usual:g}: treating as a layout change",
         )
-        keeps_all = "" in (report.get("unread_prefixes") or ())
-        # A request that failed for a whole scope (a region, a page) names the prefix of the
-        # offers it would have listed: those are kept, not lost, and the shortfall is that
-        # failed request's, not a changed layout (rules 2 and 9: partial, with why).
-        scoped_failure = bool(gave_up and report.get("unread_prefixes"))
-        if usual and not (keeps_all or scoped_failure) and read < MIN_SHARE_OF_RECENT * usual:
-            return Verdict(
-                RunStatus.LAYOUT_CHANGED,
-                f"only {offers} offers against a usual {usual:g}: treating as a layout change",
-            )
 
     # Rule of truth 9: anything the run could not read makes it partial, with counts.
     quarantined = int(report.get("quarantined") or 0)

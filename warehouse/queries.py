@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from gpurent_core.enums import StockStatus
+from gpurent_core.enums import PriceKind, StockStatus
 from gpurent_core.host import HostFilter, version_tuple
 from warehouse.db import query_frame
 from warehouse.fx import fx_rate_on, upsert_fx_rate
@@ -89,6 +89,7 @@ def latest_offers(
     confirmed_only: bool = False,
     gpu_form_factor: str | None = None,
     host: HostFilter | None = None,
+    spot: bool | None = None,
 ) -> pl.DataFrame:
     """The offers of each provider's latest good run, with their fees and plans.
 
@@ -109,7 +110,8 @@ def latest_offers(
     in stock either; ``gpurent_core.cost.stock.rentable`` then checks the free cards);
     ``confirmed_only`` leaves the stale rows out (what is ranked); ``host`` keeps the offers
     whose host attributes meet it (``gpurent_core.host.HostFilter``; an attribute not
-    published never matches). The host attributes (``gpurent_core.host.HOST_FIELDS``) are
+    published never matches); ``spot`` False leaves spot (interruptible) headline prices
+    out, True keeps only them (None: every kind). The host attributes (``gpurent_core.host.HOST_FIELDS``) are
     the last columns. Ordered by provider, gpu_model, offer_key.
     """
     condition, params = latest_offer_conditions(
@@ -121,6 +123,7 @@ def latest_offers(
         confirmed_only=confirmed_only,
         gpu_form_factor=gpu_form_factor,
         host=host,
+        spot=spot,
     )
     # The view reads current_offers: the cost does not grow with history.
     return frame(
@@ -142,6 +145,7 @@ def latest_offer_conditions(
     gpu_form_factor: str | None = None,
     host: HostFilter | None = None,
     host_unpublished: bool = False,
+    spot: bool | None = None,
 ) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (``''`` when there is no filter) and its ``?`` parameters of
     ``latest_offers``' filters, over the view aliased ``o`` (or ``current_offer_rows``, which
@@ -175,6 +179,9 @@ def latest_offer_conditions(
     if confirmed_only:
         # Rule of truth 11: only what the provider's latest look confirmed is ranked.
         where.append("NOT o.stale")
+    if spot is not None:
+        where.append("o.price_kind = ?" if spot else "o.price_kind <> ?")
+        params.append(PriceKind.SPOT.value)
     if host is not None and host.active:
         checks, host_params = host_conditions(host)
         if host_unpublished:
@@ -218,12 +225,29 @@ def host_conditions(host: HostFilter) -> tuple[list[tuple[str, str]], list[Any]]
 
 
 def recent_offer_counts(con: duckdb.DuckDBPyConnection, provider: str, limit: int = 5) -> list[int]:
-    """Offers stored by the provider's last ``limit`` good runs, newest first (parse health)."""
+    """How many offers the provider's listing held at each of its last ``limit`` ok or
+    partial runs with offers, newest first (parse health: "far fewer than usual").
+
+    A run's listing is what it stored plus what it kept without reading (stale at its place
+    in the history): a partial run that read 4 of 11 offers kept 11, so a row of partial
+    runs never wears the usual count down to 4, and a listing cut short after them is still
+    far fewer than usual. ``auth_required`` runs read another, public source (AutoDL's
+    price table), not the listing: they do not count."""
     rows = con.execute(
-        f"SELECT offers FROM good_runs WHERE provider = ? ORDER BY {_RUN_ORDER} LIMIT ?",
+        f"""
+        SELECT r.offers + (
+            SELECT count(DISTINCT sp.offer_key)
+            FROM stale_spans AS sp
+            WHERE sp.provider = r.provider
+                AND sp.stale_from <= r.history_at
+                AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > r.history_at
+        )
+        FROM good_runs AS r
+        WHERE r.provider = ? AND r.status IN ('ok', 'partial')
+        ORDER BY {_RUN_ORDER} LIMIT ?""",
         [provider, limit],
     ).fetchall()
-    return [int(offers) for (offers,) in rows]
+    return [int(listed) for (listed,) in rows]
 
 
 def quarantine_rows(

@@ -191,6 +191,21 @@ def test_a_listing_of_only_skipped_items_is_no_layout_change() -> None:
     assert classify_run(broken, returncode=0).status is RunStatus.LAYOUT_CHANGED
 
 
+def test_a_listing_left_with_only_skipped_items_after_a_full_one_is_a_layout_change() -> None:
+    # Lambda answers with its CPU type alone after listing 9 GPU types: losing every card is
+    # no smaller a loss than losing 6 of 9, so nothing closes (rules 2 and 9).
+    cpu_only = report(offers=0, skipped={"not_a_gpu_offer": 1})
+    verdict = classify_run(cpu_only, returncode=0, recent_counts=[9, 9, 9])
+    assert verdict.status is RunStatus.LAYOUT_CHANGED
+    assert verdict.message == (
+        "only 0 offers (1 skipped (not_a_gpu_offer 1)) against a usual 9:"
+        " treating as a layout change"
+    )
+    # A market whose every type is listed without capacity is read whole: ok.
+    sold_out = report(offers=0, sold_out_unlisted=[f"t{n}/" for n in range(9)])
+    assert classify_run(sold_out, returncode=0, recent_counts=[9, 9]).status is RunStatus.OK
+
+
 def test_what_a_run_could_not_read_makes_it_partial() -> None:
     verdict = classify_run(report(unread_keys=["a"]), returncode=0)
     assert verdict.status is RunStatus.PARTIAL

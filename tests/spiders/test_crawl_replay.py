@@ -28,6 +28,7 @@ from crawl_kit import (
 from spider_fixture_cases import REPO_ROOT
 
 from replay import Fault, ReplayServer, provider_recordings
+from spiders.ledger import EVERY_OFFER
 
 
 def test_scrapy_list_names_every_spider_with_recordings() -> None:
@@ -211,6 +212,8 @@ def test_autodl_without_token_reads_the_public_table_in_chromium(
     assert "/api/v1/user/machine/list" not in paths
     report = result.report
     assert report["auth"] == "missing"
+    # the machine list was not read: its machines are kept, stale, not closed by this table
+    assert report["unread_prefixes"] == [EVERY_OFFER]
     assert report["pages_parsed"] == 1 and report["layout_errors"] == []
     assert report["responses_by_status"] == {"200": 1}
 
@@ -226,6 +229,7 @@ def test_autodl_refused_token_falls_back_to_public_prices(tmp_path: Path) -> Non
     result = crawl_scene("autodl", tmp_path, root=root, token=TOKEN)
     report = result.report
     assert report["auth"] == "rejected"
+    assert report["unread_prefixes"] == [EVERY_OFFER]  # the refused list's machines: kept
     assert all(o["status"] == "unknown" for o in result.offers.values())
     assert len(result.offers) == 15
     assert_secrets_kept(result, TOKEN)

@@ -125,6 +125,29 @@ def test_recent_offer_counts_are_good_runs_newest_first(
     assert recent_offer_counts(con, "nobody") == []
 
 
+def test_partial_runs_count_what_they_kept_so_they_never_wear_the_usual_count_down(
+    con: duckdb.DuckDBPyConnection, kit: FeedKit
+) -> None:
+    first = kit.run(1)
+    load_run(con, first, kit.write("r1", [kit.offer(first, f"k{i}") for i in range(11)]))
+    for n in (2, 3, 4):  # page 2 fails each time: 4 offers read, the other 7 kept stale
+        run = kit.failed_page(n)
+        load_run(con, run, kit.write(f"r{n}", [kit.offer(run, f"k{i}") for i in range(4)]))
+    # The listing held 11 at every run: a listing cut to 4 after them is still far fewer.
+    assert recent_offer_counts(con, "acme") == [11, 11, 11, 11]
+
+
+def test_runs_that_read_a_public_table_instead_of_the_listing_do_not_count(
+    con: duckdb.DuckDBPyConnection, kit: FeedKit
+) -> None:
+    first = kit.run(1)
+    load_run(con, first, kit.write("r1", [kit.offer(first, f"k{i}") for i in range(3)]))
+    refused = kit.run(2, RunStatus.AUTH_REQUIRED, unread_prefixes=("",))
+    public = [kit.offer(refused, f"home:{i}") for i in range(15)]
+    load_run(con, refused, kit.write("r2", public))
+    assert recent_offer_counts(con, "acme") == [3]
+
+
 def test_provider_status_without_a_good_run(con: duckdb.DuckDBPyConnection, kit: FeedKit) -> None:
     broken = kit.run(1, RunStatus.AUTH_REQUIRED, message="401: set ACME_TOKEN")
     feed = kit.write("r1", [kit.quarantine(broken), kit.quarantine(broken, "no price")])

@@ -9,7 +9,8 @@ the run report says `auth: missing` / `rejected`, and the spider reads the price
 of `{base}/home` in headless Chromium (scrapy-playwright, set up by `spiders.browser`),
 because the table is built by the page's JavaScript. Those rows have prices but no stock:
 status `unknown`. An HTTP error page there is a failed request (retried, then given up), not
-a layout change; a page that answered but never built its table is a layout change.
+a layout change; a page that answered but never built its table is a layout change. The
+machine list was not read then: the machines keep their last state, stale (rule of truth 10).
 
 The token is read from the environment, sent in one header and never logged, stored
 in settings or written to the feed or the run report.
@@ -105,6 +106,10 @@ class AutodlSpider(BrowserPageSpider):
 
     def home_request(self) -> scrapy.Request:
         self._home_requested = True
+        # The machine list was not read (no token, or it was refused): its machines keep
+        # their last state, stale, rather than being closed by a table that never lists them
+        # (its rows are keyed home:<card>, never a machine id).
+        self.note_unread()
         return self.page_request()
 
     def parse_page(self, response: Response) -> Iterator[Any]:
