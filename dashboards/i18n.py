@@ -156,6 +156,10 @@ LABELS: dict[str, tuple[str, str]] = {
         "(tick “Include offers … not confirm” to add them, marked stale).",
         "已略去 {n} 个未经平台最近一次爬取确认的报价（勾选“包含……未确认的报价”可加入，并标为过时）。",
     ),
+    "spot_left_out": (
+        "{n} spot (interruptible) offers left out: the provider may take them back at any time.",
+        "已略去 {n} 个竞价（可被中断）报价：平台随时可能收回。",
+    ),
     "any": ("Any", "全部"),
     "offers_count": ("{n} offers", "{n} 个报价"),
     "offers_capped": (

@@ -166,6 +166,8 @@ def render(ctx: Ctx) -> None:
         st.caption(t(lang, "size_nvlink_note"))
     if answer.stale_left_out:
         st.caption(t(lang, "stale_left_out", n=answer.stale_left_out))
+    if answer.spot_left_out:
+        st.caption(t(lang, "spot_left_out", n=answer.spot_left_out))
     if answer.cannot_tell:
         # Unknown is never a yes: these offers are not ranked with the ones above.
         st.subheader(t(lang, "size_cannot_tell", n=len(answer.cannot_tell)))

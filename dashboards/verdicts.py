@@ -123,8 +123,13 @@ _REASONS: list[Rule] = [
     _rule(r"cannot tell whether it runs (?P<p>\S+?):\s*", lambda m: f"无法判断能否运行 {m['p']}："),
     _rule(r"\bcannot tell:\s*", lambda m: "无法判断："),
     _rule(
-        rf"first token (?P<ms>{_NUM}) ms > (?P<t>{_NUM}) ms target",
-        lambda m: f"首字 {m['ms']} 毫秒 > 目标 {m['t']} 毫秒",
+        rf"first token (?P<ms>{_NUM}) ms(?: with (?P<k>\d+) prompts at once)? > (?P<t>{_NUM}) ms "
+        r"target",
+        lambda m: (
+            f"首字 {m['ms']} 毫秒"
+            + _some(m, "k", "（{k} 个提示同时到达）")
+            + f" > 目标 {m['t']} 毫秒"
+        ),
     ),
     _rule(
         rf"(?P<x>{_NUM}) tokens/s per user < (?P<t>{_NUM}) target",
@@ -325,11 +330,19 @@ _CLAUSES: list[Rule] = [
     ),
     _rule(
         rf"; at (?P<b>\d+) concurrent users? it gives ~(?P<pu>{_NUM}) tokens/s per user "
-        rf"\((?P<all>{_NUM}) in all\), first token (?P<ttft>unknown|{_NUM} ms), (?P<pm>\S+) "
-        rf"(?P<cur>{_CUR}) per million tokens",
+        rf"\((?P<all>{_NUM}) in all, prefill included\), first token (?P<ttft>unknown|{_NUM} ms)"
+        rf"(?: for a prompt alone, up to (?P<worst>{_NUM} ms) with all (?P<k>\d+)(?P<copy> of a "
+        rf"copy)? at once)?, (?P<pm>\S+) (?P<cur>{_CUR}) per million tokens",
         lambda m: (
-            f"；{m['b']} 个并发用户时每用户约 {m['pu']} tokens/秒（合计 {m['all']}），"
-            f"首字 {_ttft(m['ttft'])}，每百万 tokens {m['pm']} {m['cur']}"
+            f"；{m['b']} 个并发用户时每用户约 {m['pu']} tokens/秒（合计 {m['all']}，含预填充），"
+            + (
+                f"首字 {_ttft(m['ttft'])}"
+                if m["worst"] is None
+                else f"单个提示首字 {_ttft(m['ttft'])}，"
+                + ("每个副本的 " if m["copy"] else "")
+                + f"{m['k']} 个提示同时到达时最多 {_ttft(m['worst'])}"
+            )
+            + f"，每百万 tokens {m['pm']} {m['cur']}"
         ),
     ),
     # The marks hold parentheses of their own ("... (no TFLOPS in the GPU catalog)").

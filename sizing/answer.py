@@ -69,6 +69,9 @@ class SizeQuery:
     allow_beyond_context: bool = False
     include_stale: bool = False
     """Also rank offers their provider's latest run did not confirm (rule of truth 11)."""
+    include_spot: bool = False
+    """Also rank spot (interruptible) offers: a month the provider may take back at any
+    time is no month's rent, so they are left out and counted unless asked for."""
     gpu: GpuFilter | None = None
     """Only offers of this card (model, and size and form factor when named)."""
     require_nvlink: bool = False
@@ -103,20 +106,18 @@ def size_answer(query: SizeQuery, market: Market) -> dict[str, Any]:
     )
     options, reason = _options(query, placements, market)
     checked = check_offers(options, query.targets, query.objective, placements)
-    left_out = 0
+    left_out = spot_left_out = 0
     if not query.include_stale:
         # Rule of truth 11: stale offers went through the same steps, so the answer can say
         # how many it leaves out; they are neither ranked nor listed apart nor excluded.
         stale = {ways[0].key for ways in options if ways and ways[0].stale}
-        left_out = sum(1 for k in checked.kept if k.ranked.key in stale)
-        options = [ways for ways in options if ways[0].key not in stale]
-        checked = Checked(
-            kept=[k for k in checked.kept if k.ranked.key not in stale],
-            cannot_tell=[k for k in checked.cannot_tell if k.ranked.key not in stale],
-            excluded=[e for e in checked.excluded if (e.provider, e.offer_key) not in stale],
-        )
-        if reason is None and not options:
-            reason = NO_OFFER
+        options, checked, left_out = _leave_out(stale, options, checked)
+    if not query.include_spot:
+        spot = {ways[0].key for ways in options if ways and ways[0].spot}
+        options, checked, spot_left_out = _leave_out(spot, options, checked)
+    filtered = not (query.include_stale and query.include_spot)
+    if filtered and reason is None and not options:
+        reason = NO_OFFER
     if options and not checked.kept:
         reason = ALL_EXCLUDED
         if checked.cannot_tell:
@@ -146,12 +147,32 @@ def size_answer(query: SizeQuery, market: Market) -> dict[str, Any]:
         targets=query.targets,
         warnings=[warning] if warning else [],
         stale_left_out=left_out,
+        spot_left_out=spot_left_out,
         cannot_tell=checked.cannot_tell,
         notes=query.notes,
     )
     if query.gpu is not None:
         report["gpu_filter"] = query.gpu.describe()
     return report
+
+
+def _leave_out(
+    keys: set[tuple[str, str]], options: list[list[RankedOffer]], checked: Checked
+) -> tuple[list[list[RankedOffer]], Checked, int]:
+    """``options`` and ``checked`` without the offers of ``keys``, and how many of those
+    the answer would have ranked (what it says it left out)."""
+    if not keys:
+        return options, checked, 0
+    ranked = sum(1 for k in checked.kept if k.ranked.key in keys)
+    return (
+        [ways for ways in options if ways[0].key not in keys],
+        Checked(
+            kept=[k for k in checked.kept if k.ranked.key not in keys],
+            cannot_tell=[k for k in checked.cannot_tell if k.ranked.key not in keys],
+            excluded=[e for e in checked.excluded if (e.provider, e.offer_key) not in keys],
+        ),
+        ranked,
+    )
 
 
 def _options(

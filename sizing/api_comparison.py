@@ -1,7 +1,7 @@
 """The rent-or-API part of a size answer: the offers that fit beside the APIs serving the
 model, in the answer's currency, with the break-even use of each offer.
 
-Built from the answer's own rows (``true_hourly``, ``ttft_ms``, ``tokens_per_s_per_user``),
+Built from the answer's own rows (``true_hourly``, ``ttft_worst_ms``, ``tokens_per_s_per_user``),
 so every figure can be recomputed from what `gpurent size --format json` prints. API prices
 in another currency are converted with the dated FX table; one that cannot be converted is
 listed apart with why, never dropped silently.
@@ -162,17 +162,19 @@ def comparison(
 
 
 def _speed(offer: Mapping[str, Any]) -> RentalSpeed | None:
-    hourly, ttft, per_user = (
+    hourly, ttft, worst, per_user = (
         offer.get("true_hourly"),
         offer.get("ttft_ms"),
+        offer.get("ttft_worst_ms"),
         offer.get("tokens_per_s_per_user"),
     )
-    if hourly is None or ttft is None or per_user is None:
+    if hourly is None or ttft is None or worst is None or per_user is None:
         return None
     return RentalSpeed(
         hourly=Decimal(hourly),
         ttft_ms=Decimal(str(ttft)),
         tokens_per_s_per_user=Decimal(str(per_user)),
+        ttft_worst_ms=Decimal(str(worst)),
     )
 
 

@@ -113,7 +113,8 @@ class RankedOffer:
 
     @property
     def tokens_per_s(self) -> float | None:
-        """Every user together, over every copy the rental holds."""
+        """Generated tokens a second, every user together over every copy the rental holds,
+        prefill included (``sizing.speed``: the cycle)."""
         return None if self.latency is None else self.latency.tokens_per_s
 
     @property
@@ -123,6 +124,11 @@ class RankedOffer:
     @property
     def ttft_s(self) -> float | None:
         return None if self.latency is None else self.latency.ttft_s
+
+    @property
+    def ttft_worst_s(self) -> float | None:
+        """First token of the last of a copy's prompts sent at once."""
+        return None if self.latency is None else self.latency.ttft_worst_s
 
     @property
     def card(self) -> str:
@@ -175,6 +181,11 @@ class RankedOffer:
     def stale(self) -> bool:
         """Its provider's latest run did not confirm it (``latest_offers.stale``)."""
         return bool(self.costed.offer.get("stale") or False)
+
+    @property
+    def spot(self) -> bool:
+        """Its headline price is a spot (interruptible) one."""
+        return self.costed.offer.get("price_kind") == "spot"
 
     @property
     def key(self) -> tuple[str, str]:
@@ -273,11 +284,11 @@ def offer_options(
 
 def choice_key(objective: Objective, offer: RankedOffer) -> tuple[Any, ...]:
     """Among the rentals of one offer: the cheapest by ``objective``, then the fastest
-    (cheapest per token, then quickest first token). A machine whose every degree costs the
+    (cheapest per token, then quickest first token for the last of a batch sent at once). A machine whose every degree costs the
     same is thereby served at the degree that gives the most tokens."""
     c = offer.costed.cost
     per_token = offer.cost_per_million_tokens
-    speed = (per_token is None, per_token or Decimal(0), offer.ttft_s or math.inf)
+    speed = (per_token is None, per_token or Decimal(0), offer.ttft_worst_s or math.inf)
     if objective is Objective.HOURLY:
         return (c.hourly_display, c.monthly_display, *speed)
     if objective is Objective.PER_TOKEN:

@@ -4,11 +4,19 @@ A rental is paid by the hour whether it works or not; an API is paid by the toke
 sized inference workload (``batch`` requests in flight, each ``prompt`` tokens in and ``gen``
 out) an offer that fits serves, at full load,
 
-    capacity (requests an hour) = batch x 3600 / (first-token seconds + gen / tokens/s per user)
+    capacity (requests an hour) = batch x 3600 / cycle
+    cycle = prefill of a copy's whole batch + gen / tokens/s per user
 
-using the answer's own figures (its first token and decode speed per user, the estimates
-`gpurent size` prints). At a utilisation ``u`` (the share of that capacity used on average
-over the hours paid) a request costs ``hourly / (u x capacity)``; an API request costs
+(``sizing.speed.cycle_seconds``, where the formula and why it holds live): each copy of the
+model prefills the prompts of all its users, which share its compute, then decodes them
+together. The figures are the answer's own: its ``ttft_worst_ms`` (the prefill of a copy's
+whole batch, which is also the first token of the last of its prompts sent at once) and its
+decode speed per user, the estimates `gpurent size` prints. A request's own first-token time
+alone (``ttft_ms``) would count each prompt as if it had the machine to itself and overstate
+the capacity whenever prompts are long.
+
+At a utilisation ``u`` (the share of that capacity used on average over the hours paid) a
+request costs ``hourly / (u x capacity)``; an API request costs
 ``prompt x input price + gen x output price``. They are equal at
 
     break-even utilisation u* = hourly / (capacity x API cost per request)
@@ -18,8 +26,8 @@ even with the card busy every hour paid for. A requests-a-day load is turned int
 utilisation on as many rentals as it takes (a load beyond one rental's capacity rents more).
 
 A rental's cost per request is split into input and output by the time each phase holds the
-card (prefill: the first-token time; decode: gen / tokens/s per user), so the two can be set
-beside an API's input and output prices. These are estimates for choosing, not quotes: the
+card in a cycle (prefill of the batch; decode: gen / tokens/s per user), so the two can be
+set beside an API's input and output prices. These are estimates for choosing, not quotes: the
 speeds are bandwidth/FLOPS estimates, and real engines batch prefill and decode together.
 
 Exact ``Fraction`` arithmetic; money out as ``Decimal`` rounded once, at the end.
@@ -33,6 +41,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
 from gpurent_core.units import to_fraction
+from sizing.speed import cycle_seconds, per_hour
 
 SECONDS_AN_HOUR = 3600
 HOURS_A_DAY = 24
@@ -63,9 +72,12 @@ class RentalSpeed:
     hourly: Decimal
     """True cost of an hour of the rental (the answer's ``true_hourly``)."""
     ttft_ms: Decimal
-    """Time to first token of one request."""
+    """Time to first token of one request alone (shown; the capacity does not read it)."""
     tokens_per_s_per_user: Decimal
     """Decode speed each of the ``batch`` requests sees."""
+    ttft_worst_ms: Decimal
+    """Prefill of all the prompts one copy of the model holds at once (the answer's
+    ``ttft_worst_ms``): the prefill share of every cycle."""
 
 
 @dataclass(frozen=True)
@@ -110,16 +122,24 @@ class RentalCost:
     """A request's cost per million of its tokens, in and out together."""
 
 
-def capacity_per_hour(workload: Workload, speed: RentalSpeed) -> Fraction | None:
-    """Requests an hour at full load; None when a speed is zero (nothing is served)."""
-    ttft_s = to_fraction(speed.ttft_ms) / 1000
+def _phases(workload: Workload, speed: RentalSpeed) -> tuple[Fraction, Fraction] | None:
+    """Seconds of a cycle spent prefilling and decoding; None when nothing decodes."""
     per_user = to_fraction(speed.tokens_per_s_per_user)
     if per_user <= 0:
         return None
-    seconds = ttft_s + Fraction(workload.gen_tokens) / per_user
-    if seconds <= 0:
+    prefill = to_fraction(speed.ttft_worst_ms) / 1000
+    cycle = cycle_seconds(prefill, workload.gen_tokens, per_user)
+    if cycle <= 0:
         return None
-    return Fraction(workload.batch * SECONDS_AN_HOUR) / seconds
+    return prefill, cycle - prefill
+
+
+def capacity_per_hour(workload: Workload, speed: RentalSpeed) -> Fraction | None:
+    """Requests an hour at full load; None when a speed is zero (nothing is served)."""
+    phases = _phases(workload, speed)
+    if phases is None:
+        return None
+    return per_hour(workload.batch, sum(phases, Fraction(0)))
 
 
 def rental_cost(workload: Workload, speed: RentalSpeed, load: Load) -> RentalCost | None:
@@ -137,15 +157,16 @@ def rental_cost(workload: Workload, speed: RentalSpeed, load: Load) -> RentalCos
         rentals = max(1, math.ceil(wanted / (capacity * HOURS_A_DAY)))
         share = wanted / (capacity * HOURS_A_DAY * rentals)
         per_request = rentals * hourly * HOURS_A_DAY / wanted
-    ttft_s = to_fraction(speed.ttft_ms) / 1000
-    decode_s = Fraction(workload.gen_tokens) / to_fraction(speed.tokens_per_s_per_user)
-    busy = ttft_s + decode_s
+    phases = _phases(workload, speed)
+    assert phases is not None  # the capacity was told
+    prefill_s, decode_s = phases
+    busy = prefill_s + decode_s
     return RentalCost(
         capacity_per_hour=_round(capacity, Decimal("0.1")),
         rentals=rentals,
         utilisation=_round(share, SHARE_PLACES),
         per_request=_round(per_request, MONEY_PLACES),
-        per_million_input=_per_million(per_request * ttft_s / busy, workload.prompt_tokens),
+        per_million_input=_per_million(per_request * prefill_s / busy, workload.prompt_tokens),
         per_million_output=_per_million(per_request * decode_s / busy, workload.gen_tokens),
         per_million_tokens=_round(per_request * 1_000_000 / workload.tokens, MONEY_PLACES),
     )

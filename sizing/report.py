@@ -173,6 +173,7 @@ def build_report(
     targets: SpeedTargets = SpeedTargets(),
     warnings: Sequence[str] = (),
     stale_left_out: int = 0,
+    spot_left_out: int = 0,
     cannot_tell: Sequence[CheckedOffer] = (),
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
@@ -235,6 +236,8 @@ def build_report(
         "offers_total": len(offers),
         # Offers left out because their provider's latest run did not confirm them (rule 11).
         "stale_left_out": stale_left_out,
+        # Spot (interruptible) offers left out unless asked for (--include-spot).
+        "spot_left_out": spot_left_out,
         "excluded": [e.as_row() for e in excluded],
         # The same offers grouped by step, card and reason, with counts (what people read).
         "left_out": left_out_groups(excluded),

@@ -10,6 +10,29 @@ batch) plus each sequence's KV cache, so decode is usually bound by memory bandw
 An MoE model reads only the experts its tokens are routed to (all of them once a large
 batch touches every expert); dense models read every layer. These are estimates for
 ranking offers, not benchmarks.
+
+Prefill takes the machine's time too. In the steady state of one copy of the model serving
+B users, each sending a prompt of P tokens and generating G, a cycle of the copy is
+
+    cycle = prefill(B prompts of P) + G / decode tokens/s per user
+    prefill(B prompts of P) = max(B x compute of one prompt, one read of the weights)
+
+Prefill is compute-bound and the B prompts share the copy's compute (chunked prefill
+interleaves them with decode; it does not make them free), so they take B times one
+prompt's compute, never less than one read of the weights (a batch of tiny prompts is one
+forward pass). Then, per copy,
+
+    tokens/s in all       = B x G / cycle
+    requests an hour      = B x 3600 / cycle
+    tokens/s per user     = decode speed (while decoding: what each user sees stream)
+    first token, alone    = prefill(1 prompt)
+    first token, at worst = prefill(B prompts): the last of B prompts sent at once
+
+and a rental of several copies adds them up. Counting decode alone (tokens/s per user x B)
+overstates throughput, and so understates cost per token, whenever prompts are long: 16
+users of 1000 + 300 tokens on a 70B model over eight RTX 3090s spend 8.7 s of every 13.2-s
+cycle in prefill. ``cycle_seconds`` is the one place this formula lives; ``Latency`` and
+``sizing.rent_or_api`` both read it.
 """
 
 from __future__ import annotations
@@ -18,6 +41,8 @@ import math
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
+from fractions import Fraction
+from typing import TypeVar
 
 from gpurent_core.catalog import GpuSku
 from sizing.arch import ModelArch
@@ -98,7 +123,10 @@ def decode_speed(
 
 
 def cost_per_million_tokens(hourly: Decimal, tokens_per_s: float) -> Decimal | None:
-    """Money per million generated tokens at ``tokens_per_s``, rounded to 4 places."""
+    """Money per million generated tokens at ``tokens_per_s``, rounded to 4 places.
+
+    ``tokens_per_s`` is the rental's throughput in all, prefill included
+    (``Latency.tokens_per_s``): the hour pays for prefilling the prompts as well."""
     if tokens_per_s <= 0:
         return None
     rate = Decimal(str(round(tokens_per_s, 3)))
@@ -142,11 +170,21 @@ def compute_rate(sku: GpuSku, precision: Precision) -> float | None:
 
 
 def prefill_seconds(
-    arch: ModelArch, precision: Precision, workload: Workload, sku: GpuSku | None, gpus: int
+    arch: ModelArch,
+    precision: Precision,
+    workload: Workload,
+    sku: GpuSku | None,
+    gpus: int,
+    prompts: int = 1,
 ) -> float | None:
-    """Seconds to first token for one request: its prompt's prefill at PREFILL_EFFICIENCY of
-    the cards' TFLOPS, and never less than reading the weights once. None without TFLOPS.
-    Waiting behind other users' prompts is not counted (chunked prefill interleaves them)."""
+    """Seconds to prefill ``prompts`` prompts of ``workload.prompt_tokens`` together on
+    ``gpus`` cards: their compute at PREFILL_EFFICIENCY of the cards' TFLOPS (the prompts
+    share it, so ``prompts`` x one prompt's), never less than reading the weights once (one
+    forward pass can hold them all). None without TFLOPS.
+
+    One prompt (the default) is the first token of a user whose prompt finds the copy free;
+    a copy's whole batch is the first token of the last of its users when all send at once,
+    and the prefill share of every steady-state cycle (``cycle_seconds``)."""
     if sku is None:
         return None
     rate = compute_rate(sku, precision)
@@ -160,31 +198,84 @@ def prefill_seconds(
     if sku.mem_bandwidth_gbps is not None:
         weights = weight_bytes(arch.param_counts(), precision, arch)
         read_s = weights / (gpus * float(sku.mem_bandwidth_gbps) * 1e9 * BANDWIDTH_EFFICIENCY * tp)
-    return max(compute_s, read_s)
+    return max(max(prompts, 1) * compute_s, read_s)
+
+
+Seconds = TypeVar("Seconds", float, Fraction)
+
+
+def cycle_seconds(
+    batch_prefill_s: Seconds, gen_tokens: int, tokens_per_s_per_user: Seconds
+) -> Seconds:
+    """One steady-state cycle of a copy of the model: prefill every prompt of its batch
+    (``prefill_seconds(..., prompts=batch)``), then decode ``gen_tokens`` for them all at
+    the decode speed each user sees. Floats for the answer's estimates, exact fractions for
+    the money of ``sizing.rent_or_api``; the one place the cycle is defined (module docstring)."""
+    return batch_prefill_s + gen_tokens / tokens_per_s_per_user
+
+
+def per_hour(users: int, cycle_s: Seconds) -> Seconds:
+    """Requests an hour: every user sends one each cycle."""
+    return users * 3600 / cycle_s
+
+
+def output_tokens_per_s(users: int, gen_tokens: int, cycle_s: Seconds) -> Seconds:
+    """Generated tokens a second, every user together: ``gen_tokens`` each per cycle."""
+    return users * gen_tokens / cycle_s
 
 
 @dataclass(frozen=True)
 class Latency:
-    """What one user sees on a placement, at the workload's concurrency."""
+    """What users see on a placement, at the workload's concurrency, and what the rental
+    serves in the steady state (module docstring: the cycle)."""
 
     ttft_s: float | None
-    """Time to first token (prefill of the user's prompt); None without TFLOPS."""
+    """Time to first token of a prompt alone (its prefill, the copy otherwise idle); None
+    without TFLOPS."""
     decode: DecodeSpeed | None
     """Decode of the ``batch`` sequences one copy of the model serves; None without bandwidth."""
     batch: int
     """Sequences one copy serves at once."""
+    ttft_worst_s: float | None
+    """First token of the last of ``batch`` prompts sent to one copy at once: the prefill of
+    them all, and the prefill share of every cycle. Equal to ``ttft_s`` at one user."""
+    gen_tokens: int
+    """Tokens each user generates per request."""
     users: int | None = None
     """Sequences the whole rental serves (several copies); None: one copy serves them all."""
 
     @property
     def tokens_per_s_per_user(self) -> float | None:
+        """Decode speed each user sees once its first token is out."""
         return None if self.decode is None else self.decode.tokens_per_s / self.batch
 
     @property
-    def tokens_per_s(self) -> float | None:
-        """Every user together, over every copy of the model the rental holds."""
+    def cycle_s(self) -> float | None:
+        """One steady-state cycle of a copy (``cycle_seconds``); None when a figure is
+        unknown or nothing decodes."""
         per_user = self.tokens_per_s_per_user
-        return None if per_user is None else per_user * (self.users or self.batch)
+        if self.ttft_worst_s is None or per_user is None or per_user <= 0:
+            return None
+        return cycle_seconds(self.ttft_worst_s, self.gen_tokens, per_user)
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Generated tokens a second, every user together over every copy the rental holds,
+        prefill included; None when the first token or decode speed is unknown."""
+        cycle = self.cycle_s
+        return (
+            None if cycle is None else output_tokens_per_s(self.all_users, self.gen_tokens, cycle)
+        )
+
+    @property
+    def requests_per_hour(self) -> float | None:
+        """Requests an hour the rental serves at full load, every copy together."""
+        cycle = self.cycle_s
+        return None if cycle is None else per_hour(self.all_users, cycle)
+
+    @property
+    def all_users(self) -> int:
+        return self.users or self.batch
 
 
 def latency(
@@ -194,6 +285,8 @@ def latency(
         ttft_s=prefill_seconds(arch, precision, workload, sku, gpus),
         decode=decode_speed(arch, precision, workload, sku, gpus),
         batch=workload.batch,
+        ttft_worst_s=prefill_seconds(arch, precision, workload, sku, gpus, workload.batch),
+        gen_tokens=workload.gen_tokens,
     )
 
 
@@ -221,7 +314,8 @@ def serving_latency(
     arch: ModelArch, precision: Precision, workload: Workload, sku: GpuSku | None, serving: Serving
 ) -> Latency:
     """What a user sees on a rental: prefill on ``tensor_parallel`` cards, decode of one
-    copy's share of the users (the busiest copy's, when they do not divide evenly)."""
+    copy's share of the users (the busiest copy's, when they do not divide evenly, for every
+    copy: the throughput is then a little understated, never overstated)."""
     users = workload.batch
     share = serving.users_per_copy(users)
     per_copy = replace(workload, batch=share)
@@ -230,5 +324,7 @@ def serving_latency(
         ttft_s=prefill_seconds(arch, precision, per_copy, sku, tp),
         decode=decode_speed(arch, precision, per_copy, sku, tp),
         batch=share,
+        ttft_worst_s=prefill_seconds(arch, precision, per_copy, sku, tp, share),
+        gen_tokens=workload.gen_tokens,
         users=users,
     )

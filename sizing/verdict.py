@@ -4,7 +4,9 @@ Every sentence is read off the ranked offers (the rows of the table, in their or
 words never contradict the table:
 
 * **the pick** is row 1: the cheapest by the objective among the offers that fit, run the
-  precision and meet the targets; its speed, first token and cost per million tokens, and
+  precision and meet the targets; its speed (per user while decoding, and in all with the
+  prefill's share of the machine: ``sizing.speed``), its first token alone and with all of a
+  copy's prompts at once, its cost per million tokens, and
   how it meets the targets when that takes more cards than its cheapest rental;
 * **the runner-up** is the offer a renter would weigh against it: a faster offer that is also
   cheaper per token (then the workload is **bandwidth-bound**: speed is what you buy), else
@@ -26,7 +28,7 @@ from gpurent_core.catalog import GpuSku, get_catalog
 from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
 from sizing.objective import Objective
 from sizing.placement import fits_card, sku_usable_gib
-from sizing.speed import Bound, Serving, serving_latency
+from sizing.speed import Bound, Latency, Serving, serving_latency
 from sizing.support import Verdict, precision_support
 from sizing.workload import Workload
 
@@ -43,6 +45,20 @@ OBJECTIVE_WORDS: dict[Objective, str] = {
 
 def _ms(seconds: float | None) -> str:
     return "unknown" if seconds is None else f"{seconds * 1000:.0f} ms"
+
+
+def _first_token(lat: Latency) -> str:
+    """The first token alone and, with several users per copy of the model, for the last of
+    their prompts sent at once (they share the copy's compute): "first token 895 ms for a
+    prompt alone, up to 7160 ms with all 8 at once"."""
+    text = f"first token {_ms(lat.ttft_s)}"
+    if lat.batch == 1 or lat.ttft_worst_s is None:
+        return text
+    whose = " of a copy" if lat.all_users > lat.batch else ""
+    return (
+        f"{text} for a prompt alone, up to {_ms(lat.ttft_worst_s)} with all {lat.batch}"
+        f"{whose} at once"
+    )
 
 
 def _row(index: int, limit: int) -> str:
@@ -136,7 +152,7 @@ def _pick(pick: CheckedOffer, targets: SpeedTargets, objective: Objective, w: Wo
     else:
         text += (
             f"; at {users} it gives ~{pick.per_user:.1f} tokens/s per user "
-            f"({lat.tokens_per_s:.0f} in all), first token {_ms(lat.ttft_s)}, "
+            f"({lat.tokens_per_s:.0f} in all, prefill included), {_first_token(lat)}, "
             f"{pick.ranked.cost_per_million_tokens} {cur} per million tokens"
         )
     serving = pick.ranked

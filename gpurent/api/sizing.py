@@ -84,6 +84,8 @@ class SizedOffer:
     true_monthly: Decimal | None
     cost_currency: str
     tokens_per_s: float | None
+    """Generated tokens a second, every user together, prefill included (the steady-state
+    cycle of ``sizing.speed``)."""
     decode_bound: str | None
     cost_per_million_tokens: Decimal | None
     region: str | None
@@ -95,7 +97,12 @@ class SizedOffer:
     precision_support: str
     precision_note: str
     ttft_ms: float | None
+    """First token of a prompt alone on its copy of the model (ms)."""
+    ttft_worst_ms: float | None
+    """First token of the last of a copy's prompts sent at once (ms): the figure a
+    ``ttft_ms`` target is checked against, and the prefill share of every cycle."""
     tokens_per_s_per_user: float | None
+    """Decode speed each user sees once its first token is out."""
     marks: tuple[str, ...]
     """What could not be checked on this card (kept, not guessed)."""
     note: str | None
@@ -184,6 +191,9 @@ class SizeAnswer:
     stale_left_out: int
     """Offers that would be in ``offers`` but that their provider's latest run did not
     confirm (rule of truth 11): left out unless ``include_stale``."""
+    spot_left_out: int
+    """Spot (interruptible) offers that would be in ``offers``: left out unless
+    ``include_spot``."""
     excluded: tuple[ExcludedOffer, ...]
     left_out: tuple[LeftOutGroup, ...]
     """The excluded offers grouped, largest group first."""
@@ -276,6 +286,7 @@ def size(
     limit: int = 10,
     db: Path | str | None = None,
     include_stale: bool = False,
+    include_spot: bool = False,
     gpu: str | None = None,
     interconnect: str | None = None,
     compare_api: bool = False,
@@ -289,11 +300,14 @@ def size(
     ``precision`` defaults to the checkpoint's: the quantisation a model id names (AWQ,
     GPTQ-Int4, FP8, Q4_K_M...) or a config's ``quantization_config``, else its dtype, else
     bf16; a ``precision`` that contradicts a quantised checkpoint raises CannotSize.
+    ``ttft_ms`` is the first token every one of ``batch`` users needs, the last of their
+    prompts sent at once (``SizedOffer.ttft_worst_ms``; ``ttft_ms`` there is one prompt alone).
     ``tokens_per_s`` is the decode speed each of ``batch`` users needs; offers that miss a
     target are excluded with the reason, and those whose figures are unknown are set apart
     (``cannot_tell``). ``gpu`` keeps one card's offers ("H100 SXM": the form factor counts).
     Only offers their provider's latest run confirmed are ranked; ``include_stale`` adds the
-    stale ones (their last good state, marked ``stale``). ``interconnect="nvlink"``: a
+    stale ones (their last good state, marked ``stale``); spot (interruptible) offers are
+    left out and counted unless ``include_spot``. ``interconnect="nvlink"``: a
     placement that splits the model over several cards is offered only on machines whose
     cards are joined by NVLink (stated, or SXM modules); offers that do not say how their
     cards are joined are left out of those placements (one-card ones are unaffected).
@@ -340,6 +354,7 @@ def size(
             targets=SpeedTargets(ttft_ms=ttft_ms, tokens_per_s=tokens_per_s),
             allow_beyond_context=allow_beyond_context,
             include_stale=include_stale,
+            include_spot=include_spot,
             gpu=gpu_filter,
             require_nvlink=require_nvlink,
             notes=tuple(notes),

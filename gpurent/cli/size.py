@@ -23,7 +23,13 @@ from gpurent import api
 from gpurent.cli.api_errors import as_usage_errors
 from gpurent.cli.common import DbOption, DisplayCurrencyOption, FormatOption
 from gpurent.cli.output import OutputFormat, render, to_jsonable
-from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
+from gpurent.cli.usage_options import (
+    IncludeSpotOption,
+    IncludeStaleOption,
+    spot_note,
+    stale_note,
+    usage_options,
+)
 
 if TYPE_CHECKING:
     from gpurent_core.cost.usage import UsageProfile
@@ -49,6 +55,7 @@ OFFER_COLUMNS = [
     "tokens_per_s",
     "tokens_per_s_per_user",
     "ttft_ms",
+    "ttft_worst_ms",
     "cost_per_million_tokens",
     "cost_currency",
     "region",
@@ -70,6 +77,7 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tokens_per_s", "tok/s"),
     ("tokens_per_s_per_user", "tok/s/user"),
     ("ttft_ms", "TTFT ms"),
+    ("ttft_worst_ms", "TTFT all ms"),
     ("cost_per_million_tokens", "per M tok"),
     ("region", "region"),
 )
@@ -96,6 +104,7 @@ def _table_offer(row: api.SizedOffer) -> dict[str, Any]:
         "tok/s": row.tokens_per_s,
         "tok/s/user": row.tokens_per_s_per_user,
         "TTFT ms": row.ttft_ms,
+        "TTFT all ms": row.ttft_worst_ms,
         "per M tok": money(row.cost_per_million_tokens, "0.01"),
         "region": row.region,
     }
@@ -172,9 +181,9 @@ def _print_table(answer: api.SizeAnswer, console: Console) -> None:
             title=f"cannot tell ({len(answer.cannot_tell)}): not ranked, a figure is unknown",
             console=console,
         )
-    left_out = stale_note(answer.stale_left_out)
-    if left_out:
-        console.print(Text(left_out, style="dim"))
+    for left_out in (stale_note(answer.stale_left_out), spot_note(answer.spot_left_out)):
+        if left_out:
+            console.print(Text(left_out, style="dim"))
     groups = answer.left_out
     for group in groups[:LEFT_OUT_SHOWN]:
         offers = f"{group.count} offers" if group.count > 1 else "1 offer"
@@ -283,7 +292,10 @@ def size(
         typer.Option(
             "--ttft-ms",
             min=0.001,
-            help="Target time to first token (ms); slower cards are left out.",
+            help=(
+                "Target time to first token (ms) for every one of --batch users, the last of "
+                "their prompts sent at once; slower cards are left out."
+            ),
         ),
     ] = None,
     tokens_per_s: Annotated[
@@ -356,6 +368,7 @@ def size(
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
     include_stale: IncludeStaleOption = False,
+    include_spot: IncludeSpotOption = False,
     *,
     usage: UsageProfile,
 ) -> None:
@@ -366,7 +379,8 @@ def size(
     Each VRAM tier is judged by its usable memory, not its label.
 
     In-stock offers that fit are ranked by true monthly or hourly cost, or per token; only
-    offers their provider's latest run confirmed, unless --include-stale.
+    offers their provider's latest run confirmed, unless --include-stale; spot (interruptible)
+    offers are left out and counted, unless --include-spot.
 
     Before any crawl (no warehouse yet) it prints the estimate alone.
     """
@@ -393,6 +407,7 @@ def size(
             limit=limit,
             db=db,
             include_stale=include_stale,
+            include_spot=include_spot,
             gpu=gpu,
             interconnect=interconnect.value if interconnect else None,
             compare_api=compare_api,
@@ -405,9 +420,9 @@ def size(
         )
     elif fmt is OutputFormat.CSV:
         render(answer.report["offers"], fmt, columns=OFFER_COLUMNS)
-        left_out = stale_note(answer.stale_left_out)
-        if left_out:
-            typer.echo(left_out, err=True)  # stdout stays CSV
+        for left_out in (stale_note(answer.stale_left_out), spot_note(answer.spot_left_out)):
+            if left_out:
+                typer.echo(left_out, err=True)  # stdout stays CSV
         untold = len(answer.cannot_tell)
         if untold:  # never among the rows: a figure they need is unknown
             typer.echo(

@@ -6,7 +6,8 @@ dashboard and programs take. The defaults are the profile's own. The command set
 count itself (``cheapest --gpus``; ``size`` per placement).
 
 Beside them, what every ranked answer shares: ``--include-stale`` (``IncludeStaleOption``) and
-the line saying how many stale offers an answer left out (``stale_note``).
+``--include-spot`` (``IncludeSpotOption``), and the lines saying how many stale or spot offers
+an answer left out (``stale_note``, ``spot_note``).
 """
 
 from __future__ import annotations
@@ -184,3 +185,20 @@ def stale_note(left_out: int, *, switch: str = "--include-stale") -> str | None:
         f"{left_out} {offers} not confirmed by their provider's latest run left out "
         f"({switch} to add them)"
     )
+
+
+IncludeSpotOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-spot",
+        help="Also rank spot (interruptible, preemptible) offers, their price marked spot.",
+    ),
+]
+
+
+def spot_note(left_out: int) -> str | None:
+    """The line under a ranking that left spot offers out (None when it left none)."""
+    if left_out <= 0:
+        return None
+    offers = "offer" if left_out == 1 else "offers"
+    return f"{left_out} spot {offers} left out: interruptible (--include-spot adds them, marked)"

@@ -1,5 +1,5 @@
 """The README's sizing example shows what the answer promises: a target met by an offer
-whose speed is known, never "unknown" worded as meeting."""
+whose speed is known (for every user of the batch), never "unknown" worded as meeting."""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ def test_the_example_meets_a_target_with_a_known_speed() -> None:
     pick = re.search(r"Rent (?P<offer>.+?) \(row 1\): .*?meets the targets \((?P<t>[^)]*)\)", flat)
     assert pick, "the answer starts with the offer to rent, meeting the targets"
     told = flat[pick.start() : flat.find(". ", pick.end())]  # the pick's own sentence
-    ttft = re.search(r"first token (\d+) ms, ", told)
+    # The target is for every user: the last of the batch's prompts sent at once.
+    alone = re.search(r"first token (\d+) ms(?:, | for a prompt alone)", told)
+    worst = re.search(r"up to (\d+) ms with all \d+ at once, ", told) or alone
     target = re.search(r"first token <= (\d+) ms", pick["t"])
-    assert ttft and target and int(ttft[1]) <= int(target[1])
+    assert alone and worst and target
+    assert int(alone[1]) <= int(worst[1]) <= int(target[1])
     assert "unknown" not in told
     assert "first token unknown" not in flat
