@@ -256,6 +256,7 @@ def empty_now_frame() -> pl.DataFrame:
             "observed_at": pl.Datetime("us", "UTC"),
             "rentable": pl.Boolean,
             "storage_price_unknown": pl.Boolean,
+            "egress_price_unknown": pl.Boolean,
         }
     )
 

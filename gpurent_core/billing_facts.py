@@ -155,6 +155,9 @@ class BillingTerms:
     granularity_s: int | None = None
     minimum_s: int | None = None
     starts: BillingStart | None = None
+    egress_stated: bool = False
+    """The provider's facts say what outbound traffic costs (its fees, or "none"): where an
+    offer carries no egress fee, its traffic is then free, not unknown."""
 
     def __post_init__(self) -> None:
         if self.granularity_s is not None and self.granularity_s < 1:
@@ -323,14 +326,18 @@ def terms_for(provider: str) -> BillingTerms:
     """The metering terms of ``provider`` (all unknown for a provider without facts)."""
     granularity = minimum = None
     starts = None
+    egress = False
     for f in facts_for(provider):
+        egress = egress or f.fact is BillingFactKind.EGRESS_FEE
         if f.fact is BillingFactKind.BILLING_GRANULARITY and f.seconds is not None:
             granularity = f.seconds
         elif f.fact is BillingFactKind.MINIMUM_RENTAL and f.seconds is not None:
             minimum = f.seconds
         elif f.starts is not None:
             starts = f.starts
-    return BillingTerms(granularity_s=granularity, minimum_s=minimum, starts=starts)
+    return BillingTerms(
+        granularity_s=granularity, minimum_s=minimum, starts=starts, egress_stated=egress
+    )
 
 
 def platform_fees(provider: str) -> tuple[AddonFee, ...]:

@@ -121,8 +121,11 @@ def test_every_fact_names_a_provider_gpurent_crawls() -> None:
 def test_shipped_terms_follow_the_sources() -> None:
     assert terms_for("autodl") == BillingTerms(1, None, BillingStart.POWER_ON)
     assert terms_for("lambda").granularity_s == 60
-    assert terms_for("vastai") == BillingTerms(1, 0, BillingStart.READY)
+    # Vast.ai's facts say what traffic costs (the host's rates, carried per offer).
+    assert terms_for("vastai") == BillingTerms(1, 0, BillingStart.READY, egress_stated=True)
     assert terms_for("matpool").starts is BillingStart.READY
+    # Lambda says it charges none; AutoDL's facts do not say.
+    assert terms_for("lambda").egress_stated and not terms_for("autodl").egress_stated
 
 
 def test_platform_fees_are_in_the_providers_currency() -> None:

@@ -154,6 +154,28 @@ def test_an_offer_without_a_storage_fee_is_marked_not_priced_as_free(
     assert "Storage price unknown" in explained
 
 
+def test_traffic_with_no_known_price_is_marked_not_priced_as_free(
+    db: Path, monkeypatch: Any
+) -> None:
+    # AutoDL's feed has no egress fee and its billing facts do not say what traffic costs;
+    # Lambda's facts say none is charged, Matpool's that domestic traffic is free.
+    asked = ("--egress-gb", "500", "--db", str(db))
+    rows = {r["offer_key"]: r for r in invoke_json("offers", *asked)}
+    assert rows["4090-a"]["egress_price_unknown"] is True
+    assert rows["gpu_1x_h100"]["egress_price_unknown"] is False
+    assert rows["2x-two-free"]["egress_price_unknown"] is False
+    # No traffic asked for: nothing is unknown.
+    plain = {r["offer_key"]: r for r in invoke_json("offers", "--db", str(db))}
+    assert plain["4090-a"]["egress_price_unknown"] is False
+    monkeypatch.delenv("COLUMNS", raising=False)
+    table = invoke("offers", "--provider", "autodl", *asked).stdout
+    assert "† traffic price unknown" in table
+    line = next(x for x in table.splitlines() if "4090" in x)
+    assert line.count(" †") == 2  # true/h and true/month
+    explained = invoke("explain", "autodl", "4090-a", *asked).stdout
+    assert "Egress price unknown" in explained and "500 GB a month" in explained
+
+
 def test_explain_shows_where_the_storage_went(db: Path) -> None:
     text = invoke("explain", "autodl", "4090-a", "--storage-gb", "500", "--db", str(db)).stdout
     assert "data_disk 0.01 CNY/day x 480 gb (= max(0, 500 storage GB - 20 included))" in text

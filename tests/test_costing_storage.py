@@ -285,3 +285,20 @@ def test_the_per_machine_providers_are_named_in_the_registry() -> None:
     # One list says whose count is per machine; the engine and its SQL copy read it.
     assert {"autodl", "gpushare", "lanyun", "tensordock"} == PER_MACHINE_FREE_COUNTS
     assert not PER_MACHINE_FREE_COUNTS & {"cudo", "jarvislabs", "gongji", "suanjia"}
+
+
+def test_a_fee_billed_only_while_stopped_does_not_price_the_running_storage() -> None:
+    # Xiangongyun bills the system disk only once the GPU is released: nothing says what
+    # the storage costs while running, so it is unknown, not free.
+    stopped = storage("0.00003", H, fee_type=FeeType.STORAGE_STOPPED, mandatory=True)
+    alone = true_cost(cny("1.30", (stopped,)), gb("2000"))
+    assert alone.storage_price_unknown
+    assert "no per-GB storage fee for the running hours" in alone.explain()
+    # Beside a mandatory disk fee, the storage is priced through it.
+    disk = storage("0.0001", H, mandatory=True)
+    assert not true_cost(cny("1.30", (disk, stopped)), gb("2000")).storage_price_unknown
+    # Beside an optional disk, the storage goes on that disk.
+    optional = storage("0.0001", H)
+    priced = true_cost(cny("1.30", (optional, stopped)), gb("2000"))
+    assert not priced.storage_price_unknown
+    assert priced.addons_hourly[FeeType.DATA_DISK] == D("0.200000")

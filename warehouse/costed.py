@@ -35,6 +35,7 @@ from warehouse.ranking import (
     Unbounded,
     cheapest_first,
     latest_rows,
+    spot_to_rank,
     stale_to_rank,
     unpublished_to_rank,
 )
@@ -98,6 +99,8 @@ class CostedOffer:
             # storage asked for left out because the feed has no price for it?
             "rentable": self.rentable,
             "storage_price_unknown": c.storage_price_unknown,
+            # ... and the traffic asked for, because nothing says what traffic costs there?
+            "egress_price_unknown": c.egress_price_unknown,
             # What the host publishes about itself (None: not published; frames of past
             # runs stored before migration 20 have none).
             **{k: _host_value(o.get(k)) for k in HOST_FIELDS},
@@ -237,6 +240,7 @@ def costed_latest_offers(
     include_stale: bool = False,
     gpu_form_factor: str | None = None,
     host: HostFilter | None = None,
+    spot: bool | None = None,
 ) -> list[CostedOffer]:
     """Latest offers that can supply the profile, each with its true cost, cheapest first.
 
@@ -251,7 +255,8 @@ def costed_latest_offers(
     ``limit=N`` returns exactly ``costed_latest_offers(...)[:N]`` (same values, same order),
     costing only the offers that could be among the N (``warehouse.ranking``).
     ``host`` keeps the offers whose host attributes meet it (``unpublished_left_out`` counts
-    the ones left out for not publishing one).
+    the ones left out for not publishing one). ``spot=False`` leaves spot (interruptible)
+    headline prices out (``spot_left_out`` counts them), True keeps only them.
     """
     fx = fx or fx_table_for(con)
     filters: dict[str, Any] = {
@@ -261,6 +266,7 @@ def costed_latest_offers(
         "gpu_vram_gb": gpu_vram_gb,
         "gpu_form_factor": gpu_form_factor,
         "host": host,
+        "spot": spot,
     }
 
     cache: dict[tuple[Any, ...], TrueCost | None] = {}
@@ -310,6 +316,7 @@ def stale_left_out(
     gpu_vram_gb: int | None = None,
     gpu_form_factor: str | None = None,
     host: HostFilter | None = None,
+    spot: bool | None = None,
 ) -> int:
     """How many stale offers ``costed_latest_offers`` with the same arguments leaves out
     (what ``include_stale=True`` would add to its ranking, before any ``limit``): offers the
@@ -322,6 +329,7 @@ def stale_left_out(
         "gpu_vram_gb": gpu_vram_gb,
         "gpu_form_factor": gpu_form_factor,
         "host": host,
+        "spot": spot,
     }
     return stale_to_rank(con, profile, filters=filters, in_stock_only=in_stock_only)
 
@@ -338,6 +346,7 @@ def unpublished_left_out(
     gpu_vram_gb: int | None = None,
     gpu_form_factor: str | None = None,
     include_stale: bool = False,
+    spot: bool | None = None,
 ) -> int:
     """How many offers ``costed_latest_offers`` with the same arguments leaves out only
     because they do not publish a host attribute ``host`` filters on (each attribute they
@@ -349,8 +358,40 @@ def unpublished_left_out(
         "gpu_vram_gb": gpu_vram_gb,
         "gpu_form_factor": gpu_form_factor,
         "host": host,
+        "spot": spot,
     }
     return unpublished_to_rank(
+        con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
+    )
+
+
+def spot_left_out(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    gpu_model: str | None = None,
+    min_vram_gb: int | None = None,
+    provider: str | None = None,
+    in_stock_only: bool = False,
+    gpu_vram_gb: int | None = None,
+    gpu_form_factor: str | None = None,
+    include_stale: bool = False,
+    host: HostFilter | None = None,
+    spot: bool | None = False,
+) -> int:
+    """How many spot (interruptible) offers ``costed_latest_offers(spot=False)`` with the
+    same arguments leaves out: what ``spot=None`` would add. 0 unless ``spot`` is False."""
+    if spot is not False:
+        return 0
+    filters: dict[str, Any] = {
+        "gpu_model": gpu_model,
+        "min_vram_gb": min_vram_gb,
+        "provider": provider,
+        "gpu_vram_gb": gpu_vram_gb,
+        "gpu_form_factor": gpu_form_factor,
+        "host": host,
+    }
+    return spot_to_rank(
         con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
     )
 
@@ -366,6 +407,7 @@ def cards_left_out(
     gpu_form_factor: str | None = None,
     include_stale: bool = False,
     host: HostFilter | None = None,
+    spot: bool | None = None,
 ) -> int:
     """How many per-card offers an in-stock ranking for ``profile`` leaves out only because
     no free count shows the profile's cards on one machine (``cards_to_rent`` is None: a card
@@ -383,6 +425,7 @@ def cards_left_out(
         gpu_form_factor=gpu_form_factor,
         confirmed_only=not include_stale,
         host=host,
+        spot=spot,
     )
     # The per-card branch of cards_to_rent, negated: fewer listed than wanted and no free
     # count of one machine that covers them (a NULL free count shows nothing, nor does a
@@ -418,6 +461,7 @@ __all__ = [
     "costed_latest_offers",
     "rank",
     "rentable",
+    "spot_left_out",
     "stale_left_out",
     "unpublished_left_out",
 ]

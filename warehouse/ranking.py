@@ -222,7 +222,9 @@ def _bound_sql(condition: str, in_stock_only: bool, include_stale: bool) -> str:
     display = _rate("o.currency", "$display")
     missing = f"{display} IS NULL OR coalesce(fb.missing, false) OR coalesce(pb.missing, false)"
     negative = "o.price < 0 OR coalesce(fb.negative, false) OR coalesce(pb.negative, false)"
-    base = f"least({headline}, coalesce(pb.bound, {headline}))"
+    # A spot headline may be rented through its spot plans too (gpurent_core.cost.plans).
+    spot_plan = "CASE WHEN o.price_kind = 'spot' THEN pb.spot_bound END"
+    base = f"least({headline}, coalesce(pb.bound, {headline}), coalesce({spot_plan}, {headline}))"
     group = ", ".join(f"o.{c}" for c in GROUP_COLUMNS)
     return f"""
         WITH {_offers_ctes(condition, in_stock_only)},
@@ -242,6 +244,7 @@ def _bound_sql(condition: str, in_stock_only: bool, include_stale: bool) -> str:
                 k.plan_set_id, k.cards, k.currency,
                 min(CASE WHEN q.price_kind IN ('on_demand', 'commitment') THEN {plan} END)
                     AS bound,
+                min(CASE WHEN q.price_kind = 'spot' THEN {plan} END) AS spot_bound,
                 bool_or({_rate("q.currency", "k.currency")} IS NULL) AS missing,
                 bool_or(q.price < 0) AS negative
             FROM (SELECT DISTINCT plan_set_id, cards, currency FROM s) AS k
@@ -378,6 +381,26 @@ def stale_to_rank(
     condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **filters)
     named, named_params = _named(condition, filter_params)
     sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o WHERE o.stale"
+    row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def spot_to_rank(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    filters: Mapping[str, Any],
+    in_stock_only: bool,
+    include_stale: bool = False,
+) -> int:
+    """How many spot (interruptible) offers a ranking for ``profile`` and ``filters`` that
+    leaves them out (``spot=False``) would list with them."""
+    condition, filter_params = latest_offer_conditions(
+        in_stock_only=in_stock_only, **{**filters, "spot": True}
+    )
+    named, named_params = _named(condition, filter_params)
+    ranked = "" if include_stale else " WHERE NOT o.stale"
+    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o{ranked}"
     row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
     return int(row[0]) if row else 0
 

@@ -75,6 +75,9 @@ class Offer:
     fx_date: date | None
     storage_price_unknown: bool
     """The storage asked for is not in the cost: the feed lists no price for it."""
+    egress_price_unknown: bool
+    """The traffic asked for is not in the cost: the offer lists no egress fee and the
+    provider's billing facts do not say what traffic costs."""
     region: str | None
     url: str | None
     """The provider's page (or the endpoint) the offer was read from, where it has one."""
@@ -148,11 +151,16 @@ class OfferList(list[Offer]):
 
     ``unpublished_left_out``: answers with a host filter (``min_cuda``, ``interconnect``...)
     only: offers left out because they do not publish an attribute filtered on (each one
-    they do publish meets the filter)."""
+    they do publish meets the filter).
+
+    ``spot_left_out``: ``cheapest`` without ``include_spot`` only: spot (interruptible,
+    preemptible) offers left out; a month at a price the provider may take back at any
+    time is no month's rent."""
 
     stale_left_out: int
     cards_left_out: int
     unpublished_left_out: int
+    spot_left_out: int
 
     def __init__(
         self,
@@ -161,11 +169,13 @@ class OfferList(list[Offer]):
         stale_left_out: int = 0,
         cards_left_out: int = 0,
         unpublished_left_out: int = 0,
+        spot_left_out: int = 0,
     ) -> None:
         super().__init__(offers)
         self.stale_left_out = stale_left_out
         self.cards_left_out = cards_left_out
         self.unpublished_left_out = unpublished_left_out
+        self.spot_left_out = spot_left_out
 
 
 _NOT_FROM_ROW = {"offer_id", "status", "raw_gpu_name", "fees", "plans", "cost"}
@@ -233,10 +243,12 @@ def _costed(
     limit: int | None = None,
     include_stale: bool = False,
     host: HostFilter | None = None,
+    spot: bool | None = None,
 ) -> OfferList:
     from warehouse.costed import (
         cards_left_out,
         costed_latest_offers,
+        spot_left_out,
         stale_left_out,
         unpublished_left_out,
     )
@@ -265,6 +277,7 @@ def _costed(
             "min_vram_gb": min_vram,
             "provider": provider_name,
             "host": host,
+            "spot": spot,
         }
         costed = costed_latest_offers(
             con,
@@ -290,11 +303,15 @@ def _costed(
             if host is not None
             else 0
         )
+        spot_out = spot_left_out(
+            con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters
+        )
     return OfferList(
         (Offer.from_costed(c) for c in costed),
         stale_left_out=left_out,
         cards_left_out=short,
         unpublished_left_out=unpublished,
+        spot_left_out=spot_out,
     )
 
 
@@ -373,6 +390,7 @@ def cheapest(
     currency: str | None = None,
     db: Path | str | None = None,
     include_stale: bool = False,
+    include_spot: bool = False,
     gpu: str | None = None,
     form_factor: str | None = None,
     min_cuda: str | float | None = None,
@@ -393,7 +411,10 @@ def cheapest(
     (rule of truth 11): ``include_stale`` ranks the stale ones too (their last good state,
     marked ``stale``); the answer's ``stale_left_out`` counts the ones left out. The host
     filters (``min_cuda``, ``interconnect``...) are those of ``offers``, with their
-    ``unpublished_left_out`` count.
+    ``unpublished_left_out`` count. Spot (interruptible, preemptible) prices are left out:
+    the provider may take the machine back at any time, so their month is no month's rent
+    (``spot_left_out`` counts them); ``include_spot`` ranks them too, their ``price_kind``
+    saying ``spot``.
     """
     from dataclasses import replace
 
@@ -417,6 +438,7 @@ def cheapest(
         limit=limit,
         include_stale=include_stale,
         host=host,
+        spot=None if include_spot else False,
     )
 
 

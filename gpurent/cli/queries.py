@@ -36,7 +36,13 @@ from gpurent.cli.host_options import (
     unpublished_note,
 )
 from gpurent.cli.output import OutputFormat, output_console, render
-from gpurent.cli.usage_options import IncludeStaleOption, stale_note, usage_options
+from gpurent.cli.usage_options import (
+    IncludeSpotOption,
+    IncludeStaleOption,
+    spot_note,
+    stale_note,
+    usage_options,
+)
 
 if TYPE_CHECKING:
     from gpurent_core.cost.usage import UsageProfile
@@ -52,7 +58,7 @@ OFFER_COLUMNS = [
 JSON_EXTRA = [
     "offer_key", "price_kind", "native_true_hourly", "native_true_monthly",
     "price_per_gpu_hour", "monthly_plan", "fx_rate", "fx_date", "observed_at", "stale", "age_s",
-    "run_id", "rentable", "storage_price_unknown",
+    "run_id", "rentable", "storage_price_unknown", "egress_price_unknown",
     # What the host publishes (gpurent_core.host.HOST_FIELDS): empty where it does not.
     "cuda_version", "driver_version", "interconnect", "nvlink_gbps", "host_reliability",
     "hosting", "max_rental_hours", "vcpus_per_gpu", "ram_gb_per_gpu", "disk_gb_per_gpu",
@@ -64,6 +70,11 @@ STORAGE_MARK = "*"
 STORAGE_NOTE = (
     f"{STORAGE_MARK} storage price unknown: the provider's feed lists no storage fee, "
     "so the storage asked for is not in the true cost (see `gpurent explain`)."
+)
+EGRESS_MARK = "†"
+EGRESS_NOTE = (
+    f"{EGRESS_MARK} traffic price unknown: neither the offer nor the provider's billing facts "
+    "say what outbound traffic costs, so the --egress-gb asked for is not in the true cost."
 )
 QUARANTINE_WIDTH = 80
 
@@ -119,6 +130,9 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     shown = f"{price:.4f}".rstrip("0").rstrip(".") if price.as_tuple().exponent < -4 else str(price)
     unit = UNIT_ABBREV.get(row["billing_unit"], row["billing_unit"])
     mark = f" {STORAGE_MARK}" if row.get("storage_price_unknown") else ""
+    mark += f" {EGRESS_MARK}" if row.get("egress_price_unknown") else ""
+    # A spot, member or commitment price is another bargain than pay-as-you-go: said.
+    kind = "" if row.get("price_kind", "on_demand") == "on_demand" else f" {row['price_kind']}"
     return {
         "provider": row["provider"],
         # What `gpurent explain ID` takes: rows that read alike are told apart by it.
@@ -127,7 +141,7 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
         "gpu": api.names.gpu_label(row["gpu_model"], row["gpu_vram_gb"], row["gpu_form_factor"]),
         "n": row["gpu_count"],
         "status": status_label(row),
-        "price": f"{shown} {row['currency']}/{unit}{per}",
+        "price": f"{shown} {row['currency']}/{unit}{per}{kind}",
         f"true/h {row['cost_currency']}": _money(row["true_hourly"]) + mark,
         f"true/month {row['cost_currency']}": _money(row["true_monthly"]) + mark,
         "region": row["region"],
@@ -136,8 +150,17 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def storage_footnote(costed: Sequence[Any]) -> str | None:
-    """The table's note on the rows marked ``STORAGE_MARK``, when there are any."""
-    return STORAGE_NOTE if any(c.cost.storage_price_unknown for c in costed) else None
+    """The table's notes on the rows marked ``STORAGE_MARK`` or ``EGRESS_MARK``, when there
+    are any."""
+    notes = [
+        note
+        for note, unknown in (
+            (STORAGE_NOTE, any(c.cost.storage_price_unknown for c in costed)),
+            (EGRESS_NOTE, any(c.cost.egress_price_unknown for c in costed)),
+        )
+        if unknown
+    ]
+    return "\n".join(notes) or None
 
 
 def cards_note(left_out: int, gpus: int) -> str | None:
@@ -165,6 +188,7 @@ def answer_footnote(
         for n in (
             stale_note(found.stale_left_out),
             cards_note(found.cards_left_out, gpus),
+            spot_note(getattr(found, "spot_left_out", 0)),
             unpublished_note(getattr(found, "unpublished_left_out", 0), host or {}),
         )
         if n
@@ -173,8 +197,21 @@ def answer_footnote(
         for line in counts:
             typer.echo(line, err=True)
         counts = []
-    notes = [n for n in (storage_footnote(found), *counts) if n]
+    notes = [n for n in (storage_footnote(found), fx_footnote(found), *counts) if n]
     return "\n".join(notes) or None
+
+
+def fx_footnote(costed: Sequence[Any]) -> str | None:
+    """Which exchange rates the rows' costs were converted at (None when none was): a
+    ranking across currencies is only as good as its rate, so the table says which."""
+    rates = sorted(
+        {
+            f"{r.pair} {format(r.rate, 'f')} of {r.rate_date.isoformat()}"
+            for c in costed
+            if (r := c.cost.fx_rate) is not None
+        }
+    )
+    return f"converted at {'; '.join(rates)} (the source: `gpurent explain`)" if rates else None
 
 
 def _with_note(empty: str, footnote: str | None) -> str:
@@ -364,6 +401,7 @@ def cheapest(
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
     include_stale: IncludeStaleOption = False,
+    include_spot: IncludeSpotOption = False,
     min_cuda: MinCudaOption = None,
     interconnect: InterconnectOption = None,
     min_reliability: MinReliabilityOption = None,
@@ -391,6 +429,10 @@ def cheapest(
     region's or a platform's free cards: only AutoDL, GPUShare, Lanyun and TensorDock count
     per machine); the ones left out for that are counted under the table too.
 
+    Spot prices (interruptible: the provider may take the machine back at any time) are
+    left out and counted under the table: their month is no month's rent. --include-spot
+    ranks them too, their price marked "spot".
+
     The host options (--min-cuda, --interconnect, --min-reliability, --hosting,
     --min-vcpus-per-gpu, --min-ram-per-gpu) rank only offers whose host publishes a value
     that meets them; the offers left out for not publishing one are counted under the table.
@@ -414,6 +456,7 @@ def cheapest(
             currency=currency,
             db=db,
             include_stale=include_stale,
+            include_spot=include_spot,
             **_api_host(host),
         )
     rows, columns = _rows(shown, fmt, host, wide=wide)
@@ -542,6 +585,15 @@ def explain(
         if offer.url:
             # The page (or, for an API, the endpoint) the provider lists the offer at.
             console.print(f"Listed at: {offer.url}", markup=False)
+        if offer.stale:
+            # Rule of truth 11: a price its provider's latest look did not confirm is its
+            # last good state, not the present one.
+            seen = human_age(offer.observed_at, datetime.now(UTC))
+            console.print(
+                f"Stale: its provider's latest run did not confirm this offer; the figures "
+                f"above are its last good state, seen {seen}. `cheapest` does not rank it.",
+                markup=False,
+            )
         if not offer.rentable:
             console.print(
                 f"Not rentable now for {offer.gpu_count} card(s): "

@@ -24,7 +24,14 @@ from fractions import Fraction
 from functools import cached_property
 
 from gpurent_core.cost.explanation import Working, explanation_lines
-from gpurent_core.cost.fees import FeeCost, SkippedFee, StorageRoute, fee_cost, storage_route
+from gpurent_core.cost.fees import (
+    FeeCost,
+    SkippedFee,
+    StorageRoute,
+    egress_unknown,
+    fee_cost,
+    storage_route,
+)
 from gpurent_core.cost.metering import METERED, Metered, metered_hours
 from gpurent_core.cost.money import Converter, quantize_money
 from gpurent_core.cost.offer import CostInput, DoesNotFit, headline_hourly, per_gpu_hour
@@ -63,6 +70,9 @@ class TrueCost:
     not_counted: tuple[SkippedFee, ...] = ()
     storage_price_unknown: bool = False
     """The profile asks for storage and the offer lists no per-GB storage fee: not counted."""
+    egress_price_unknown: bool = False
+    """The profile asks for outbound traffic, the offer lists no egress fee and the
+    provider's billing facts do not say what traffic costs: not counted (``egress_unknown``)."""
     unknown_terms: tuple[str, ...] = ()
     """Billing terms of the provider that were not on file, and what was assumed instead."""
 
@@ -150,6 +160,7 @@ def _result(w: Working) -> TrueCost:
         working=w,
         not_counted=w.skipped,
         storage_price_unknown=w.route.unknown,
+        egress_price_unknown=egress_unknown(w.inp, w.profile),
         unknown_terms=w.unknown_terms,
     )
 

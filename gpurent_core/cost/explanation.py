@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from gpurent_core.billing_facts import duration_text
-from gpurent_core.cost.fees import GB_PER_TB, TRAFFIC, FeeCost, SkippedFee, StorageRoute
+from gpurent_core.cost.fees import (
+    GB_PER_TB,
+    TRAFFIC,
+    FeeCost,
+    SkippedFee,
+    StorageRoute,
+    egress_unknown,
+)
 from gpurent_core.cost.metering import Metered
 from gpurent_core.cost.money import money, num
 from gpurent_core.cost.offer import CostInput
@@ -70,9 +77,10 @@ def explanation_lines(w: Working) -> tuple[str, ...]:
     lines += [f"    (also considered: {_candidate(c, w)})" for c in w.candidates if c is not w.best]
     lines += [
         f"    (not considered: plan {p.price_kind.value} {num(p.price)} {p.currency}"
-        f"/{p.billing_unit.value}: {p.price_kind.value} plans do not count)"
+        f"/{p.billing_unit.value}: {p.price_kind.value} plans do not count"
+        f"{' beside an ' + inp.price_kind.value + ' price' if p.price_kind.value == 'spot' else ''})"
         for p in inp.plans
-        if not plan_allowed(p.price_kind, w.include_member)
+        if not plan_allowed(p.price_kind, w.include_member, inp.price_kind)
     ]
     lines += [f"  {_fee_monthly(c, w)}" for c in w.fee_costs]
     lines.append(f"  = {money(w.monthly)} {ccy}/month")
@@ -80,6 +88,12 @@ def explanation_lines(w: Working) -> tuple[str, ...]:
     note = _storage_note(w.route, w)
     if note:
         lines.append(note)
+    if egress_unknown(w.inp, w.profile):
+        lines.append(
+            f"Egress price unknown: the feed lists no traffic fee and the provider's billing "
+            f"facts do not say what traffic costs, so the {num(w.profile.egress_gb_per_month)}"
+            " GB a month asked for are not counted."
+        )
     if w.unknown_terms:
         lines.append(f"Billing terms not on file, assumed: {'; '.join(w.unknown_terms)}.")
     if w.fx_rate is not None:
@@ -172,8 +186,8 @@ def _storage_note(route: StorageRoute, w: Working) -> str:
     gb = num(w.profile.storage_gb)
     if route.unknown:
         return (
-            f"Storage price unknown: the feed lists no per-GB storage fee, "
-            f"so the {gb} GB asked for are not counted."
+            f"Storage price unknown: the feed lists no per-GB storage fee for the running "
+            f"hours, so the {gb} GB asked for are not counted."
         )
     if route.chosen is not None:
         name = w.inp.fees[route.chosen].fee_type.value

@@ -12,8 +12,10 @@ allowance, so that providers whose storage is an optional add-on do not look che
 those that bill it with the instance. The fees that take it are the offer's *sized* storage
 fees: type system_disk / data_disk / storage_stopped, basis gb or tb, no fixed quantity.
 
-* When a sized storage fee is mandatory, the storage is priced through the mandatory ones
-  (as any mandatory fee) and optional storage fees stay optional.
+* When a sized disk fee (system_disk / data_disk) is mandatory, the storage is priced
+  through the mandatory ones (as any mandatory fee) and optional storage fees stay optional.
+  A mandatory storage_stopped fee alone prices only the stopped hours: the running ones
+  follow the rules below (the optional disks, else unknown).
 * Otherwise, when the offer sells storage as optional disks (sized system_disk or
   data_disk fees), the GB go on the cheapest of them: the one with the lowest monthly cost
   for the profile (ties: lower hourly, then the earlier fee); the others are not counted.
@@ -21,6 +23,11 @@ fees: type system_disk / data_disk / storage_stopped, basis gb or tb, no fixed q
 * Otherwise (no sized storage fee at all) the storage price is unknown:
   ``TrueCost.storage_price_unknown`` is set (when storage_gb > 0) and the explanation says
   so. It is never priced as free silently.
+
+Traffic. The profile's ``egress_gb_per_month`` is paid through the offer's egress fees.
+Where it has none, the traffic is free only when the provider's billing facts say what
+traffic costs (``BillingTerms.egress_stated``: "none", or platform fees); otherwise its price
+is unknown (``egress_unknown``: ``TrueCost.egress_price_unknown``, said by the explanation).
 
 Quantity a fee is charged on (``quantity`` is always for the whole offer, not per GPU):
 
@@ -228,8 +235,10 @@ class StorageRoute:
 def storage_route(inp: CostInput, profile: UsageProfile, conv: Converter) -> StorageRoute:
     """Where the profile's storage is paid on ``inp`` (rules: module docstring)."""
     sized = [(i, f) for i, f in enumerate(inp.fees) if sized_storage(f)]
-    if any(f.mandatory for _, f in sized):
-        return StorageRoute()  # priced through the mandatory fees, as any mandatory fee
+    # A mandatory disk fee prices the storage, as any mandatory fee. A storage_stopped fee
+    # alone does not: it is billed only while stopped and says nothing of the running hours.
+    if any(f.mandatory and f.fee_type in _DISKS for _, f in sized):
+        return StorageRoute()
     disks = [(i, f) for i, f in sized if f.fee_type in _DISKS]
     if not disks:
         return StorageRoute(unknown=profile.storage_gb > 0)
@@ -253,3 +262,13 @@ def storage_route(inp: CostInput, profile: UsageProfile, conv: Converter) -> Sto
         if i != best_index
     }
     return StorageRoute(best_index, best, passed)
+
+
+def egress_unknown(inp: CostInput, profile: UsageProfile) -> bool:
+    """The traffic the profile asks for has no known price: the offer lists no egress fee
+    and the provider's billing facts do not say what traffic costs. It is then not counted,
+    and said, never priced as free silently (a provider that publishes its fee would
+    otherwise rank below one that does not)."""
+    if profile.egress_gb_per_month <= 0 or inp.terms.egress_stated:
+        return False
+    return not any(fee.fee_type is FeeType.EGRESS for fee in inp.fees)

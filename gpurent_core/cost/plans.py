@@ -2,7 +2,7 @@
 
 Candidates are the headline price (always: it is what the row is, even if it is a spot or
 member price) and the ``plans`` of kind ``on_demand`` or ``commitment`` (``member`` too with
-``include_member=True``; ``spot`` plans never):
+``include_member=True``; ``spot`` plans only beside a spot headline, the same bargain):
 
 * a price per second/minute/hour is metered: rate x hours billed (``metering``), except a
   ``commitment`` rate per second/minute/hour (a reserved rate, e.g. RunPod's one-month
@@ -159,8 +159,13 @@ def packages(profile: UsageProfile, unit_hours: Fraction) -> Packages:
     return Packages(count, used, unit_hours, session, sessions, per_session, held)
 
 
-def plan_allowed(kind: PriceKind, include_member: bool) -> bool:
-    """Whether a plan of ``kind`` is a way of renting the month (spot never is)."""
+def plan_allowed(kind: PriceKind, include_member: bool, headline: PriceKind) -> bool:
+    """Whether a plan of ``kind`` is a way of renting the month of an offer whose headline
+    is of kind ``headline``: spot plans only for a spot headline (Vultr's spot rate capped
+    at a month is the same bargain as the spot rate itself; beside an on-demand rate it is
+    another one)."""
+    if kind is PriceKind.SPOT:
+        return headline is PriceKind.SPOT
     return kind in (PriceKind.ON_DEMAND, PriceKind.COMMITMENT) or (
         include_member and kind is PriceKind.MEMBER
     )
@@ -189,7 +194,7 @@ def candidates(
         )
     ]
     for plan in inp.plans:
-        if plan_allowed(plan.price_kind, include_member):
+        if plan_allowed(plan.price_kind, include_member, inp.price_kind):
             out.append(
                 candidate(
                     "plan",

@@ -282,6 +282,15 @@ def test_cheapest_says_what_it_left_out_and_marks_what_it_was_asked_for(
     assert [(r["offer_key"], r["stale"]) for r in rows] == [("z", True), ("a", True), ("b", False)]
 
 
+def test_explain_says_a_stale_offer_is_its_last_good_state(market: Path) -> None:
+    # zeta's latest run failed: z's price is what the run 1h30m ago saw, and explain says so.
+    stale = invoke("explain", "zeta", "z", "--db", str(market)).stdout
+    assert "Stale: its provider's latest run did not confirm this offer" in stale
+    assert "seen 1h ago" in stale
+    fresh = invoke("explain", "acme", "b", "--db", str(market)).stdout
+    assert "Stale" not in fresh
+
+
 def test_offers_lists_stale_rows_and_in_stock_leaves_them_out(
     market: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
