@@ -23,6 +23,7 @@ from enum import StrEnum
 
 from benchmarks.market_sim.adapters.base import Adapter, Expect, ItemKind
 from benchmarks.market_sim.truth import FaultKind, ProviderPoll, answered
+from gpurent_core.providers import PER_MACHINE_FREE_COUNTS
 
 
 class Why(StrEnum):
@@ -140,17 +141,19 @@ class WatchSpec:
     cards: int
 
 
-def rentable(expect: Expect, cards: int) -> bool:
+def rentable(expect: Expect, cards: int, *, per_machine: bool = True) -> bool:
     """The offer can be rented now for ``cards`` cards: an offer of N cards is in stock only
-    when all N are free (when the provider gives a count); a machine is rented whole."""
+    when all N are free (when the provider gives a count); a machine is rented whole.
+    ``per_machine``: the provider's free count is of one machine (else of a pool)."""
     if not expect.in_stock:
         return False
     rent: int | None = expect.gpu_count
     if cards > expect.gpu_count:
         # A machine is rented as listed; a per-card offer rents more cards than it lists
-        # only where the free count shows that many (gpurent_core.cost.stock.cards_to_rent: a
-        # card price with no count says nothing of how many cards a machine has).
-        shown = expect.available is not None and expect.available >= cards
+        # only where a free count of one machine shows that many
+        # (gpurent_core.cost.stock.cards_to_rent: a card price with no count says nothing of
+        # how many cards a machine has, nor does a count of a data center's cards).
+        shown = per_machine and expect.available is not None and expect.available >= cards
         rent = cards if (expect.per_card and shown) else None
     if rent is None:
         return False
@@ -194,6 +197,7 @@ class WatchOracle:
         """The alerts due at this poll, with what each announces."""
         fires: dict[Pair, Cause] = {}
         saw = bool(view.fresh)  # a run that stored offers: gpurent's "good" poll
+        per_machine = view.provider in PER_MACHINE_FREE_COUNTS
         for watch in self.watches:
             baseline = saw and (watch.watch_id, view.provider) not in self.started
             for key, expect in sorted(view.fresh.items()):
@@ -202,7 +206,7 @@ class WatchOracle:
                 if phase is None:
                     phase = _Phase.BASELINE if baseline else _Phase.ARMED
                     self.last_out[pair] = Cause.NEW
-                in_stock = rentable(expect, watch.cards)
+                in_stock = rentable(expect, watch.cards, per_machine=per_machine)
                 covers = expect.available is not None and expect.available >= watch.cards
                 phase, fired = _step(phase, in_stock=in_stock, covers=covers)
                 self.phases[pair] = phase
