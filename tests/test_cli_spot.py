@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpurent import api
-from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, PricePlan
+from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, PricePlan, StockStatus
 from tests.cli_helpers import invoke, invoke_json
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import connect
@@ -40,6 +40,15 @@ SPOT_CAP = PricePlan(
 )
 
 
+YEAR = PricePlan(
+    price=D("7300"),
+    currency="CNY",
+    billing_unit=BillingUnit.YEAR,
+    price_basis=PriceBasis.GPU,
+    price_kind=PriceKind.COMMITMENT,
+)
+
+
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("spot")
@@ -54,6 +63,13 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             # The same spot cap beside an on-demand rate is another bargain: not counted.
             kit.offer(run, "on-demand", price=D("2.00"), price_kind=PriceKind.ON_DEMAND,
                       plans=(SPOT_CAP,), **MACHINE),
+        ]))  # fmt: skip
+        # A year's package cheaper than 730 hours: its month is a twelfth of a year up front.
+        chenyu = kit.run(1, provider="chenyu")
+        load_run(con, chenyu, kit.write("c", [
+            kit.offer(chenyu, "a100-year", gpu_model="A100", gpu_vram_gb=40, price=D("5.00"),
+                      currency="CNY", price_basis=PriceBasis.GPU, available_count=None,
+                      status=StockStatus.UNKNOWN, fees=(), plans=(YEAR,)),
         ]))  # fmt: skip
     finally:
         con.close()
@@ -108,3 +124,17 @@ def test_size_leaves_spot_out_and_counts_it_unless_asked(db: Path) -> None:
     table = invoke("size", "--model", "qwen2.5-7b", "--precision", "bf16", "--prompt-tokens",
                    "1000", "--gen-tokens", "200", "--db", str(db)).stdout  # fmt: skip
     assert "1 spot offer left out" in table
+
+
+def test_a_month_that_is_a_twelfth_of_a_year_up_front_is_marked(db: Path) -> None:
+    rows = invoke_json("offers", "--provider", "chenyu", "--db", str(db))
+    assert [(r["true_monthly"], r["monthly_plan"]) for r in rows] == [
+        ("608.333333", "0.083333 x year (commitment)")
+    ]
+    table = invoke("offers", "--provider", "chenyu", "--db", str(db)).stdout
+    line = next(x for x in table.splitlines() if "a100" in x.lower() or "A100" in x)
+    assert "608.33 * ‡" in line  # (* : no storage fee in this feed)
+    assert "‡ a year's package, paid up front" in table
+    # A month paid as a month is not marked.
+    plain = invoke("offers", "--provider", "vultr", "--db", str(db)).stdout
+    assert "‡" not in plain

@@ -157,31 +157,13 @@ def _exact(value: Fraction) -> Decimal:
 
 # ---------------------------------------------------------------- reading the warehouse
 
-# Per day, provider and offer: what the good runs of that day saw. A version was seen on
-# day d when it held at some good run of its provider on d that saw the offer: its validity,
-# less the stretches the offer stayed stale (kept by partial runs that could not read it,
-# ``stale_spans``: rule of truth 11, only what a look confirmed counts), overlaps
-# [first run of d, last run of d]. Versions and stale stretches only start and end at runs
-# (warehouse.history), so an overlap means a run of d saw it. Failed and layout_changed runs
-# have no place in the history (history_at NULL): they see nothing, and a day of only those
-# observes nothing.
-SEEN_SQL = """
-WITH spans AS (
-    SELECT provider, CAST(timezone('UTC', history_at) AS DATE) AS day,
-           min(history_at) AS first_at, max(history_at) AS last_at, count(*) AS polls
-    FROM crawl_runs
-    WHERE history_at IS NOT NULL AND history_at >= $start AND history_at < $stop
-    GROUP BY ALL
-),
-versions AS (
-    SELECT
-        provider, offer_key, valid_from, valid_to, gpu_model, gpu_vram_gb, gpu_form_factor,
-        gpu_count, status, price, currency, billing_unit, price_basis, price_kind, plan_set_id
-    FROM version_rows
-    WHERE valid_from < $stop AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $start
-      AND ($gpu IS NULL OR lower(gpu_model) = lower($gpu))
-      AND ($provider IS NULL OR provider = $provider)
-),
+# The pieces of each version its runs saw: its validity less the stretches the offer stayed
+# stale (kept by partial runs that could not read it, ``stale_spans``: rule of truth 11, only
+# what a look confirmed counts). Versions and stale stretches only start and end at runs
+# (warehouse.history), so a run inside a piece saw the offer in that state, and a run inside
+# a stale stretch saw nothing of it. Shared by every read of "what a poll saw": the daily
+# index below, and the per-poll availability (warehouse.trends.poll_availability).
+SEEN_VERSIONS_SQL = """
 gaps AS (
     -- Per offer that was ever stale, the stretches between its stale ones: when it was seen.
     SELECT
@@ -202,21 +184,49 @@ seen_versions AS (
     ANTI JOIN (SELECT DISTINCT provider, offer_key FROM stale_spans) AS k
         ON k.provider = v.provider AND k.offer_key = v.offer_key
     UNION ALL
-    SELECT
-        v.provider, v.offer_key,
+    SELECT v.* REPLACE (
         greatest(v.valid_from, g.seen_from) AS valid_from,
         nullif(
             least(coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ), g.seen_to),
             'infinity'::TIMESTAMPTZ
-        ) AS valid_to,
-        v.gpu_model, v.gpu_vram_gb, v.gpu_form_factor, v.gpu_count, v.status, v.price,
-        v.currency, v.billing_unit, v.price_basis, v.price_kind, v.plan_set_id
+        ) AS valid_to
+    )
     FROM versions AS v
     JOIN gaps AS g
         ON g.provider = v.provider AND g.offer_key = v.offer_key
         AND g.seen_from < coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ)
         AND g.seen_to > v.valid_from
+)
+"""
+"""The CTEs ``gaps`` and ``seen_versions`` (the rows of a CTE ``versions``, which holds at
+least provider, offer_key, valid_from and valid_to, cut to the pieces its runs saw, same
+columns): follow a ``WITH ... versions AS (...),`` with it."""
+
+# Per day, provider and offer: what the good runs of that day saw. A version was seen on
+# day d when a piece of it its runs saw (SEEN_VERSIONS_SQL) overlaps [first run of d, last
+# run of d]: an overlap means a run of d saw it. Failed and layout_changed runs have no
+# place in the history (history_at NULL): they see nothing, and a day of only those
+# observes nothing.
+SEEN_SQL = (
+    """
+WITH spans AS (
+    SELECT provider, CAST(timezone('UTC', history_at) AS DATE) AS day,
+           min(history_at) AS first_at, max(history_at) AS last_at, count(*) AS polls
+    FROM crawl_runs
+    WHERE history_at IS NOT NULL AND history_at >= $start AND history_at < $stop
+    GROUP BY ALL
 ),
+versions AS (
+    SELECT
+        provider, offer_key, valid_from, valid_to, gpu_model, gpu_vram_gb, gpu_form_factor,
+        gpu_count, status, price, currency, billing_unit, price_basis, price_kind, plan_set_id
+    FROM version_rows
+    WHERE valid_from < $stop AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $start
+      AND ($gpu IS NULL OR lower(gpu_model) = lower($gpu))
+      AND ($provider IS NULL OR provider = $provider)
+),"""
+    + SEEN_VERSIONS_SQL
+    + """,
 days AS (
     SELECT v.*, CAST(unnest(range(
         date_trunc('day', timezone('UTC', greatest(v.valid_from, $start))),
@@ -233,6 +243,7 @@ seen AS (
     WHERE d.valid_from <= s.last_at AND coalesce(d.valid_to, 'infinity'::TIMESTAMPTZ) > s.first_at
 )
 """
+)
 """The offer versions each good run of a day saw (``seen``: one row per version and day,
 with the provider's ``polls`` that day), the part of the daily read every method shares.
 Parameters: $start, $stop (UTC timestamps), $gpu, $provider (None: all)."""
@@ -433,6 +444,7 @@ __all__ = [
     "INDEX_COLUMNS",
     "METHOD_VERSION",
     "SEEN_SQL",
+    "SEEN_VERSIONS_SQL",
     "FxConverter",
     "IndexValue",
     "cap_weights",

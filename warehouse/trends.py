@@ -3,7 +3,10 @@ poll, and the hour-of-week availability pattern ("usually free 02:00-07:00").
 
 Everything here is computed from offer_versions and the good runs (crawl_runs.history_at);
 nothing is stored. A poll is a good run of a provider: failed runs are not polls of the
-market (rule of truth 2), so they neither count as free nor as sold out.
+market (rule of truth 2), so they neither count as free nor as sold out. Only what a look
+confirmed counts (rules of truth 1 and 11): a poll tells of a GPU only through the offers
+it saw with a known stock (not stale, not ``unknown``), and the rental heat reads only the
+rows their provider's latest run confirmed, counting the stale ones it left out.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from gpurent_core.model import StockStatus
 from warehouse.costed import cost_offer, fx_table_for
 from warehouse.db import query_frame
 from warehouse.index import (
+    SEEN_VERSIONS_SQL,
     FxConverter,
     daily_offers,
     history_days,
@@ -121,12 +125,20 @@ def poll_availability(
     start: date | None = None,
     end: date | None = None,
 ) -> pl.DataFrame:
-    """One row per good poll of each provider that lists the GPU in the window.
+    """One row per good poll of each provider that could tell whether the GPU was free.
 
-    Columns: provider, polled_at (the run's history_at), listed (offers of the GPU in that
-    poll's snapshot), free_offers (of them in stock or low), free_cards (their free counts
-    summed; offers without a count add 0). Computed by a sweep over version boundaries and
-    an as-of join, so its cost follows changes, not polls x offers.
+    Only what the poll saw counts (rules of truth 1 and 11), as the restock forecast reads
+    it (warehouse.forecast): an offer counts at a poll when that run saw it (not within a
+    stale stretch of it: SEEN_VERSIONS_SQL) and its stock was known (not ``unknown``). A
+    poll is free when an offer it counts is in stock or low; it is left out, as no evidence
+    either way, when none is and an offer it held was stale or of unknown stock. A poll
+    whose listing held none of the GPU is a poll that found it not free (rule of truth 10:
+    a marketplace drops a rented card from its listing).
+
+    Columns: provider, polled_at (the run's history_at), listed (offers of the GPU the poll
+    counts), free_offers (of them in stock or low), free_cards (their free counts summed;
+    offers without a count add 0). Computed by a sweep over version and stale boundaries
+    and an as-of join, so its cost follows changes, not polls x offers.
     """
     window = _window(con, start, end)
     if window is None:
@@ -135,50 +147,76 @@ def poll_availability(
                     "listed": pl.Int64(), "free_offers": pl.Int64(), "free_cards": pl.Int64()}
         )  # fmt: skip
     low, high = _bounds(*window)
-    return query_frame(
-        con,
-        """
-        WITH v AS (
-            SELECT provider, valid_from, valid_to,
-                   CAST(list_contains($rentable, status) AS INTEGER) AS free,
-                   CASE WHEN list_contains($rentable, status)
-                        THEN coalesce(available_count, 0) ELSE 0 END AS cards
-            FROM version_rows
-            WHERE lower(gpu_model) = lower($gpu) AND ($vram IS NULL OR gpu_vram_gb = $vram)
-              AND ($provider IS NULL OR provider = $provider)
-              AND valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
-        ),
-        events AS (
-            SELECT provider, valid_from AS t, free AS d_free, 1 AS d_listed, cards AS d_cards
-            FROM v
-            UNION ALL
-            SELECT provider, valid_to, -free, -1, -cards FROM v WHERE valid_to IS NOT NULL
-        ),
-        steps AS (
-            SELECT provider, t,
-                   sum(sum(d_listed)) OVER w AS listed,
-                   sum(sum(d_free)) OVER w AS free_offers,
-                   sum(sum(d_cards)) OVER w AS free_cards
-            FROM events
-            GROUP BY provider, t
-            WINDOW w AS (PARTITION BY provider ORDER BY t)
-        ),
-        polls AS (
-            SELECT provider, history_at FROM crawl_runs
-            WHERE history_at IS NOT NULL AND history_at >= $low AND history_at < $high
-              AND provider IN (SELECT DISTINCT provider FROM v)
-        )
-        SELECT p.provider, p.history_at AS polled_at,
-               CAST(coalesce(s.listed, 0) AS BIGINT) AS listed,
-               CAST(coalesce(s.free_offers, 0) AS BIGINT) AS free_offers,
-               CAST(coalesce(s.free_cards, 0) AS BIGINT) AS free_cards
-        FROM polls AS p
-        ASOF LEFT JOIN steps AS s ON p.provider = s.provider AND p.history_at >= s.t
-        ORDER BY p.provider, p.history_at
-        """,
-        {"gpu": gpu_model, "vram": vram_gb, "provider": provider, "low": low,
-         "high": high, "rentable": _RENTABLE},
-    )  # fmt: skip
+    return query_frame(con, _POLLS_SQL, {
+        "gpu": gpu_model, "vram": vram_gb, "provider": provider, "low": low, "high": high,
+        "rentable": _RENTABLE, "unknown": StockStatus.UNKNOWN.value,
+    })  # fmt: skip
+
+
+# Per poll, two counts step at version and stale boundaries: ``held``, every offer of the
+# GPU listed (stale or not, any stock), and ``listed``, those the poll saw with a known
+# stock (with their free offers and cards). A poll where they differ held an offer it could
+# not read: unless a read one was free, it cannot tell, and is dropped. A poll that holds
+# none of the GPU read a listing without it (what a read listing no longer names is gone,
+# rule of truth 10): not free there, as a marketplace shows a card that was rented.
+_POLLS_SQL = (
+    """
+WITH versions AS (
+    SELECT provider, offer_key, valid_from, valid_to, status, available_count
+    FROM version_rows
+    WHERE lower(gpu_model) = lower($gpu) AND ($vram IS NULL OR gpu_vram_gb = $vram)
+      AND ($provider IS NULL OR provider = $provider)
+      AND valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
+),"""
+    + SEEN_VERSIONS_SQL
+    + """,
+v AS (
+    SELECT provider, valid_from, valid_to, 1 AS held, 0 AS told, 0 AS free, 0 AS cards
+    FROM versions
+    UNION ALL
+    SELECT provider, valid_from, valid_to, 0, 1,
+           CAST(list_contains($rentable, status) AS INTEGER),
+           CASE WHEN list_contains($rentable, status) THEN coalesce(available_count, 0) ELSE 0 END
+    FROM seen_versions
+    WHERE status <> $unknown
+),
+events AS (
+    SELECT provider, valid_from AS t, held AS d_held, told AS d_listed, free AS d_free,
+           cards AS d_cards
+    FROM v
+    UNION ALL
+    SELECT provider, valid_to, -held, -told, -free, -cards FROM v WHERE valid_to IS NOT NULL
+),
+steps AS (
+    SELECT provider, t,
+           sum(sum(d_held)) OVER w AS held,
+           sum(sum(d_listed)) OVER w AS listed,
+           sum(sum(d_free)) OVER w AS free_offers,
+           sum(sum(d_cards)) OVER w AS free_cards
+    FROM events
+    GROUP BY provider, t
+    WINDOW w AS (PARTITION BY provider ORDER BY t)
+),
+polls AS (
+    SELECT provider, history_at FROM crawl_runs
+    WHERE history_at IS NOT NULL AND history_at >= $low AND history_at < $high
+      AND provider IN (SELECT DISTINCT provider FROM versions)
+),
+told AS (
+    SELECT p.provider, p.history_at AS polled_at,
+           CAST(coalesce(s.held, 0) AS BIGINT) AS held,
+           CAST(coalesce(s.listed, 0) AS BIGINT) AS listed,
+           CAST(coalesce(s.free_offers, 0) AS BIGINT) AS free_offers,
+           CAST(coalesce(s.free_cards, 0) AS BIGINT) AS free_cards
+    FROM polls AS p
+    ASOF LEFT JOIN steps AS s ON p.provider = s.provider AND p.history_at >= s.t
+)
+SELECT provider, polled_at, listed, free_offers, free_cards
+FROM told
+WHERE free_offers > 0 OR listed = held
+ORDER BY provider, polled_at
+"""
+)
 
 
 def daily_history(
@@ -421,6 +459,16 @@ def _ranges(flags: list[bool]) -> str:
     return ", ".join(f"{a:02d}:00-{b:02d}:00" for a, b in sorted(runs))
 
 
+@dataclass(frozen=True)
+class RentalHeat:
+    """The rental heat rows (``rental_heat``) and how many stale offers they left out."""
+
+    rows: list[dict[str, Any]]
+    stale_left_out: int
+    """Offers of the latest state not confirmed by their provider's latest look, of every
+    GPU (those of a GPU with no confirmed offer too: it has no row)."""
+
+
 def rental_heat(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -430,13 +478,33 @@ def rental_heat(
     now: datetime | None = None,
     by_form_factor: bool = False,
 ) -> list[dict[str, Any]]:
-    """Per GPU (model + VRAM) in the latest state: how rentable it is right now.
+    """Per GPU (model + VRAM) in the latest state: how rentable it is right now
+    (``rental_heat_report``'s rows)."""
+    return rental_heat_report(
+        con, display_currency=display_currency, fx=fx, profile=profile, now=now,
+        by_form_factor=by_form_factor,
+    ).rows  # fmt: skip
+
+
+def rental_heat_report(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    display_currency: str,
+    fx: FxTable | None = None,
+    profile: UsageProfile | None = None,
+    now: datetime | None = None,
+    by_form_factor: bool = False,
+) -> RentalHeat:
+    """Per GPU (model + VRAM) with an offer confirmed by its provider's latest look: how
+    rentable it is right now. Stale rows (rule of truth 11: the provider's latest run could
+    not see them, or failed) are left out of every figure and counted.
 
     form_factor (the most common one listed, if any), offers, in_stock_share (in stock or
     low / listed), free_cards (known free counts of
     in-stock offers summed; None when no in-stock offer gives one), providers (listing it),
     providers_in_stock, median_true_hourly (per card, ``profile`` default: always on, 50 GB
-    kept) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past).
+    kept) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past;
+    the past read from what was confirmed then), stale_left_out (the GPU's stale offers).
 
     ``by_form_factor``: one row per model, VRAM and form factor as listed (H100 PCIe and
     SXM differ in speed; offers that do not say are a row of their own, form_factor None).
@@ -445,8 +513,10 @@ def rental_heat(
     profile = profile or UsageProfile()
     now = now or datetime.now(UTC)
     keys = ["gpu_model", "gpu_vram_gb"] + (["gpu_form_factor"] if by_form_factor else [])
-    current = latest_offers(con)
-    past = offers_at(con, now - timedelta(days=TREND_DAYS))
+    latest = latest_offers(con)
+    current = latest.filter(~pl.col("stale"))
+    stale = _stale_counts(latest, keys)
+    past = offers_at(con, now - timedelta(days=TREND_DAYS)).filter(~pl.col("stale"))
     medians_now = _median_true_hourly(current, profile, display_currency, fx, keys)
     medians_then = _median_true_hourly(past, profile, display_currency, fx, keys)
     rows = []
@@ -482,9 +552,16 @@ def rental_heat(
                 "median_true_hourly": now_median,
                 "trend_7d": trend,
                 "cost_currency": display_currency,
+                "stale_left_out": stale.get(tuple(key), 0),
             }
         )
-    return rows
+    return RentalHeat(rows=rows, stale_left_out=sum(stale.values()))
+
+
+def _stale_counts(latest: pl.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], int]:
+    """Stale offers per GPU key: what the heat leaves out, so that it can say so."""
+    found = latest.filter(pl.col("stale")).group_by(keys).len()
+    return {tuple(r[k] for k in keys): int(r["len"]) for r in found.iter_rows(named=True)}
 
 
 def _commonest(forms: pl.Series) -> str | None:
@@ -517,9 +594,11 @@ __all__ = [
     "MIN_HISTORY_POLLS",
     "MIN_POLLS_PER_HOUR",
     "Pattern",
+    "RentalHeat",
     "availability_patterns",
     "daily_history",
     "offer_changes",
     "poll_availability",
     "rental_heat",
+    "rental_heat_report",
 ]

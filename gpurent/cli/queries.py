@@ -71,6 +71,11 @@ STORAGE_NOTE = (
     f"{STORAGE_MARK} storage price unknown: the provider's feed lists no storage fee, "
     "so the storage asked for is not in the true cost (see `gpurent explain`)."
 )
+YEAR_MARK = "‡"
+YEAR_NOTE = (
+    f"{YEAR_MARK} a year's package, paid up front: its month is a twelfth of it "
+    "(`gpurent explain` shows the year's price)."
+)
 EGRESS_MARK = "†"
 EGRESS_NOTE = (
     f"{EGRESS_MARK} traffic price unknown: neither the offer nor the provider's billing facts "
@@ -131,6 +136,8 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     unit = UNIT_ABBREV.get(row["billing_unit"], row["billing_unit"])
     mark = f" {STORAGE_MARK}" if row.get("storage_price_unknown") else ""
     mark += f" {EGRESS_MARK}" if row.get("egress_price_unknown") else ""
+    # A month that is a twelfth of a year paid up front is no monthly price: said.
+    year = f" {YEAR_MARK}" if _a_year(str(row.get("monthly_plan", ""))) else ""
     # A spot, member or commitment price is another bargain than pay-as-you-go: said.
     kind = "" if row.get("price_kind", "on_demand") == "on_demand" else f" {row['price_kind']}"
     return {
@@ -143,20 +150,26 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
         "status": status_label(row),
         "price": f"{shown} {row['currency']}/{unit}{per}{kind}",
         f"true/h {row['cost_currency']}": _money(row["true_hourly"]) + mark,
-        f"true/month {row['cost_currency']}": _money(row["true_monthly"]) + mark,
+        f"true/month {row['cost_currency']}": _money(row["true_monthly"]) + mark + year,
         "region": row["region"],
         "age": age_label(row),
     }
 
 
+def _a_year(monthly_plan: str) -> bool:
+    """The month is paid through a year's package ("0.083333 x year (commitment)")."""
+    return " x year (" in monthly_plan
+
+
 def storage_footnote(costed: Sequence[Any]) -> str | None:
-    """The table's notes on the rows marked ``STORAGE_MARK`` or ``EGRESS_MARK``, when there
-    are any."""
+    """The table's notes on the rows marked ``STORAGE_MARK``, ``EGRESS_MARK`` or
+    ``YEAR_MARK``, when there are any."""
     notes = [
         note
         for note, unknown in (
             (STORAGE_NOTE, any(c.cost.storage_price_unknown for c in costed)),
             (EGRESS_NOTE, any(c.cost.egress_price_unknown for c in costed)),
+            (YEAR_NOTE, any(_a_year(c.monthly_plan) for c in costed)),
         )
         if unknown
     ]

@@ -52,7 +52,7 @@ RANK_COLUMNS = [
     "mem_bandwidth_gbps", "compute_tflops", "compute_basis", "bf16_dense_tflops",
     "fp8_dense_tflops", "fp8", "interconnect", "in_stock_share", "free_cards",
     "median_true_hourly", "trend_7d", "cost_currency", "providers", "providers_in_stock",
-    "offers",
+    "offers", "stale_left_out",
 ]  # fmt: skip
 
 GpuOption = Annotated[
@@ -186,19 +186,20 @@ def _money(value: Decimal | None) -> str:
     return "" if value is None else f"{value:,.2f}"
 
 
-def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
-    """Per GPU and form factor listed: the catalog's performance beside the latest state's
-    rental heat. perf_rank orders by the dense 16-bit compute figure sizing uses (BF16
-    tensor, else FP16 tensor, else FP32 on cards without tensor cores), then bandwidth; a
-    card whose compute the catalog does not know has no perf_rank and comes last, never
-    ranked as if it had none."""
+def rank_rows(db: Path | None, currency: str) -> tuple[list[dict[str, Any]], int]:
+    """Per GPU and form factor with an offer its provider's latest look confirmed: the
+    catalog's performance beside the latest state's rental heat, and how many stale offers
+    the heat left out (rule of truth 11). perf_rank orders by the dense 16-bit compute
+    figure sizing uses (BF16 tensor, else FP16 tensor, else FP32 on cards without tensor
+    cores), then bandwidth; a card whose compute the catalog does not know has no perf_rank
+    and comes last, never ranked as if it had none."""
     from gpurent.cli.common import reader
-    from warehouse.trends import rental_heat
+    from warehouse.trends import rental_heat_report
 
     with reader(db) as con:
-        heat = rental_heat(con, display_currency=currency, by_form_factor=True)
+        heat = rental_heat_report(con, display_currency=currency, by_form_factor=True)
     rows = []
-    for h in heat:
+    for h in heat.rows:
         sku = rank_sku(h["gpu_model"], h["gpu_vram_gb"], h["form_factor"])
         rows.append(
             {
@@ -233,7 +234,20 @@ def rank_rows(db: Path | None, currency: str) -> list[dict[str, Any]]:
     by_heat = sorted(rows, key=lambda r: (r["in_stock_share"], -r["offers"]))
     for n, r in enumerate(by_heat, start=1):
         r["heat_rank"] = n
-    return known + unknown
+    return known + unknown, heat.stale_left_out
+
+
+def rank_stale_note(left_out: int) -> str | None:
+    """The line under `rank` that left stale offers out, worded as `cheapest` words its own
+    (gpurent.cli.usage_options.stale_note); `rank` has no switch to add them: `offers` lists
+    them, marked stale with their age. None when it left none out."""
+    if left_out <= 0:
+        return None
+    offers = "offer" if left_out == 1 else "offers"
+    return (
+        f"{left_out} {offers} not confirmed by their provider's latest run left out "
+        "(`gpurent offers` lists them, marked stale)"
+    )
 
 
 def rank_sku(model: str, vram_gb: int | None, form_factor: str | None) -> GpuSku | None:
@@ -439,10 +453,12 @@ def history(
 ) -> None:
     """Prices and availability of a GPU over time, and when it is usually free.
 
-    Availability counts good polls only: a failed crawl is not a sold-out market. A
-    pattern ("usually free 02:00-07:00") needs at least 24 polls over 7 days of a
-    provider, and each hour at least 2 polls on 2 different days; below that it says
-    "not enough history (N polls over D days)". Every pattern says how many polls back it.
+    Availability counts good polls only, and only those that saw the card: a failed crawl
+    is not a sold-out market, and a poll that kept the card stale, read its stock as
+    unknown or listed none of it is no evidence either way. A pattern ("usually free
+    02:00-07:00") needs at least 24 polls over 7 days of a provider, and each hour at
+    least 2 polls on 2 different days; below that it says "not enough history (N polls
+    over D days)". Every pattern says how many polls back it.
 
     The restock forecast (last line; `--by forecast` for every provider) gives the chance
     the card is rentable again within 1, 6 and 24 h and the median wait, from its sold-out
@@ -596,30 +612,48 @@ def rank(
     a card the catalog has no compute figure for is "?" and comes last. heat_rank puts the
     scarcest GPU first (lowest share of offers in stock). median_true_hourly is per card,
     always on, 50 GB kept; trend_7d is its change over seven days.
+
+    Only offers their provider's latest run confirmed count: stale ones (that run failed or
+    could not read them) are left out and counted under the table (on stderr with --format
+    json or csv, where each row has its stale_left_out).
     """
     display = normalise_currency(currency) or settings().currency
-    rows = rank_rows(db, display)
-    if fmt is OutputFormat.TABLE:
-        shown = [
-            {
-                "perf": "?" if r["perf_rank"] is None else r["perf_rank"],
-                "heat": r["heat_rank"],
-                "gpu": rank_gpu(r),
-                "16-bit TF": _rank_compute(r),
-                "GB/s": "?" if r["mem_bandwidth_gbps"] is None else r["mem_bandwidth_gbps"],
-                "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
-                "in stock": f"{r['in_stock_share']:.0%}",
-                "free": r["free_cards"],
-                f"{display}/h": _money(r["median_true_hourly"]),
-                "7d": "" if r["trend_7d"] is None else f"{r['trend_7d']:+.1%}",
-                "prov": r["providers"],
-            }
-            for r in rows
-        ]
-        render(shown, fmt, title="performance vs rental heat",
-               empty_message="No offers yet: run `gpurent crawl --replay` or `gpurent demo`.")  # fmt: skip
+    rows, stale = rank_rows(db, display)
+    note = rank_stale_note(stale)
+    if fmt is not OutputFormat.TABLE:
+        # JSON and CSV keep stdout to their rows, as `cheapest` does: the count goes to stderr.
+        if note:
+            typer.echo(note, err=True)
+        render(rows, fmt, columns=RANK_COLUMNS)
         return
-    render(rows, fmt, columns=RANK_COLUMNS)
+    empty = (
+        "No offer confirmed by its provider's latest run to rank."
+        if stale
+        else "No offers yet: run `gpurent crawl --replay` or `gpurent demo`."
+    )
+    # An empty table prints its message and no footnote: the stale count goes with it.
+    render(rank_table(rows, display), fmt, title="performance vs rental heat",
+           empty_message=f"{empty}\n{note}" if note else empty, footnote=note)  # fmt: skip
+
+
+def rank_table(rows: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
+    """The rank rows as the table shows them."""
+    return [
+        {
+            "perf": "?" if r["perf_rank"] is None else r["perf_rank"],
+            "heat": r["heat_rank"],
+            "gpu": rank_gpu(r),
+            "16-bit TF": _rank_compute(r),
+            "GB/s": "?" if r["mem_bandwidth_gbps"] is None else r["mem_bandwidth_gbps"],
+            "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
+            "in stock": f"{r['in_stock_share']:.0%}",
+            "free": r["free_cards"],
+            f"{display}/h": _money(r["median_true_hourly"]),
+            "7d": "" if r["trend_7d"] is None else f"{r['trend_7d']:+.1%}",
+            "prov": r["providers"],
+        }
+        for r in rows
+    ]
 
 
 @app.command()

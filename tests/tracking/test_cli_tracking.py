@@ -143,11 +143,15 @@ def test_rank_puts_the_catalog_beside_the_market(db: Path) -> None:
         "SXM", "3350", "989.5",
     )  # fmt: skip
     assert h100["fp8"] is True and "NVLink" in h100["interconnect"]
-    assert (h100["in_stock_share"], h100["providers"], h100["cost_currency"]) == (1.0, 2, "USD")
-    assert h100["perf_rank"] == 1 and rows["RTX 4090"]["perf_rank"] == 2
-    assert rows["RTX 4090"]["free_cards"] is None
-    assert {r["heat_rank"] for r in rows.values()} == {1, 2}
-    assert "performance vs rental heat" in invoke("rank", "--db", str(db)).stdout
+    # acme's latest run failed: its H100 and RTX 4090 are stale, left out (rule of truth 11);
+    # zeta's H100 alone is confirmed.
+    assert (h100["in_stock_share"], h100["providers"], h100["cost_currency"]) == (1.0, 1, "USD")
+    assert h100["perf_rank"] == 1 and h100["stale_left_out"] == 1
+    assert "RTX 4090" not in rows
+    assert {r["heat_rank"] for r in rows.values()} == {1}
+    table = invoke("rank", "--db", str(db)).stdout
+    assert "performance vs rental heat" in table
+    assert "2 offers not confirmed by their provider's latest run left out" in table
 
 
 def test_rank_splits_form_factors_and_never_ranks_an_unknown_as_zero(tmp_path: Path) -> None:
