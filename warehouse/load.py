@@ -158,6 +158,7 @@ def _store(con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: Staged) -> 
                 position=place.position,
             )
     offers = staged.offers if feeds else 0  # a run that does not feed the state stores none
+    run = _with_load_quarantine(run, quarantine.height)
     _record_run(
         con,
         run,
@@ -182,6 +183,18 @@ def _store(con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: Staged) -> 
         kept_stale=weave.kept,
         sold_out=weave.sold_out,
     )
+
+
+def _with_load_quarantine(run: ProviderRun, quarantined: int) -> ProviderRun:
+    """``run``, partial where the load set aside lines its crawl did not (a duplicate key, a
+    line that is no offer): an ``ok`` run read every offer (rule of truth 9), and one whose
+    input was set aside did not. The message says how many, beside the crawl's count."""
+    extra = quarantined - run.quarantined
+    if run.status is not RunStatus.OK or extra <= 0:
+        return run
+    note = f"{extra} set aside while loading (`gpurent quarantine`)"
+    message = f"{run.message}; {note}" if run.message else note
+    return run.model_copy(update={"status": RunStatus.PARTIAL, "message": message})
 
 
 def _with_closures(message: str | None, weave: WeaveResult, quarantine: pl.DataFrame) -> str | None:

@@ -170,10 +170,34 @@ def test_quarantine_rows_newest_run_first(con: duckdb.DuckDBPyConnection, kit: F
 
     acme = quarantine_rows(con, provider="acme")
     assert acme.select("run_id", "seq").rows() == [("run-2", 1), ("run-2", 2), ("run-1", 2)]
-    assert acme["run_status"].unique().to_list() == ["ok"]
+    # Lines the load set aside that the crawl did not report make an ok run partial.
+    assert acme["run_status"].unique().to_list() == ["partial"]
     assert quarantine_rows(con, run_id="run-1")["raw"].to_list() == ["{bad"]
     assert quarantine_rows(con, limit=1).height == 1
     assert quarantine_rows(con, limit=None).height == 4
+
+
+def test_a_run_whose_load_set_lines_aside_is_partial_and_says_how_many(
+    con: duckdb.DuckDBPyConnection, kit: FeedKit
+) -> None:
+    # A shifting listing repeats an offer on two pages; one line is no offer at all.
+    run = kit.run(1, message="3 offers")
+    feed = kit.write("r1", [kit.offer(run, "a"), kit.offer(run, "a"), kit.offer(run, "b"), "{bad"])
+    result = load_run(con, run, feed)
+    assert result.status is RunStatus.PARTIAL and result.quarantined == 2
+    status, message = con.execute(
+        "SELECT status, message FROM crawl_runs WHERE run_id = 'run-1'"
+    ).fetchone() or (None, None)
+    assert status == "partial"
+    assert message == "3 offers; 2 set aside while loading (`gpurent quarantine`)"
+    # What the crawl itself reported (and so classified) is not counted twice.
+    reported = kit.run(2, RunStatus.PARTIAL, quarantined=1, message="1 offer, 1 quarantined")
+    again = load_run(
+        con, reported, kit.write("r2", [kit.offer(reported, "a"), kit.quarantine(reported)])
+    )
+    assert again.status is RunStatus.PARTIAL
+    clean = kit.run(3)
+    assert load_run(con, clean, kit.write("r3", [kit.offer(clean, "a")])).status is RunStatus.OK
 
 
 def test_fx_rates_by_date(con: duckdb.DuckDBPyConnection) -> None:
