@@ -220,7 +220,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "col_tp": ("Tensor parallel", "张量并行"),
     "col_need": ("Need GiB/GPU", "需求 GiB/卡"),
     "col_usable": ("Usable GiB/GPU", "可用 GiB/卡"),
-    "col_tokens": ("Tokens/s", "tokens/秒"),
+    # Every user together, prefill included (sizing.speed: the cycle).
+    "col_tokens": ("Tokens/s in all", "总 tokens/秒"),
     "col_per_mtok": ("Per M tokens", "每百万 tokens"),
     "col_gpu_model": ("GPU", "GPU"),
     "col_time": ("Time (UTC)", "时间 (UTC)"),
@@ -299,7 +300,11 @@ LABELS: dict[str, tuple[str, str]] = {
     "size_part": ("Part", "组成"),
     "size_gib": ("GiB", "GiB"),
     "size_error": ("Cannot size this: {error}", "无法估算：{error}"),
-    "size_ttft": ("Target first token (ms, 0 = any)", "首字延迟目标（毫秒，0 = 不限）"),
+    # Checked for the last of the batch's prompts sent at once (sizing.checks).
+    "size_ttft": (
+        "Target first token for every user (ms, 0 = any)",
+        "每位用户的首字延迟目标（毫秒，0 = 不限）",
+    ),
     "size_tps": ("Target tokens/s per user (0 = any)", "每用户生成速度目标（token/秒，0 = 不限）"),
     "size_excluded": ("Left out", "已排除"),
     # Offers whose precision support, or a figure a target needs, is unknown: shown apart,

@@ -219,7 +219,7 @@ def test_size_my_workload_returns_offers(page: Page, watch, dashboard_url: str) 
 def test_size_groups_what_it_left_out(page: Page, watch, dashboard_url: str) -> None:
     open_page(page, dashboard_url, "size")
     choose(page, "Model", "Qwen2.5-7B")
-    page.get_by_label("Target first token (ms, 0 = any)").fill("200")
+    page.get_by_label("Target first token for every user (ms, 0 = any)").fill("200")
     page.get_by_role("button", name="Size it").click()
     wait_idle(page)
     page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
