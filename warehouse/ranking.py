@@ -212,7 +212,7 @@ def _offers_ctes(condition: str, in_stock_only: bool) -> str:
 def _bound_sql(condition: str, in_stock_only: bool, include_stale: bool) -> str:
     """The offers to rank with their bound and cost group, cheapest bound first (stale rows
     only with ``include_stale``: rule of truth 11)."""
-    ranked = "" if include_stale else " WHERE NOT o.stale"
+    ranked = _ranked(include_stale)
     plan = _candidate(
         "q.price", "q.currency", "q.billing_unit", "q.price_basis", "q.price_kind", "k"
     )
@@ -228,7 +228,7 @@ def _bound_sql(condition: str, in_stock_only: bool, include_stale: bool) -> str:
     group = ", ".join(f"o.{c}" for c in GROUP_COLUMNS)
     return f"""
         WITH {_offers_ctes(condition, in_stock_only)},
-        s AS (SELECT o.* FROM r AS o{ranked}),
+        s AS (SELECT o.* FROM r AS o {ranked}),
         fb AS (
             SELECT
                 k.fee_set_id, k.cards, k.currency,
@@ -378,11 +378,7 @@ def stale_to_rank(
     """How many stale offers (rule of truth 11: not confirmed by their provider's latest
     look) a ranking for ``profile`` and ``filters`` leaves out: the offers the bound query
     would list with ``include_stale`` and lists without it."""
-    condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **filters)
-    named, named_params = _named(condition, filter_params)
-    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o WHERE o.stale"
-    row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
-    return int(row[0]) if row else 0
+    return _count_to_rank(con, profile, filters, in_stock_only, "WHERE o.stale")
 
 
 def spot_to_rank(
@@ -395,14 +391,8 @@ def spot_to_rank(
 ) -> int:
     """How many spot (interruptible) offers a ranking for ``profile`` and ``filters`` that
     leaves them out (``spot=False``) would list with them."""
-    condition, filter_params = latest_offer_conditions(
-        in_stock_only=in_stock_only, **{**filters, "spot": True}
-    )
-    named, named_params = _named(condition, filter_params)
-    ranked = "" if include_stale else " WHERE NOT o.stale"
-    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o{ranked}"
-    row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
-    return int(row[0]) if row else 0
+    spot_only = {**filters, "spot": True}
+    return _count_to_rank(con, profile, spot_only, in_stock_only, _ranked(include_stale))
 
 
 def unpublished_to_rank(
@@ -419,12 +409,27 @@ def unpublished_to_rank(
     host = filters.get("host")
     if host is None or not host.active:
         return 0
-    condition, filter_params = latest_offer_conditions(
-        in_stock_only=in_stock_only, host_unpublished=True, **filters
-    )
+    turned = {**filters, "host_unpublished": True}
+    return _count_to_rank(con, profile, turned, in_stock_only, _ranked(include_stale))
+
+
+def _ranked(include_stale: bool) -> str:
+    """The rows a ranking lists: stale ones only when asked for (rule of truth 11)."""
+    return "" if include_stale else "WHERE NOT o.stale"
+
+
+def _count_to_rank(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    conditions: Mapping[str, Any],
+    in_stock_only: bool,
+    where: str,
+) -> int:
+    """How many offers the bound query's rows (``r``) hold for ``conditions`` (the keywords
+    of ``latest_offer_conditions``), narrowed by ``where``."""
+    condition, filter_params = latest_offer_conditions(in_stock_only=in_stock_only, **conditions)
     named, named_params = _named(condition, filter_params)
-    ranked = "" if include_stale else " WHERE NOT o.stale"
-    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o{ranked}"
+    sql = f"WITH {_offers_ctes(named, in_stock_only)} SELECT count(*) FROM r AS o {where}"
     row = con.execute(sql, {**_cards_params(profile), **named_params}).fetchone()
     return int(row[0]) if row else 0
 

@@ -461,7 +461,7 @@ def _ranges(flags: list[bool]) -> str:
 
 @dataclass(frozen=True)
 class RentalHeat:
-    """The rental heat rows (``rental_heat``) and how many stale offers they left out."""
+    """The rental heat rows (one per GPU) and how many stale offers they left out."""
 
     rows: list[dict[str, Any]]
     stale_left_out: int
@@ -470,23 +470,6 @@ class RentalHeat:
 
 
 def rental_heat(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    display_currency: str,
-    fx: FxTable | None = None,
-    profile: UsageProfile | None = None,
-    now: datetime | None = None,
-    by_form_factor: bool = False,
-) -> list[dict[str, Any]]:
-    """Per GPU (model + VRAM) in the latest state: how rentable it is right now
-    (``rental_heat_report``'s rows)."""
-    return rental_heat_report(
-        con, display_currency=display_currency, fx=fx, profile=profile, now=now,
-        by_form_factor=by_form_factor,
-    ).rows  # fmt: skip
-
-
-def rental_heat_report(
     con: duckdb.DuckDBPyConnection,
     *,
     display_currency: str,
@@ -600,5 +583,4 @@ __all__ = [
     "offer_changes",
     "poll_availability",
     "rental_heat",
-    "rental_heat_report",
 ]

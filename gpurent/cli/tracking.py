@@ -194,10 +194,10 @@ def rank_rows(db: Path | None, currency: str) -> tuple[list[dict[str, Any]], int
     cores), then bandwidth; a card whose compute the catalog does not know has no perf_rank
     and comes last, never ranked as if it had none."""
     from gpurent.cli.common import reader
-    from warehouse.trends import rental_heat_report
+    from warehouse.trends import rental_heat
 
     with reader(db) as con:
-        heat = rental_heat_report(con, display_currency=currency, by_form_factor=True)
+        heat = rental_heat(con, display_currency=currency, by_form_factor=True)
     rows = []
     for h in heat.rows:
         sku = rank_sku(h["gpu_model"], h["gpu_vram_gb"], h["form_factor"])

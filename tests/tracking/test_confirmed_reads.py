@@ -119,7 +119,7 @@ def test_rental_heat_reads_only_what_a_partial_run_confirmed(wh: Warehouse) -> N
     partial = kit.run(2, RunStatus.PARTIAL, unread_keys=("h1",))  # h1's page failed
     wh.load(partial, [kit.offer(partial, "h2", status=StockStatus.SOLD_OUT, available_count=0)])
     moment = partial.started_at + timedelta(hours=1)
-    (h100,) = rental_heat(wh.con, display_currency="USD", now=moment)
+    (h100,) = rental_heat(wh.con, display_currency="USD", now=moment).rows
     assert (h100["offers"], h100["in_stock_share"], h100["free_cards"]) == (1, 0.0, None)
     assert (h100["providers_in_stock"], h100["median_true_hourly"]) == (0, None)
     assert h100["stale_left_out"] == 1

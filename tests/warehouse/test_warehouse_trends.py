@@ -150,7 +150,7 @@ def test_rental_heat_and_its_seven_day_trend(con: duckdb.DuckDBPyConnection, kit
     moment = now.started_at + timedelta(hours=1)
     rows = {
         r["gpu_model"]: r
-        for r in rental_heat(con, display_currency="USD", now=moment, profile=UsageProfile())
+        for r in rental_heat(con, display_currency="USD", now=moment, profile=UsageProfile()).rows
     }
     h100 = rows["H100"]
     assert (h100["offers"], h100["in_stock_share"], h100["free_cards"]) == (2, 0.5, 3)
