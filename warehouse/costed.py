@@ -225,6 +225,28 @@ def _cost_key(offer: Mapping[str, Any], gpus: int) -> tuple[Any, ...]:
     )
 
 
+def _filters(
+    gpu_model: str | None,
+    min_vram_gb: int | None,
+    provider: str | None,
+    gpu_vram_gb: int | None,
+    gpu_form_factor: str | None,
+    host: HostFilter | None,
+    spot: bool | None = None,
+) -> dict[str, Any]:
+    """The filters of a ranking, as ``warehouse.queries.latest_offer_conditions`` takes them:
+    one place for the answer and each of its left-out counts."""
+    return {
+        "gpu_model": gpu_model,
+        "min_vram_gb": min_vram_gb,
+        "provider": provider,
+        "gpu_vram_gb": gpu_vram_gb,
+        "gpu_form_factor": gpu_form_factor,
+        "host": host,
+        "spot": spot,
+    }
+
+
 def costed_latest_offers(
     con: duckdb.DuckDBPyConnection,
     profile: UsageProfile,
@@ -259,15 +281,7 @@ def costed_latest_offers(
     headline prices out (``spot_left_out`` counts them), True keeps only them.
     """
     fx = fx or fx_table_for(con)
-    filters: dict[str, Any] = {
-        "gpu_model": gpu_model,
-        "min_vram_gb": min_vram_gb,
-        "provider": provider,
-        "gpu_vram_gb": gpu_vram_gb,
-        "gpu_form_factor": gpu_form_factor,
-        "host": host,
-        "spot": spot,
-    }
+    filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
 
     cache: dict[tuple[Any, ...], TrueCost | None] = {}
 
@@ -322,15 +336,7 @@ def stale_left_out(
     (what ``include_stale=True`` would add to its ranking, before any ``limit``): offers the
     filters keep that supply the profile's cards (and, ``in_stock_only``, are rentable for
     them) but that their provider's latest look did not confirm."""
-    filters: dict[str, Any] = {
-        "gpu_model": gpu_model,
-        "min_vram_gb": min_vram_gb,
-        "provider": provider,
-        "gpu_vram_gb": gpu_vram_gb,
-        "gpu_form_factor": gpu_form_factor,
-        "host": host,
-        "spot": spot,
-    }
+    filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
     return stale_to_rank(con, profile, filters=filters, in_stock_only=in_stock_only)
 
 
@@ -351,15 +357,7 @@ def unpublished_left_out(
     """How many offers ``costed_latest_offers`` with the same arguments leaves out only
     because they do not publish a host attribute ``host`` filters on (each attribute they
     do publish meets it): 0 without a host filter."""
-    filters: dict[str, Any] = {
-        "gpu_model": gpu_model,
-        "min_vram_gb": min_vram_gb,
-        "provider": provider,
-        "gpu_vram_gb": gpu_vram_gb,
-        "gpu_form_factor": gpu_form_factor,
-        "host": host,
-        "spot": spot,
-    }
+    filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
     return unpublished_to_rank(
         con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
     )
@@ -383,14 +381,7 @@ def spot_left_out(
     same arguments leaves out: what ``spot=None`` would add. 0 unless ``spot`` is False."""
     if spot is not False:
         return 0
-    filters: dict[str, Any] = {
-        "gpu_model": gpu_model,
-        "min_vram_gb": min_vram_gb,
-        "provider": provider,
-        "gpu_vram_gb": gpu_vram_gb,
-        "gpu_form_factor": gpu_form_factor,
-        "host": host,
-    }
+    filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host)
     return spot_to_rank(
         con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
     )
