@@ -52,7 +52,10 @@ def provider_status(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     finished_at), last_message, last_offers, last_quarantined, last_http_errors,
     last_skipped (JSON: items skipped by kind, NULL when none) (the last run, any status);
     last_good_run_id, last_good_at (finished_at), last_good_offers (the
-    run the latest state comes from; null when the provider never had a good run).
+    run the latest state comes from; null when the provider never had a good run);
+    stale_offers, oldest_shown_at (of the offers still shown, how many the latest look did
+    not confirm, and when the oldest of them was last seen: after a partial run the rows it
+    kept are older than the run itself; 0 and null when none).
     """
     return frame(
         con,
@@ -70,9 +73,19 @@ def provider_status(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             l.skipped     AS last_skipped,
             g.run_id      AS last_good_run_id,
             g.finished_at AS last_good_at,
-            g.offers      AS last_good_offers
+            g.offers      AS last_good_offers,
+            coalesce(s.stale_offers, 0) AS stale_offers,
+            s.oldest_shown_at
         FROM last_runs AS l
         LEFT JOIN latest_runs AS g ON g.provider = l.provider
+        LEFT JOIN (
+            SELECT provider,
+                   count(*) AS stale_offers,
+                   min(coalesce(last_seen_at, run_observed_at)) AS oldest_shown_at
+            FROM current_offer_rows
+            WHERE stale
+            GROUP BY provider
+        ) AS s ON s.provider = l.provider
         ORDER BY l.provider
         """,
     )

@@ -162,7 +162,13 @@ class ProviderState:
     """Items of the last run that are no offer gpurent ranks, by kind (rule of truth 9)."""
     last_run_at: datetime | None
     good_data_from: datetime | None
-    """When the data still shown was fetched (the last good run)."""
+    """When the run the latest state comes from finished (the last good run)."""
+    stale_offers: int
+    """Offers still shown that the latest look did not confirm (kept by a partial run, or all
+    of them after a failed one): shown, never ranked."""
+    oldest_shown_at: datetime | None
+    """When the oldest of those stale offers was last seen (None when none is stale): after a
+    partial run it is older than ``good_data_from``."""
     message: str | None
 
 
@@ -192,6 +198,8 @@ def providers(*, db: Path | str | None = None) -> list[ProviderState]:
                 last_skipped=json.loads(st["last_skipped"]) if st.get("last_skipped") else {},
                 last_run_at=st.get("last_run_at"),
                 good_data_from=st.get("last_good_at"),
+                stale_offers=st.get("stale_offers") or 0,
+                oldest_shown_at=st.get("oldest_shown_at"),
                 message=st.get("last_message"),
             )
         )

@@ -283,6 +283,14 @@ def provider_rows(db: Path, *, details: bool = False) -> list[dict[str, Any]]:
             "age": human_age(st.last_run_at, now),
             "good_data_from": st.good_data_from,
             "good_data_age": human_age(st.good_data_from, now),
+            "stale_offers": st.stale_offers,
+            "oldest_shown_at": st.oldest_shown_at,
+            # The table's one cell for both: how many are shown unconfirmed, and how old.
+            "stale": (
+                f"{st.stale_offers}, oldest seen {human_age(st.oldest_shown_at, now)}"
+                if st.stale_offers
+                else ""
+            ),
             "message": st.message,
         }
         if details:
@@ -512,8 +520,10 @@ def providers(
 ) -> None:
     """Every provider gpurent knows, with its last run: status, offers, age, and why it failed.
 
-    `last_status` is how the last run ended; `good_data_from` is when the data still shown
-    by `offers` and `cheapest` was fetched (the last good run).
+    `last_status` is how the last run ended; `good_data_from` is when the run the data
+    shown by `offers` comes from finished (the last good run); `stale` counts the offers
+    still shown that the latest look did not confirm (kept by a partial run, or all of them
+    after a failed one: never ranked) and how long ago the oldest of them was seen.
     """
     rows = provider_rows(resolve_db(db), details=details)
     if fmt is not OutputFormat.TABLE:
@@ -523,7 +533,15 @@ def providers(
         {
             k: v
             for k, v in r.items()
-            if k not in ("billing_facts", "unknown_facts", "last_run_at", "good_data_from")
+            if k
+            not in (
+                "billing_facts",
+                "unknown_facts",
+                "last_run_at",
+                "good_data_from",
+                "stale_offers",
+                "oldest_shown_at",
+            )
         }
         | {"auth_env": ", ".join(r["auth_env"])}
         | ({"skipped": _skipped_text(r["skipped"])} if details else {})
