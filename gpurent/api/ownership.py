@@ -298,14 +298,23 @@ def _board(name: GpuName) -> tuple[Decimal, str]:
 
 def _tracked_rate(gpu: str, currency: str, db: Path | str | None) -> _Rate:
     """The median true cost per card-hour of ``gpu``'s confirmed, rentable, on-demand
-    offers in ``currency`` (``offers(in_stock=True)``), with what it left out."""
+    offers in ``currency`` (``offers(in_stock=True)``), with what it left out.
+
+    The card-hour is priced as owning is counted: the card and its mandatory add-ons, no
+    storage and no traffic (an owner's disks and line are not in ``own_cost`` either). With
+    the default 50 GB some offers would carry their disk and others, whose storage price is
+    unknown, would not, and one median would mix the two."""
     from statistics import median
 
     from gpurent.api.pricing import offers
     from gpurent_core.cost.money import quantize_money
+    from gpurent_core.cost.usage import UsageProfile
     from gpurent_core.enums import PriceKind
 
-    found = offers(gpu=gpu, in_stock=True, include_stale=False, currency=currency, db=db)
+    card_hours = UsageProfile(storage_gb=Decimal(0), egress_gb_per_month=Decimal(0))
+    found = offers(
+        gpu=gpu, in_stock=True, include_stale=False, usage=card_hours, currency=currency, db=db
+    )
     on_demand = [o for o in found if o.price_kind == PriceKind.ON_DEMAND.value]
     rates = sorted(Fraction(o.true_hourly) / o.gpu_count for o in on_demand)
     if not rates:

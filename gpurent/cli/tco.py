@@ -151,7 +151,8 @@ def notes(answer: api.TcoAnswer) -> list[str]:
             f"Rent: the median true cost per card-hour of {answer.rent_offers} {offers} of "
             f"{answer.rent_providers} {providers} that can be rented now, as their provider's "
             f"latest run confirmed them ({_money(answer.rent_lowest)} to "
-            f"{_money(answer.rent_highest)} {answer.currency})."
+            f"{_money(answer.rent_highest)} {answer.currency}): the card and its mandatory "
+            "add-ons, no storage or traffic (owning counts no disks or line either)."
         )
     if answer.watts_from == "catalog":
         lines.append(
@@ -272,9 +273,10 @@ def tco(
     board power (the GPU catalog's, or --watts) and the host's share (--host-watts, an
     assumption) for --hours-per-day, 365 days a year, at --power-price a kWh.
 
-    Renting the same hours: at the median true cost per card-hour (as `cheapest` costs it)
-    of the card's offers that can be rented now on demand, as their provider's latest run
-    confirmed them; stale rows, sold-out offers and unknown stock never count. With no
+    Renting the same hours: at the median true cost per card-hour (as `cheapest` costs it,
+    with no storage or traffic: owning counts no disks or line either) of the card's offers
+    that can be rented now on demand, as their provider's latest run confirmed them; stale
+    rows, sold-out offers and unknown stock never count. With no
     such offer there is no rental price, and it says so; --rent-price gives one by hand.
 
     The break-even is the hours a day at which both cost the same over the period: owning

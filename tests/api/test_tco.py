@@ -47,6 +47,35 @@ def test_the_rent_is_the_median_of_the_confirmed_rentable_on_demand_offers(marke
     assert answer.rent_lowest == D("1.25")
 
 
+def test_storage_is_counted_for_no_offer_so_one_median_compares_like_with_like(
+    tmp_path: Path,
+) -> None:
+    """One RTX 4090 sells its disk as an optional fee, the other publishes no storage price:
+    priced with storage, the first carries its disk and the second (storage unknown) does
+    not, and the median mixes the two. Owning counts no disk, so neither rental does."""
+    from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType
+    from tests.api.tco_kit import card
+    from tests.warehouse.wh_kit import FeedKit
+    from warehouse.db import writing
+    from warehouse.load import load_run
+
+    kit = FeedKit(tmp_path)
+    disk = AddonFee(
+        fee_type=FeeType.DATA_DISK, amount=D("0.01"), currency="CNY",
+        unit=BillingUnit.HOUR, basis=FeeBasis.GB,
+    )  # fmt: skip
+    db = tmp_path / "storage.duckdb"
+    with writing(db) as con:
+        run = kit.run(1, provider="autodl")
+        load_run(con, run, kit.write("autodl", [
+            card(kit, run, "with-disk", "2.00", fees=(disk,)),
+            card(kit, run, "no-storage-price", "2.00"),
+        ]))  # fmt: skip
+    answer = api.tco("RTX 4090", D(15000), db=db, **ASK)
+    assert answer.rent_offers == 2
+    assert answer.rent_lowest == answer.rent_highest == answer.rent_per_card_hour == D("2.00")
+
+
 def test_stale_sold_out_and_unknown_stock_give_no_rental_price(unrentable: Path) -> None:
     answer = api.tco("RTX 4090", D(15000), db=unrentable, **ASK)
     assert answer.rent_per_card_hour is None and answer.rent_from is None
