@@ -42,7 +42,7 @@ SELECT
     h.finished_at AS run_finished_at,
     coalesce(f.fees, []) AS fees,
     coalesce(p.plans, []) AS plans,
-    sp.offer_key IS NOT NULL AS stale
+    sp.offer_key IS NOT NULL OR NOT h.confirmed AS stale
 FROM heads AS h
 JOIN version_rows AS v
     ON v.provider = h.provider
@@ -78,9 +78,10 @@ def offers_at(
     its latest good run started at or before then.
 
     Columns: STATE_COLUMNS, the ones ``latest_offers`` has but ``age_s``. Providers with
-    no good run by then have no rows; offers a partial run kept are there with ``stale``.
-    ``offers_at(con, now)`` holds the rows of ``latest_offers`` (whose ``stale`` also marks
-    every offer of a provider whose latest run, failed or broken, confirmed none: migration 17).
+    no good run by then have no rows; offers a partial run kept are there with ``stale``, and
+    so is every offer of a provider whose latest run by then (failed, broken) fed no state:
+    that look confirmed none of them (rule of truth 11, as ``latest_offers``, migration 17).
+    ``offers_at(con, now)`` holds the rows of ``latest_offers``.
     """
     if when.tzinfo is None:
         raise ValueError("when must be timezone-aware (times in the warehouse are UTC)")
@@ -90,12 +91,17 @@ def offers_at(
         where += " AND provider = ?"
         params.append(provider)
     heads = f"""
-        SELECT run_id, provider, observed_at, finished_at, history_at
-        FROM crawl_runs
+        SELECT run_id, provider, observed_at, finished_at, history_at,
+            NOT EXISTS (
+                SELECT 1 FROM crawl_runs AS r
+                WHERE r.provider = g.provider AND r.started_at > g.started_at
+                    AND r.started_at <= ?
+            ) AS confirmed
+        FROM crawl_runs AS g
         WHERE {where}
         QUALIFY row_number() OVER (PARTITION BY provider ORDER BY history_at DESC) = 1
     """
-    return _state(con, heads, params)
+    return _state(con, heads, [when, *params])
 
 
 def offers_of_run(con: duckdb.DuckDBPyConnection, provider: str, run_id: str) -> pl.DataFrame:
@@ -106,7 +112,7 @@ def offers_of_run(con: duckdb.DuckDBPyConnection, provider: str, run_id: str) ->
     ``stale`` is always false here.
     """
     heads = """
-        SELECT run_id, provider, observed_at, finished_at, history_at
+        SELECT run_id, provider, observed_at, finished_at, history_at, TRUE AS confirmed
         FROM crawl_runs
         WHERE run_id = ? AND provider = ? AND history_at IS NOT NULL
     """

@@ -199,6 +199,28 @@ def test_providers_keep_separate_histories(con: duckdb.DuckDBPyConnection, kit: 
         offers_at(con, datetime(2026, 11, 1, 9, 0))
 
 
+def test_a_past_state_after_a_failed_run_is_stale_as_the_latest_state_is(
+    con: duckdb.DuckDBPyConnection, kit: FeedKit
+) -> None:
+    """Rule 11 in the past too: between a failed run and the next good one, the state shown
+    is the last good run's, none of it confirmed by the provider's latest look then."""
+    r1 = kit.run(1)
+    load_run(con, r1, kit.write("r1", [kit.offer(r1, "a"), kit.offer(r1, "b")]))
+    load_run(con, kit.run(2, RunStatus.FAILED), None)
+    r3 = kit.run(3)
+    load_run(con, r3, kit.write("r3", [kit.offer(r3, "a"), kit.offer(r3, "b")]))
+
+    def stale_at(when: datetime) -> list[bool]:
+        return offers_at(con, when)["stale"].to_list()
+
+    assert stale_at(kit.run(1).started_at + timedelta(minutes=30)) == [False, False]
+    assert stale_at(kit.run(2).started_at + timedelta(minutes=30)) == [True, True]
+    assert stale_at(kit.run(3).started_at + timedelta(minutes=30)) == [False, False]
+    # Another provider's failed run says nothing of acme's offers.
+    load_run(con, kit.run(4, RunStatus.FAILED, provider="zeta"), None)
+    assert stale_at(kit.run(4).started_at + timedelta(minutes=30)) == [False, False]
+
+
 def test_a_late_run_is_woven_into_its_place(con: duckdb.DuckDBPyConnection, kit: FeedKit) -> None:
     r1, r2, r3, r0 = kit.run(1), kit.run(2), kit.run(3), kit.run(0)
     feeds = {
