@@ -269,16 +269,16 @@ def costed_latest_offers(
     ``in_stock_only`` keeps the offers ``gpurent_core.cost.stock.rentable`` for the profile's cards.
     Only offers their provider's latest look confirmed are ranked (rule of truth 11): stale
     rows (``latest_offers.stale``) come too, marked, with ``include_stale`` only
-    (``stale_left_out`` counts the ones left out).
+    (``left_out`` counts the ones left out, by reason).
 
     Ranking needs one currency, so ``display_currency`` is required; every row keeps its
     native price and currency beside it, and the FX rate used.
 
     ``limit=N`` returns exactly ``costed_latest_offers(...)[:N]`` (same values, same order),
     costing only the offers that could be among the N (``warehouse.ranking``).
-    ``host`` keeps the offers whose host attributes meet it (``unpublished_left_out`` counts
-    the ones left out for not publishing one). ``spot=False`` leaves spot (interruptible)
-    headline prices out (``spot_left_out`` counts them), True keeps only them.
+    ``host`` keeps the offers whose host attributes meet it; ``spot=False`` leaves spot
+    (interruptible) headline prices out, True keeps only them (``left_out`` counts what
+    each leaves out).
     """
     fx = fx or fx_table_for(con)
     filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
@@ -319,32 +319,30 @@ def costed_latest_offers(
     return ranked if limit is None else ranked[:limit]
 
 
-def stale_left_out(
+@dataclass(frozen=True)
+class LeftOut:
+    """What a ranking leaves out of its answer, by reason, so that the answer can say why
+    (never a silent drop): each count is of offers the same filters keep otherwise."""
+
+    stale: int = 0
+    """Not confirmed by their provider's latest look (rule of truth 11): what
+    ``include_stale`` would add, before any ``limit``. 0 when stale ones are included."""
+    cards: int = 0
+    """Per-card offers no free count shows the profile's cards on one machine for
+    (``cards_to_rent`` is None: no count, fewer free, or a region's or a platform's count),
+    in a rentable status. 0 for one card, and unless ``in_stock_only``."""
+    unpublished: int = 0
+    """Left out only for not publishing a host attribute ``host`` filters on (each one they
+    publish meets it). 0 without a host filter."""
+    spot: int = 0
+    """Spot (interruptible) headline prices ``spot=False`` leaves out: what ``spot=None``
+    would add. 0 unless ``spot`` is False."""
+
+
+def left_out(
     con: duckdb.DuckDBPyConnection,
     profile: UsageProfile,
     *,
-    gpu_model: str | None = None,
-    min_vram_gb: int | None = None,
-    provider: str | None = None,
-    in_stock_only: bool = False,
-    gpu_vram_gb: int | None = None,
-    gpu_form_factor: str | None = None,
-    host: HostFilter | None = None,
-    spot: bool | None = None,
-) -> int:
-    """How many stale offers ``costed_latest_offers`` with the same arguments leaves out
-    (what ``include_stale=True`` would add to its ranking, before any ``limit``): offers the
-    filters keep that supply the profile's cards (and, ``in_stock_only``, are rentable for
-    them) but that their provider's latest look did not confirm."""
-    filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
-    return stale_to_rank(con, profile, filters=filters, in_stock_only=in_stock_only)
-
-
-def unpublished_left_out(
-    con: duckdb.DuckDBPyConnection,
-    profile: UsageProfile,
-    *,
-    host: HostFilter | None,
     gpu_model: str | None = None,
     min_vram_gb: int | None = None,
     provider: str | None = None,
@@ -352,75 +350,36 @@ def unpublished_left_out(
     gpu_vram_gb: int | None = None,
     gpu_form_factor: str | None = None,
     include_stale: bool = False,
+    host: HostFilter | None = None,
     spot: bool | None = None,
-) -> int:
-    """How many offers ``costed_latest_offers`` with the same arguments leaves out only
-    because they do not publish a host attribute ``host`` filters on (each attribute they
-    do publish meets it): 0 without a host filter."""
+) -> LeftOut:
+    """What ``costed_latest_offers`` with the same arguments leaves out, by reason."""
     filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
-    return unpublished_to_rank(
-        con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
+    scope: dict[str, Any] = {"filters": filters, "in_stock_only": in_stock_only}
+    return LeftOut(
+        stale=0 if include_stale else stale_to_rank(con, profile, **scope),
+        cards=_short_of_cards(con, profile, filters, include_stale) if in_stock_only else 0,
+        unpublished=unpublished_to_rank(con, profile, **scope, include_stale=include_stale),
+        spot=spot_to_rank(con, profile, **scope, include_stale=include_stale)
+        if spot is False
+        else 0,
     )
 
 
-def spot_left_out(
+def _short_of_cards(
     con: duckdb.DuckDBPyConnection,
     profile: UsageProfile,
-    *,
-    gpu_model: str | None = None,
-    min_vram_gb: int | None = None,
-    provider: str | None = None,
-    in_stock_only: bool = False,
-    gpu_vram_gb: int | None = None,
-    gpu_form_factor: str | None = None,
-    include_stale: bool = False,
-    host: HostFilter | None = None,
-    spot: bool | None = False,
+    filters: Mapping[str, Any],
+    include_stale: bool,
 ) -> int:
-    """How many spot (interruptible) offers ``costed_latest_offers(spot=False)`` with the
-    same arguments leaves out: what ``spot=None`` would add. 0 unless ``spot`` is False."""
-    if spot is not False:
-        return 0
-    filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host)
-    return spot_to_rank(
-        con, profile, filters=filters, in_stock_only=in_stock_only, include_stale=include_stale
-    )
-
-
-def cards_left_out(
-    con: duckdb.DuckDBPyConnection,
-    profile: UsageProfile,
-    *,
-    gpu_model: str | None = None,
-    min_vram_gb: int | None = None,
-    provider: str | None = None,
-    gpu_vram_gb: int | None = None,
-    gpu_form_factor: str | None = None,
-    include_stale: bool = False,
-    host: HostFilter | None = None,
-    spot: bool | None = None,
-) -> int:
-    """How many per-card offers an in-stock ranking for ``profile`` leaves out only because
-    no free count shows the profile's cards on one machine (``cards_to_rent`` is None: a card
-    price with no free count, fewer free than wanted, or a count of a region's or a
-    platform's free cards says nothing of a machine with that many). Offers the filters keep, in a rentable status, ranked ones only (stale ones too
-    with ``include_stale``). 0 for one card: every offer lists at least one."""
+    """``LeftOut.cards``: the per-card branch of ``cards_to_rent``, negated."""
     if profile.gpus <= 1:
-        return 0
+        return 0  # every offer lists at least one card
     condition, params = latest_offer_conditions(
-        gpu_model=gpu_model,
-        min_vram_gb=min_vram_gb,
-        provider=provider,
-        in_stock_only=True,
-        gpu_vram_gb=gpu_vram_gb,
-        gpu_form_factor=gpu_form_factor,
-        confirmed_only=not include_stale,
-        host=host,
-        spot=spot,
+        in_stock_only=True, confirmed_only=not include_stale, **filters
     )
-    # The per-card branch of cards_to_rent, negated: fewer listed than wanted and no free
-    # count of one machine that covers them (a NULL free count shows nothing, nor does a
-    # count of a region's or a platform's cards).
+    # Fewer listed than wanted and no free count of one machine that covers them (a NULL
+    # free count shows nothing, nor does a count of a region's or a platform's cards).
     short = (
         "o.price_basis = ? AND o.gpu_count < ? AND (o.available_count IS NULL"
         " OR o.available_count < ? OR NOT list_contains(?, o.provider))"
@@ -446,13 +405,11 @@ def _rank_key(c: CostedOffer) -> tuple[Any, ...]:
 __all__ = [
     "CostedOffer",
     "FxError",
-    "cards_left_out",
+    "LeftOut",
     "cards_to_rent",
     "cost_offer",
     "costed_latest_offers",
+    "left_out",
     "rank",
     "rentable",
-    "spot_left_out",
-    "stale_left_out",
-    "unpublished_left_out",
 ]

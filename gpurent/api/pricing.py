@@ -245,13 +245,7 @@ def _costed(
     host: HostFilter | None = None,
     spot: bool | None = None,
 ) -> OfferList:
-    from warehouse.costed import (
-        cards_left_out,
-        costed_latest_offers,
-        spot_left_out,
-        stale_left_out,
-        unpublished_left_out,
-    )
+    from warehouse.costed import costed_latest_offers, left_out
 
     shown_in = display_currency(currency)
     model, vram, form = gpu_model, None, form_factor
@@ -288,30 +282,15 @@ def _costed(
             in_stock_only=in_stock,
             **filters,
         )
-        left_out = (
-            0 if include_stale else stale_left_out(con, profile, in_stock_only=in_stock, **filters)
-        )
-        # Machines that may hold N cards but whose free count does not say so (rule: 16
-        # cards are never assumed from a card price), counted so the answer can say why.
-        short = (
-            cards_left_out(con, profile, include_stale=include_stale, **filters) if in_stock else 0
-        )
-        unpublished = (
-            unpublished_left_out(
-                con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters
-            )
-            if host is not None
-            else 0
-        )
-        spot_out = spot_left_out(
-            con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters
-        )
+        # Each reason an offer the filters keep is not in the answer, counted so the answer
+        # can say why (16 cards are never assumed from a card price, spot is no month's rent).
+        out = left_out(con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters)
     return OfferList(
         (Offer.from_costed(c) for c in costed),
-        stale_left_out=left_out,
-        cards_left_out=short,
-        unpublished_left_out=unpublished,
-        spot_left_out=spot_out,
+        stale_left_out=out.stale,
+        cards_left_out=out.cards,
+        unpublished_left_out=out.unpublished,
+        spot_left_out=out.spot,
     )
 
 

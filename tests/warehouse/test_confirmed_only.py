@@ -22,7 +22,7 @@ from gpurent import api
 from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.model import RunStatus, StockStatus
 from tests.cli_helpers import invoke, invoke_json
-from warehouse.costed import costed_latest_offers, stale_left_out
+from warehouse.costed import costed_latest_offers, left_out
 from warehouse.db import connect
 from warehouse.index import daily_offers, price_index
 from warehouse.load import load_run
@@ -63,12 +63,12 @@ def test_every_offer_of_a_provider_whose_latest_run_failed_is_stale(
     for limit in (None, 1):
         assert ranked(con, limit=limit) == []
         assert ranked(con, limit=limit, include_stale=True)[:1] == [("a", True)]
-    assert stale_left_out(con, UsageProfile(), in_stock_only=True) == 2
+    assert left_out(con, UsageProfile(), in_stock_only=True).stale == 2
     # A good run again: confirmed.
     three = kit.run(3)
     load_run(con, three, kit.write("r3", [kit.offer(three, "a")]))
     assert stale_by_key(con) == {"a": False}
-    assert stale_left_out(con, UsageProfile(), in_stock_only=True) == 0
+    assert left_out(con, UsageProfile(), in_stock_only=True).stale == 0
 
 
 @pytest.mark.parametrize(
@@ -141,10 +141,10 @@ def test_a_partial_runs_unseen_offer_is_listed_stale_and_not_ranked(
     for limit in (None, 1, 5):
         assert ranked(con, limit=limit) == [("b", False)]
     assert ranked(con, include_stale=True) == [("a", True), ("b", False)]
-    assert stale_left_out(con, UsageProfile(), in_stock_only=True) == 1
+    assert left_out(con, UsageProfile(), in_stock_only=True).stale == 1
     # The filters count too: only offers the question would have ranked are counted.
-    assert stale_left_out(con, UsageProfile(), in_stock_only=True, min_vram_gb=100) == 0
-    assert stale_left_out(con, UsageProfile(gpus=8), in_stock_only=True) == 0  # 3 free
+    assert left_out(con, UsageProfile(), in_stock_only=True, min_vram_gb=100).stale == 0
+    assert left_out(con, UsageProfile(gpus=8), in_stock_only=True).stale == 0  # 3 free
 
 
 # ------------------------------------------------------------------ the price index

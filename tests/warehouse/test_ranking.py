@@ -33,7 +33,7 @@ from gpurent_core.model import (
     RunStatus,
     StockStatus,
 )
-from warehouse.costed import CostedOffer, costed_latest_offers, fx_table_for, stale_left_out
+from warehouse.costed import CostedOffer, costed_latest_offers, fx_table_for, left_out
 from warehouse.db import connect
 from warehouse.load import load_run
 from warehouse.ranking import BoundQuery
@@ -246,7 +246,7 @@ def test_limit_n_is_the_first_n_of_the_full_ranking(
             assert [same(c) for c in ranked[True] if not c.offer["stale"]] == [
                 same(c) for c in ranked[False]
             ]
-            assert stale_left_out(con, profile, **filters) == len(ranked[True]) - len(ranked[False])
+            assert left_out(con, profile, **filters).stale == len(ranked[True]) - len(ranked[False])
         finally:
             con.close()
 
