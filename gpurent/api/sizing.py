@@ -550,10 +550,13 @@ def _resolve_model(
         chosen, note = checkpoint_precision(precision, declared, word, str(model))
         notes = [note] if note else []
         if another_model(str(model), found):
+            limit = found.arch.max_position_embeddings
+            window = "unknown" if limit is None else f"{limit} tokens"
             notes.insert(
                 0,
                 f"{model!r} is sized as {found.name}, the catalog's entry for that name (not "
-                "the same model: if its architecture differs, pass its --config)",
+                f"the same model: its architecture and context window ({window}) are taken "
+                f"as {found.name}'s; if they differ, pass its --config)",
             )
         info = ModelInfo("catalog", found.source, found.params_b)
         return found.arch, info, chosen, None, notes

@@ -376,7 +376,7 @@ def test_the_name_says_the_precision(name: str, precision: str | None) -> None:
 
 
 def test_another_model_is_told_apart_from_another_spelling() -> None:
-    llama = find_model("llama-3-8b")
+    llama = find_model("llama3.1-8b")
     assert llama is not None and llama.name == "Llama-3.1-8B"
     assert another_model("llama-3-8b", llama)
     for same in ("llama3.1-8b", "meta-llama/Meta-Llama-3.1-8B-Instruct", "Llama-3.1-8B-AWQ"):
@@ -449,10 +449,12 @@ def test_a_quantised_config_refuses_another_precision(tmp_path: Path) -> None:
 
 
 def test_a_name_read_as_another_model_says_so(tmp_path: Path) -> None:
-    args = ["size", "--model", "llama-3-8b", "--prompt-tokens", "100", "--gen-tokens", "10"]
+    args = ["size", "--model", "mixtral", "--prompt-tokens", "100", "--gen-tokens", "10"]
     data = size_json(args, tmp_path / "none.duckdb")
-    assert data["model"]["name"] == "Llama-3.1-8B"
-    assert data["notes"][0].startswith("'llama-3-8b' is sized as Llama-3.1-8B")
+    assert data["model"]["name"] == "Mixtral-8x7B"
+    assert data["notes"][0].startswith("'mixtral' is sized as Mixtral-8x7B")
+    # The window checked is the entry's, and the note says so.
+    assert "context window (32768 tokens)" in data["notes"][0]
     plain = size_json(["size", "--model", "llama3.1-8b", "--prompt-tokens", "100",
                        "--gen-tokens", "10"], tmp_path / "none.duckdb")  # fmt: skip
     assert not any("is sized as" in n for n in plain["notes"])
