@@ -38,3 +38,24 @@ def damaged_message(path: object) -> str:
         f"the warehouse {path} is damaged (DuckDB cannot read it back: a checksum mismatch or "
         "a file cut short): restore a backup, or point --db at a new path and crawl again"
     )
+
+
+def unreadable_message(message: str, path: object) -> str | None:
+    """One line for a file DuckDB will not open as a database (not a DuckDB file, or one a
+    newer DuckDB wrote), from DuckDB's ``message``; None for any other error. The CLI and
+    the library API both say it (neither shows DuckDB's own words)."""
+    lowered = message.lower()
+    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered:
+        return (
+            f"{path} is not a gpurent warehouse (not a DuckDB file): point --db at the "
+            "warehouse file, or give a new path and run `gpurent crawl --replay`"
+        )
+    if "created with an newer version" in lowered or "created with a newer version" in lowered:
+        import duckdb
+
+        return (
+            f"the warehouse {path} was written by a newer DuckDB than this gpurent's "
+            f"({duckdb.__version__}): point --db at a new path and crawl again "
+            "(`gpurent crawl --replay` for the demo)"
+        )
+    return None

@@ -12,7 +12,7 @@ month, 50 GB of storage). Only offers their provider's latest run confirmed are 
 (``include_stale=True`` adds the stale ones, marked ``stale``); ``cheapest`` and ``offers``
 return an ``OfferList``, a list whose ``stale_left_out`` says how many they left out.
 Refusals are ``api.ApiError`` subclasses (``ValueError``) with one line each:
-``NoWarehouse``, ``WarehouseBusy``, ``WarehouseDamaged``, ``UnknownName`` (with suggestions),
+``NoWarehouse`` (``NotAWarehouse``: a file that is none), ``WarehouseBusy``, ``WarehouseDamaged``, ``UnknownName`` (with suggestions),
 ``NoSuchOffer`` (``AmbiguousOfferId``: a short id two offers share), ``BadUsage``,
 ``BadFilter`` (a host filter it cannot read), ``UnknownFigure`` (a card's board power the
 catalog does not settle, for ``tco``).
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         BadFilter,
         BadUsage,
         NoSuchOffer,
+        NotAWarehouse,
         NoWarehouse,
         RefreshFailed,
         UnknownFigure,
@@ -98,6 +99,7 @@ _HOME = {
             "BadFilter",
             "BadUsage",
             "NoSuchOffer",
+            "NotAWarehouse",
             "NoWarehouse",
             "RefreshFailed",
             "UnknownFigure",
@@ -166,6 +168,7 @@ __all__ = [
     "Mode",
     "NoSuchOffer",
     "NoWarehouse",
+    "NotAWarehouse",
     "Objective",
     "Offer",
     "OfferList",

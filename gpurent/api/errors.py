@@ -54,6 +54,12 @@ class WarehouseDamaged(NoWarehouse):
     already handles a missing one handles this too; catch it first to say "damaged"."""
 
 
+class NotAWarehouse(NoWarehouse):
+    """The file at the path is no gpurent warehouse: not a DuckDB file, or one a newer
+    DuckDB wrote. A kind of ``NoWarehouse``; unlike a missing one it is never read as "no
+    market yet" (``size`` refuses it rather than answer the estimate alone)."""
+
+
 class UnknownFigure(ApiError):
     """A figure the answer needs that gpurent has no single value for: the board power of a
     card the GPU catalog gives none for, or of a name that leaves several cards open (H100:
@@ -68,3 +74,13 @@ class ApiPricesUnreadable(ApiError):
 class RefreshFailed(ApiError):
     """OpenRouter's model list was not read (no answer, an error, an empty list, a changed
     layout): the refreshed API price list is kept as it was, and the message says why."""
+
+
+def check_limit(limit: object, *, optional: bool = True) -> None:
+    """``BadUsage`` unless ``limit`` is a whole number from 1 (or None, where ``optional``):
+    a slice by 0 or -1 would drop rows and say nothing (the CLI refuses them too)."""
+    if limit is None and optional:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        allowed = "a whole number from 1" + (", or None for all" if optional else "")
+        raise BadUsage(f"limit must be {allowed}, got {limit!r}", argument="limit")

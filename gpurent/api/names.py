@@ -9,6 +9,7 @@ import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from gpurent.api.errors import UnknownName
@@ -218,3 +219,14 @@ def display_currency(value: str | None) -> str:
     from gpurent_core.config import load_settings
 
     return resolve_currency(value) or load_settings().currency
+
+
+def human_age(then: datetime | None, now: datetime) -> str:
+    """How long ago ``then`` was, in its largest whole unit ("3h ago"); "" for None."""
+    if then is None:
+        return ""
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"

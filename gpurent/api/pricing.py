@@ -8,14 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpurent.api.errors import AmbiguousOfferId, BadFilter, NoSuchOffer, UnknownName
+from gpurent.api.errors import (
+    AmbiguousOfferId,
+    BadFilter,
+    NoSuchOffer,
+    UnknownName,
+    check_limit,
+)
 from gpurent.api.names import (
     display_currency,
+    human_age,
     match_offer_id,
     offer_id,
     provider_code,
@@ -247,6 +254,7 @@ def _costed(
 ) -> OfferList:
     from warehouse.costed import costed_latest_offers, left_out
 
+    check_limit(limit)
     shown_in = display_currency(currency)
     model, vram, form = gpu_model, None, form_factor
     if gpu is not None:
@@ -435,8 +443,33 @@ class Explanation:
     def lines(self) -> tuple[str, ...]:
         return self.offer.cost.lines if self.offer else ()
 
+    @property
+    def caveats(self) -> tuple[str, ...]:
+        """What the figures do not say by themselves: the offer is stale (its provider's
+        latest run did not confirm it), or it cannot be rented now for its cards."""
+        offer = self.offer
+        if offer is None:
+            return ()
+        said = []
+        if offer.stale:
+            # Rule of truth 11: the last good state, not the present one.
+            said.append(
+                "Stale: its provider's latest run did not confirm this offer; the figures "
+                f"above are its last good state, seen {human_age(offer.observed_at, datetime.now(UTC))} "
+                f"({offer.observed_at:%Y-%m-%d %H:%M} UTC). `cheapest` does not rank it."
+            )
+        if not offer.rentable:
+            free = "" if offer.available_count is None else f", {offer.available_count} free"
+            said.append(
+                f"Not rentable now for {offer.gpu_count} card(s): {offer.status.value}{free}."
+            )
+        return tuple(said)
+
     def text(self) -> str:
-        return self.offer.cost.explain() if self.offer else ""
+        """The sum line by line, then the caveats: what a reader must not miss."""
+        if self.offer is None:
+            return ""
+        return "\n".join((self.offer.cost.explain(), *self.caveats))
 
 
 @retried_read

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from gpurent.api.errors import (
     ApiError,
     BadFilter,
+    NotAWarehouse,
     NoWarehouse,
     UnknownName,
     WarehouseBusy,
     WarehouseDamaged,
+    check_limit,
 )
 from gpurent.api.names import display_currency, offer_id
 from gpurent.api.profile import usage as make_usage
@@ -320,6 +322,7 @@ def size(
     from sizing.checks import SpeedTargets
     from sizing.workload import Workload
 
+    check_limit(limit, optional=False)
     arch, info, chosen, weights, notes = _resolve_model(model, config, params_b, precision)
     gpu_filter = _gpu_filter(gpu)
     require_nvlink = _require_nvlink(interconnect)
@@ -462,6 +465,8 @@ def _market(query: SizeQuery, path: Path) -> Market:
     def market(placements: Any) -> Any:
         try:
             return read(placements), None
+        except NotAWarehouse:
+            raise  # a file that is no warehouse is a mistake to say, not an empty market
         except NoWarehouse:
             return [], no_warehouse(path)
         except (WarehouseBusy, WarehouseDamaged, WarehouseError) as exc:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpurent.api.errors import check_limit
 from gpurent.api.warehouse import open_warehouse, retried_read
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def quarantine(
     db: Path | str | None, *, provider: str | None = None, limit: int | None = 200
 ) -> pl.DataFrame:
     """What was set aside instead of loaded, newest run first (``limit=None``: all)."""
+    check_limit(limit)
     from warehouse.queries import quarantine_rows
 
     with open_warehouse(db) as con:

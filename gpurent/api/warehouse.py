@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpurent.api.errors import NoWarehouse, WarehouseBusy, WarehouseDamaged
+from gpurent.api.errors import NotAWarehouse, NoWarehouse, WarehouseBusy, WarehouseDamaged
 
 if TYPE_CHECKING:
     import duckdb
@@ -104,10 +104,10 @@ def open_warehouse(db: Path | str | None) -> Iterator[duckdb.DuckDBPyConnection]
     except Damaged as exc:
         raise WarehouseDamaged(str(exc), argument="db") from exc
     except Exception as exc:
-        damaged = _damage(exc, path)
-        if damaged is None:
-            raise  # not a DuckDB file, a newer DuckDB's...: said by the front door
-        raise damaged from exc
+        refusal = _damage(exc, path) or _unreadable(exc, path)
+        if refusal is None:
+            raise
+        raise refusal from exc
     try:
         yield con
     except Exception as exc:
@@ -131,6 +131,18 @@ def _damage(exc: BaseException, path: object | None) -> WarehouseDamaged | None:
     if not is_damage(str(exc)):
         return None
     return WarehouseDamaged(damaged_message(path or "file"), argument="db")
+
+
+def _unreadable(exc: BaseException, path: Path) -> NotAWarehouse | None:
+    """``NotAWarehouse`` for a file DuckDB will not open (not a DuckDB file, a newer DuckDB's),
+    else None: a program gets the CLI's one line, not DuckDB's exception."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is None or not isinstance(exc, duckdb.Error):
+        return None
+    from warehouse.errors import unreadable_message
+
+    message = unreadable_message(str(exc), path)
+    return None if message is None else NotAWarehouse(message, argument="db")
 
 
 def retried_read(read: F) -> F:

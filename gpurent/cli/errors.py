@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,9 +29,13 @@ class Interrupted(BaseException):
 
 
 def refuse(message: str, code: int = 2) -> NoReturn:
-    """Say why the command stops, in the one line every refusal has (``gpurent: ...``)."""
+    """Say why the command stops, in the one line every refusal has (``gpurent: ...``);
+    with ``--debug``, a refusal made while handling an error shows that error's traceback
+    first, as the front door does for the rest."""
     import typer
 
+    if debug_requested(sys.argv[1:])[0] and sys.exc_info()[1] is not None:
+        traceback.print_exc()
     typer.secho(f"gpurent: {message}", err=True, fg="red")
     raise typer.Exit(code)
 
@@ -125,23 +130,13 @@ def _hint(exc: BaseException) -> str:
 def _database_message(message: str) -> str:
     lowered = message.lower()
     path = _quoted_path(message)
-    from warehouse.errors import damaged_message, is_damage
+    from warehouse.errors import damaged_message, is_damage, unreadable_message
 
     if is_damage(message):  # met while reading a file that opened
         return damaged_message(path or "file")
-    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered:
-        return (
-            f"{path or 'that file'} is not a gpurent warehouse (not a DuckDB file): point --db at "
-            "the warehouse file, or give a new path and run `gpurent crawl --replay`"
-        )
-    if "created with an newer version" in lowered or "created with a newer version" in lowered:
-        import duckdb
-
-        return (
-            f"the warehouse {path or ''} was written by a newer DuckDB than this gpurent's "
-            f"({duckdb.__version__}): point --db at a new path and crawl again "
-            "(`gpurent crawl --replay` for the demo)"
-        ).replace("  ", " ")
+    unreadable = unreadable_message(message, path or "that file")
+    if unreadable is not None:
+        return unreadable.replace("  ", " ")
     if "read-only" in lowered or "readonly" in lowered or "permission" in lowered:
         return f"cannot write the warehouse {path or ''}: the location is read-only; choose a writable --db".replace(
             "  ", " "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpurent import api
-from gpurent.api.names import close_matches
+from gpurent.api.names import close_matches, human_age
 from gpurent.cli.api_errors import as_usage_errors
 from gpurent.cli.common import (
     DbOption,
@@ -82,16 +82,6 @@ EGRESS_NOTE = (
     "say what outbound traffic costs, so the --egress-gb asked for is not in the true cost."
 )
 QUARANTINE_WIDTH = 80
-
-
-def human_age(then: datetime | None, now: datetime) -> str:
-    if then is None:
-        return ""
-    seconds = max(0, int((now - then).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
 
 
 UNIT_ABBREV = {
@@ -612,25 +602,12 @@ def explain(
         console.print(
             f"{answer.provider} {answer.offer_key} (id {offer.offer_id}): {card}", markup=False
         )
-        console.print(answer.text(), markup=False)
+        console.print(cost.explain(), markup=False)
         if offer.url:
             # The page (or, for an API, the endpoint) the provider lists the offer at.
             console.print(f"Listed at: {offer.url}", markup=False)
-        if offer.stale:
-            # Rule of truth 11: a price its provider's latest look did not confirm is its
-            # last good state, not the present one.
-            seen = human_age(offer.observed_at, datetime.now(UTC))
-            console.print(
-                f"Stale: its provider's latest run did not confirm this offer; the figures "
-                f"above are its last good state, seen {seen}. `cheapest` does not rank it.",
-                markup=False,
-            )
-        if not offer.rentable:
-            console.print(
-                f"Not rentable now for {offer.gpu_count} card(s): "
-                f"{status_label(offer.as_row(terms=False))}.",
-                markup=False,
-            )
+        for caveat in answer.caveats:  # stale, not rentable now: the API's own words
+            console.print(caveat, markup=False)
         return
     row = offer.as_row() | {
         "explanation": list(cost.lines),

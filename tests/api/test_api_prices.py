@@ -148,10 +148,14 @@ def test_a_model_is_placed_by_its_hugging_face_id_else_its_id(
 
 
 def test_a_name_that_reaches_only_another_model_is_no_match() -> None:
-    # "Meta-Llama-3-8B" reaches Llama-3.1-8B through an alias: another model's weights.
-    model, miss = catalog_match("meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/llama-3-8b")
+    # "Qwen3-30B" reaches Qwen3-30B-A3B only through an alias whose numbers are not the
+    # entry's: it may be another model's weights, so no price is matched to it.
+    model, miss = catalog_match("Qwen/Qwen3-30B", "qwen/qwen3-30b")
     assert model is None and miss is not None
-    assert (miss.reason, miss.catalog_model) == (ANOTHER_MODEL, "Llama-3.1-8B")
+    assert (miss.reason, miss.catalog_model) == (ANOTHER_MODEL, "Qwen3-30B-A3B")
+    # Llama 3 8B is an entry of its own now (its own window): its own name matches it.
+    model, miss = catalog_match("meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/llama-3-8b")
+    assert miss is None and model == "Llama-3-8B"
 
 
 def test_the_hugging_face_id_decides_even_when_the_catalog_lacks_it() -> None:

@@ -97,3 +97,16 @@ def test_the_message_names_the_file_and_what_to_do(good: bytes, tmp_path: Path) 
     assert str(info.value).startswith(f"the warehouse {path} is damaged")
     assert "restore a backup" in str(info.value)
     assert info.value.argument == "db"
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all\n"], ids=["empty", "text"])
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_file_that_is_no_warehouse_is_an_api_error_naming_it(
+    tmp_path: Path, content: bytes, read: str
+) -> None:
+    """Audit A1: an empty or foreign file gave a raw duckdb.IOException from the API while
+    the CLI said it in one line; both now say the same line."""
+    path = tmp_path / "other.duckdb"
+    path.write_bytes(content)
+    with pytest.raises(api.NotAWarehouse, match="is not a gpurent warehouse"):
+        READS[read](path)

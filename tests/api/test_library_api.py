@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpurent import api
+from gpurent.api import views
 from gpurent_core.model import AddonFee, BillingUnit, FeeBasis, FeeType, PriceBasis, StockStatus
 from gpurent_core.terms import FeeTerms
 from tests.cli_helpers import invoke_json
@@ -130,6 +131,19 @@ def test_refusals_are_typed_and_say_what_to_do(db: Path, tmp_path: Path) -> None
         api.usage(storage_gb=-1)
     # every refusal is a ValueError a caller can catch as one
     assert issubclass(api.ApiError, ValueError)
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, 2.5])
+def test_a_limit_that_would_cut_rows_silently_is_refused(db: Path, limit: object) -> None:
+    """Audit A2: limit=-1 answered all but the last row, limit=0 none, with no word."""
+    for read in (
+        lambda: api.cheapest(24, limit=limit, db=db),  # type: ignore[arg-type]
+        lambda: api.offers(limit=limit, db=db),  # type: ignore[arg-type]
+        lambda: views.quarantine(db, limit=limit),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(api.BadUsage, match="limit must be"):
+            read()
+    assert len(api.cheapest(1, limit=None, db=db)) >= len(api.cheapest(1, limit=1, db=db)) == 1
 
 
 def test_usage_defaults_are_the_profiles_own() -> None:

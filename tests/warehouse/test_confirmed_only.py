@@ -291,6 +291,16 @@ def test_explain_says_a_stale_offer_is_its_last_good_state(market: Path) -> None
     assert "Stale" not in fresh
 
 
+def test_the_library_explanation_carries_the_same_caveats(market: Path) -> None:
+    """Audit A3: ``Explanation.text()`` gave the sum without the stale line the CLI adds."""
+    from gpurent import api
+
+    stale = api.explain("zeta", "z", db=market)
+    assert stale.caveats and stale.caveats[0].startswith("Stale: ")
+    assert stale.caveats[0] in stale.text() and "seen 1h ago" in stale.text()
+    assert not api.explain("acme", "b", db=market).caveats
+
+
 def test_offers_lists_stale_rows_and_in_stock_leaves_them_out(
     market: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
