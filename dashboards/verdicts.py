@@ -54,6 +54,9 @@ def _figure(text: str) -> str:
 
 # --- reasons: the checks' words about one card (also alone, in the excluded list) ----------
 
+_FIGURE = {"TFLOPS": " TFLOPS ", "bandwidth": "带宽"}
+"""The catalog figures a speed needs, as the Chinese sentences name them."""
+
 _REASONS: list[Rule] = [
     # How an offer meets the targets only with more cards than its cheapest rental
     # (sizing/checks.py: _took_more), and how many cards of a kind would (_more_cards_would).
@@ -132,16 +135,17 @@ _REASONS: list[Rule] = [
         ),
     ),
     _rule(
-        rf"(?P<x>{_NUM}) tokens/s per user < (?P<t>{_NUM}) target",
-        lambda m: f"每用户 {m['x']} tokens/秒 < 目标 {m['t']}",
+        rf"(?P<most>at most )?(?P<x>{_NUM}) tokens/s per user < (?P<t>{_NUM}) target",
+        lambda m: f"每用户{' 至多' if m['most'] else ''} {m['x']} tokens/秒 < 目标 {m['t']}",
+    ),
+    # sizing/checks.py: either catalog figure missing leaves a speed unknown.
+    _rule(
+        r"first-token latency unknown \(no (?P<f>TFLOPS|bandwidth) in the GPU catalog\)",
+        lambda m: f"首字延迟未知（GPU 目录中没有{_FIGURE[m['f']]}数据）",
     ),
     _rule(
-        r"first-token latency unknown \(no TFLOPS in the GPU catalog\)",
-        lambda m: "首字延迟未知（GPU 目录中没有 TFLOPS 数据）",
-    ),
-    _rule(
-        r"decode speed unknown \(no bandwidth in the GPU catalog\)",
-        lambda m: "解码速度未知（GPU 目录中没有带宽数据）",
+        r"decode speed unknown \(no (?P<f>TFLOPS|bandwidth) in the GPU catalog\)",
+        lambda m: f"解码速度未知（GPU 目录中没有{_FIGURE[m['f']]}数据）",
     ),
     _rule(rf"first token <= (?P<t>{_NUM}) ms", lambda m: f"首字 ≤ {m['t']} 毫秒"),
     _rule(rf">= (?P<t>{_NUM}) tokens/s per user", lambda m: f"每用户 ≥ {m['t']} tokens/秒"),
@@ -314,6 +318,18 @@ _CLAUSES: list[Rule] = [
         ),
     ),
     _rule(r"^Also fits: (?P<list>.+)\.$", lambda m: f"也装得下：{m['list'].replace(', ', '，')}。"),
+    # what to launch with (sizing/report.py: launch_text); the flags are the engine's own
+    _rule(
+        r"^Launch (?P<engine>.+?) with (?P<flags>-.+?) (?:for row 1|on (?P<n>\d+) x "
+        r"(?P<gb>\d+) GB)(?:, one server per (?P<tp>\d+) cards? \((?P<c>\d+) copies\))?: "
+        r"the estimate assumes these settings\.$",
+        lambda m: (
+            f"用 {m['engine']} 启动，参数 {m['flags']}，"
+            + ("用于第 1 行" if m["n"] is None else f"用于 {m['n']} × {m['gb']} GB")
+            + (f"，每 {m['tp']} 张卡一个服务（{m['c']} 份副本）" if m["tp"] else "")
+            + "：估算以这些设置为前提。"
+        ),
+    ),
     # which offer to rent (sizing/verdict.py)
     _rule(
         r"^Rent (?P<label>.+?) \(row 1\): the cheapest by (?P<o>true monthly cost|true hourly "

@@ -1,9 +1,10 @@
 """The whole `size` answer, composed once: the CLI and the dashboard both call ``size_answer``.
 
-fits? (placements) -> runs? (context window, precision per card) -> fast enough? (speed
-targets, on the cards each offer rents) -> can I rent it, at what true cost? (in-stock
-offers, ranked). Every reason string comes from here, so both front ends say the same thing
-for the same inputs.
+runs on the engine? (weight format and KV-cache dtype: refused in one line when not) ->
+fits? (placements, at the card counts the engine can start) -> runs? (context window,
+precision per card) -> fast enough? (speed targets, on the cards each offer rents) -> can I
+rent it, at what true cost? (in-stock offers, ranked). Every reason string comes from here,
+so both front ends say the same thing for the same inputs.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from typing import Any
 from gpurent_core.cost.usage import UsageProfile
 from sizing.arch import ModelArch
 from sizing.checks import Checked, SpeedTargets, check_offers
-from sizing.placement import Placement, choose, plan
+from sizing.placement import Placement, choose, degree_notes, plan
 from sizing.quant import Precision
 from sizing.recommend import GpuFilter, Objective, RankedOffer
 from sizing.report import ModelInfo, build_report
-from sizing.support import context_check
+from sizing.support import context_check, engine_check
 from sizing.verdict import recommendation
 from sizing.workload import Workload
 
@@ -94,8 +95,10 @@ def size_answer(query: SizeQuery, market: Market) -> dict[str, Any]:
     """The answer for ``query`` against ``market`` (unreadable: the estimate alone), as the
     document `gpurent size --format json` prints (``sizing.report.build_report``).
 
-    Raises ValueError (``support.BeyondContext`` among them) for inputs that cannot be sized.
+    Raises ValueError (``support.BeyondContext`` and ``support.EngineCannotRun`` among them)
+    for inputs that cannot be sized.
     """
+    engine_note = engine_check(query.workload, query.precision)
     warning = context_check(query.arch, query.workload, allow=query.allow_beyond_context)
     placements = plan(
         query.arch,
@@ -149,7 +152,11 @@ def size_answer(query: SizeQuery, market: Market) -> dict[str, Any]:
         stale_left_out=left_out,
         spot_left_out=spot_left_out,
         cannot_tell=checked.cannot_tell,
-        notes=query.notes,
+        notes=(
+            *query.notes,
+            *([engine_note] if engine_note else []),
+            *degree_notes(query.arch, query.precision, query.workload),
+        ),
     )
     if query.gpu is not None:
         report["gpu_filter"] = query.gpu.describe()

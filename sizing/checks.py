@@ -31,6 +31,25 @@ from sizing.speed import Latency, Serving, serving_latency
 from sizing.support import Support, Verdict, precision_support
 
 
+def _missing_figure(lat: Latency) -> str:
+    """The catalog figure a speed of ``lat`` lacks. Both figures set each speed (decode:
+    bandwidth, capped by compute; prefill: compute, floored by one read of the weights), so
+    either unknown leaves it unknown. With bandwidth known (a decode ceiling exists) the
+    missing one is TFLOPS; without it, bandwidth (whatever the TFLOPS)."""
+    return "bandwidth" if lat.decode_ceiling is None else "TFLOPS"
+
+
+def first_token_unknown(lat: Latency) -> str:
+    """Why the first token of ``lat`` cannot be told."""
+    return f"first-token latency unknown (no {_missing_figure(lat)} in the GPU catalog)"
+
+
+def decode_unknown(lat: Latency) -> str:
+    """Why the decode speed of ``lat`` cannot be told: no bandwidth, or bandwidth but no
+    TFLOPS (the compute cap is unknown, so the bandwidth bound is only a ceiling)."""
+    return f"decode speed unknown (no {_missing_figure(lat)} in the GPU catalog)"
+
+
 @dataclass(frozen=True)
 class SpeedTargets:
     """What the user needs: first-token latency, and decode speed per user."""
@@ -76,18 +95,36 @@ class SpeedTargets:
             if ms > self.ttft_ms:
                 at_once = f" with {lat.batch} prompts at once" if lat.batch > 1 else ""
                 out.append(f"first token {ms:.0f} ms{at_once} > {self.ttft_ms:g} ms target")
-        per_user = lat.tokens_per_s_per_user
-        if self.tokens_per_s is not None and per_user is not None and per_user < self.tokens_per_s:
-            out.append(f"{per_user:.1f} tokens/s per user < {self.tokens_per_s:g} target")
+        miss = self._decode_miss(lat)
+        if miss:
+            out.append(miss)
         return out
+
+    def _decode_miss(self, lat: Latency) -> str | None:
+        """The per-user decode target missed, on the speed or, where the speed cannot be
+        told (no TFLOPS), on the bandwidth ceiling it can never exceed."""
+        target = self.tokens_per_s
+        if target is None:
+            return None
+        per_user = lat.tokens_per_s_per_user
+        if per_user is not None:
+            return (
+                f"{per_user:.1f} tokens/s per user < {target:g} target"
+                if per_user < target
+                else None
+            )
+        ceiling = lat.decode_ceiling
+        if ceiling is not None and ceiling < target:
+            return f"at most {ceiling:.1f} tokens/s per user < {target:g} target"
+        return None
 
     def unknown(self, lat: Latency) -> list[str]:
         """Targets that cannot be checked on this card (catalog lacks the figure)."""
         out = []
         if self.ttft_ms is not None and lat.ttft_worst_s is None:
-            out.append("first-token latency unknown (no TFLOPS in the GPU catalog)")
+            out.append(first_token_unknown(lat))
         if self.tokens_per_s is not None and lat.tokens_per_s_per_user is None:
-            out.append("decode speed unknown (no bandwidth in the GPU catalog)")
+            out.append(decode_unknown(lat))
         return out
 
     def meets(self, lat: Latency | None) -> bool:
@@ -307,9 +344,9 @@ def _unknown_figures(r: RankedOffer) -> list[str]:
     lat = r.latency
     out = []
     if lat is not None and lat.ttft_s is None:
-        out.append("first-token latency unknown (no TFLOPS in the GPU catalog)")
+        out.append(first_token_unknown(lat))
     if lat is not None and lat.tokens_per_s_per_user is None:
-        out.append("decode speed unknown (no bandwidth in the GPU catalog)")
+        out.append(decode_unknown(lat))
     return out
 
 

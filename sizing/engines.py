@@ -172,3 +172,106 @@ def llamacpp_compute_buffer_gib(context_tokens: int, num_heads: int) -> float:
     NyxKrage's calculator fit, the best public anchor for it (sizing/README.md, "Activations").
     """
     return (context_tokens / 1024 * 2 + 0.75) * num_heads / 1024
+
+
+# ---------------------------------------------------------------- what each engine can load
+
+KV_MODEL_DTYPE: frozenset[str] = frozenset({"auto", "fp16", "bf16", "fp32"})
+"""KV at the model's own float dtype: every engine caches so by default."""
+KV_FP8: frozenset[str] = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
+KV_GGML_BLOCKS: frozenset[str] = frozenset({"q8_0", "q4_0"})
+"""llama.cpp's block-quantised cache types gpurent sizes (it also has q4_1, q5_0, q5_1, iq4_nl)."""
+
+
+@dataclass(frozen=True)
+class EngineFormats:
+    """The weight formats (``Precision.family``) an engine loads and the KV-cache dtypes
+    (gpurent's ``--kv-dtype`` names) it can keep, with why anything else is refused."""
+
+    weights: frozenset[str]
+    weights_refused: str
+    """Why a format outside ``weights`` does not run, and what to do instead."""
+    kv: frozenset[str]
+    kv_refused: str
+    source: str
+
+
+ENGINE_FORMATS: dict[Engine, EngineFormats] = {
+    Engine.VLLM: EngineFormats(
+        weights=frozenset({"bf16", "fp32", "fp8", "int8", "gptq", "awq", "bnb", "gguf"}),
+        weights_refused="",
+        kv=KV_MODEL_DTYPE | KV_FP8,
+        kv_refused=(
+            "vLLM's --kv-cache-dtype takes auto (the model's dtype) or fp8 (fp8_e4m3, "
+            "fp8_e5m2), not llama.cpp's block types: use --kv-dtype fp8, or --engine llamacpp"
+        ),
+        source=(
+            "vLLM docs, Quantization (GPTQ, AWQ, FP8, bitsandbytes; GGUF experimental, one "
+            "file) and Quantized KV Cache; vllm/config/cache.py CacheDType"
+        ),
+    ),
+    Engine.SGLANG: EngineFormats(
+        weights=frozenset({"bf16", "fp32", "fp8", "int8", "gptq", "awq", "bnb", "gguf"}),
+        weights_refused="",
+        kv=KV_MODEL_DTYPE | KV_FP8,
+        kv_refused=(
+            "SGLang's --kv-cache-dtype takes auto, bf16 or fp8_e4m3/fp8_e5m2, not llama.cpp's "
+            "block types: use --kv-dtype fp8, or --engine llamacpp"
+        ),
+        source=(
+            "SGLang docs, Quantization (platform table: fp8, awq, gptq, gguf, bitsandbytes); "
+            "server_args.py --kv-cache-dtype choices"
+        ),
+    ),
+    Engine.HF: EngineFormats(
+        weights=frozenset({"bf16", "fp32", "fp8", "int8", "gptq", "awq", "bnb"}),
+        weights_refused=(
+            "Transformers dequantises a GGUF file when it loads it on a GPU (to fp32 unless "
+            "a dtype is given), so the card holds full-precision weights, not GGUF ones: "
+            "size it as --precision bf16 (what it then runs), or use --engine llamacpp"
+        ),
+        kv=KV_MODEL_DTYPE,
+        kv_refused=(
+            "Transformers caches K/V in the model's dtype (its QuantizedCache is quanto/HQQ "
+            "int2/int4, which gpurent does not size), not fp8 or llama.cpp block types: use "
+            "--kv-dtype auto, or --engine vllm/llamacpp"
+        ),
+        source=(
+            "Transformers docs, GGUF (the checkpoint is dequantised at load off Apple MPS) "
+            "and KV cache strategies (Quantized Cache: quanto, HQQ)"
+        ),
+    ),
+    Engine.LLAMACPP: EngineFormats(
+        weights=frozenset({"gguf", "bf16", "fp32"}),
+        weights_refused=(
+            "llama.cpp loads GGUF files only (16-bit GGUF or a GGUF quant), not "
+            "GPTQ/AWQ/FP8/bitsandbytes safetensors: pick a GGUF quant (q4_k_m, q8_0 ...) or "
+            "--engine vllm"
+        ),
+        kv=KV_MODEL_DTYPE | KV_GGML_BLOCKS,
+        kv_refused=(
+            "llama.cpp has no fp8 KV cache (its cache types are f32, f16, bf16, q8_0, q4_0, "
+            "q4_1, iq4_nl, q5_0, q5_1): use --kv-dtype q8_0"
+        ),
+        source=(
+            "llama.cpp README (GGUF models) and common/arg.cpp --cache-type-k/-v types; an "
+            "FP8 cache is an open pull request (ggml-org/llama.cpp#28392), not a release"
+        ),
+    ),
+}
+"""Engine x weight format x KV-cache dtype, from public facts (``source``; docs/sizing.md,
+"Which engine runs which format"). A combination outside it is refused, never sized."""
+
+
+def formats_of(engine: Engine | str) -> EngineFormats:
+    return ENGINE_FORMATS[Engine(engine)]
+
+
+# ---------------------------------------------------------------- launch settings
+
+ENGINE_NAMES: dict[Engine, str] = {
+    Engine.VLLM: "vLLM (vllm serve)",
+    Engine.SGLANG: "SGLang (sglang.launch_server)",
+    Engine.HF: "Transformers",
+    Engine.LLAMACPP: "llama.cpp (llama-server)",
+}

@@ -8,7 +8,7 @@ embeddings included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from sizing.arch import ModelArch, ParamCounts
@@ -33,6 +33,10 @@ class Precision:
     family: str
     """bf16, fp8, int8, gptq, awq, bnb or gguf: the kernel family (workspaces, engines)."""
     note: str
+    group_size: int | None = None
+    """Weights per scale along a linear's input (GPTQ/AWQ: 128 unless the checkpoint says
+    otherwise); None where the format has no such groups. Tensor parallelism must give every
+    rank whole groups (``sizing.placement.tp_problem``)."""
 
     @property
     def is_quantised(self) -> bool:
@@ -73,6 +77,7 @@ PRECISIONS: dict[str, Precision] = {
             WeightScope.LINEAR,
             "gptq",
             "GPTQ 8-bit, group 128: fp16 scale + packed 8-bit zero per group",
+            _GROUP,
         ),
         Precision(
             "gptq-int4",
@@ -80,6 +85,7 @@ PRECISIONS: dict[str, Precision] = {
             WeightScope.LINEAR,
             "gptq",
             "GPTQ 4-bit, group 128: fp16 scale + packed 4-bit zero per group",
+            _GROUP,
         ),
         Precision(
             "awq",
@@ -87,6 +93,7 @@ PRECISIONS: dict[str, Precision] = {
             WeightScope.LINEAR,
             "awq",
             "AWQ 4-bit, group 128: fp16 scale + packed 4-bit zero per group",
+            _GROUP,
         ),
         Precision(
             "nf4",
@@ -158,6 +165,22 @@ def get_precision(name: str) -> Precision:
         raise UnknownPrecision(
             f"unknown precision {name!r}; known: {', '.join(PRECISIONS)}"
         ) from None
+
+
+def with_group_size(precision: Precision, group_size: int | None) -> Precision:
+    """``precision`` with the group size a checkpoint declares (``quantization_config``
+    ``group_size``): its bits (one fp16 scale and one packed zero per group) and the tensor-
+    parallel rule follow it. -1 (one scale per output channel, no groups) lifts the rule;
+    None, or a format without groups, leaves ``precision`` as it is."""
+    if group_size is None or precision.group_size is None or group_size == precision.group_size:
+        return precision
+    base = float(round(precision.bits))  # 4 or 8 packed bits per weight
+    if group_size < 1:  # per-channel: the scales are a negligible share of the weights
+        note = f"{precision.note}; this checkpoint: one scale per channel"
+        return replace(precision, bits=base, group_size=None, note=note)
+    note = f"{precision.note}; this checkpoint: group {group_size}"
+    bits = base + (16 + base) / group_size
+    return replace(precision, bits=bits, group_size=group_size, note=note)
 
 
 GGUF_ANY = "gguf-any"

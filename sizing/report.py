@@ -11,6 +11,8 @@ from typing import Any
 
 from sizing.arch import ModelArch, describe
 from sizing.checks import CheckedOffer, Exclusion, SpeedTargets
+from sizing.engines import ENGINE_NAMES
+from sizing.launch import launch_flags
 from sizing.objective import Objective
 from sizing.placement import Placement, choose
 from sizing.quant import Precision
@@ -88,6 +90,42 @@ def memory_verdict(
     if others:
         parts.append("Also fits: " + ", ".join(others) + ".")
     return " ".join(parts)
+
+
+def launch_text(
+    arch: ModelArch,
+    workload: Workload,
+    offers: Sequence[CheckedOffer],
+    placements: Sequence[Placement],
+) -> str | None:
+    """The engine settings the answer assumes, as what to launch with: for row 1 when there
+    is one (its cards per copy, and users per copy), else for the smallest placement. None
+    for fine-tuning, when nothing fits, or for an engine with nothing to set (Transformers).
+
+    Without them the estimate does not hold: vLLM sized for a 2500-token workload still
+    reserves its default max_model_len, the model's whole window, and refuses to start when
+    that one sequence does not fit the KV pool left."""
+    if workload.is_training:
+        return None
+    if offers:
+        serving = offers[0].ranked.serving
+        tp, copies = serving.tensor_parallel, serving.copies(workload.batch)
+        sequences, where = serving.users_per_copy(workload.batch), "for row 1"
+    else:
+        chosen = choose(list(placements))
+        if chosen is None or chosen.tier is None:
+            return None
+        tp, copies, sequences = chosen.tensor_parallel, 1, workload.batch
+        where = f"on {tp} x {chosen.tier.vram_gb} GB"
+    flags = launch_flags(workload, arch.max_position_embeddings, tp, sequences)
+    if not flags:
+        return None
+    per_copy = f", one server per {tp} card{'s' if tp > 1 else ''} ({copies} copies)"
+    return (
+        f"Launch {ENGINE_NAMES[workload.engine]} with {' '.join(flags)} {where}"
+        + (per_copy if copies > 1 else "")
+        + ": the estimate assumes these settings."
+    )
 
 
 STEP_WORDS: dict[str, str] = {
@@ -187,11 +225,16 @@ def build_report(
             "only a parameter count was given: the KV cache and activations assume a Llama-like shape"
         )
     precision = shown.estimate.precision  # training may swap it (QLoRA on NF4)
-    # One answer first (which offer to rent, and the runner-up), then the details: the
-    # memory it needs, what could not be told, and what was left out, grouped.
+    launch = launch_text(arch, workload, offers, placements)
+    if launch:
+        all_notes.append(launch)
+    memory = memory_verdict(arch, precision, workload, placements)
+    # One answer first (which offer to rent, how to launch it, and the runner-up), then the
+    # details: the memory it needs, what could not be told, and what was left out, grouped.
+    # Without an offer to rent, the launch settings follow the placement they are for.
     parts = [
         speed_text,
-        memory_verdict(arch, precision, workload, placements),
+        *([launch, memory] if offers else [memory, launch]),
         None if offers or not offers_reason else f"Offers: {offers_reason.rstrip('.')}.",
         cannot_tell_verdict(cannot_tell),
         exclusions_verdict(excluded),

@@ -1,4 +1,5 @@
-"""Can a card run the workload at all: the precision's kernels, and the model's context window.
+"""Can the workload run at all: on the engine (``engine_check``: its weight formats and KV-cache
+dtypes), on a card (the precision's kernels), and within the model's context window.
 
 Fitting in memory is not enough. A V100 holds an FP8 checkpoint's bytes but has no FP8 tensor
 cores, so no engine serves it there; a T4 has no BF16 units. Each check answers yes, no (with
@@ -30,6 +31,7 @@ from enum import StrEnum
 
 from gpurent_core.catalog import GpuSku
 from sizing.arch import ModelArch
+from sizing.engines import Engine, formats_of
 from sizing.quant import Precision
 from sizing.workload import Workload
 
@@ -162,3 +164,35 @@ def context_check(arch: ModelArch, workload: Workload, *, allow: bool) -> str | 
             "(RoPE scaling such as YaRN)"
         )
     return f"WARNING: {text}; sized anyway (--allow-beyond-context): quality past the window is not promised"
+
+
+class EngineCannotRun(ValueError):
+    """The engine cannot load the weight format, or cannot keep the KV-cache dtype."""
+
+
+def engine_check(workload: Workload, precision: Precision) -> str | None:
+    """Refuse (EngineCannotRun, one line) a weight format or KV-cache dtype the engine has
+    no loader or cache for (``engines.ENGINE_FORMATS``); a note when it runs with a caveat.
+
+    Fine-tuning is sized for PEFT/Transformers whatever ``--engine`` says, so it is not
+    checked here."""
+    if workload.is_training:
+        return None
+    engine = workload.engine
+    formats = formats_of(engine)
+    if precision.family not in formats.weights:
+        raise EngineCannotRun(
+            f"--engine {engine.value} cannot run --precision {precision.name}: "
+            f"{formats.weights_refused}"
+        )
+    kv = workload.kv_dtype.strip().lower() or "auto"
+    if kv not in formats.kv:
+        raise EngineCannotRun(
+            f"--engine {engine.value} cannot keep --kv-dtype {kv}: {formats.kv_refused}"
+        )
+    if precision.family == "gguf" and engine is not Engine.LLAMACPP:
+        return (
+            f"{engine.value} loads {precision.name} GGUF, but its GGUF support is "
+            "experimental (one-file GGUF only, per its docs); llama.cpp is GGUF's own engine"
+        )
+    return None

@@ -523,6 +523,7 @@ def _resolve_model(
         UnknownPrecision,
         checkpoint_precision,
         get_precision,
+        with_group_size,
     )
     from sizing.report import ModelInfo
 
@@ -541,6 +542,9 @@ def _resolve_model(
                 if declared is None:  # unquantised: its dtype, unless asked otherwise
                     chosen = get_precision(precision or config_precision(raw) or "bf16")
                 notes = [note] if note else []
+            if declared is not None:  # the groups it declares set its bits and TP rule
+                group = (raw.get("quantization_config") or {}).get("group_size")
+                chosen = with_group_size(chosen, group if isinstance(group, int) else None)
             own = config_precision(raw)
             exact = checkpoint_bytes(Path(config))
             # The index holds the checkpoint's own format: exact only when that is what runs.

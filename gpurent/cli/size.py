@@ -281,7 +281,12 @@ def size(
         Mode, typer.Option("--mode", help="Inference or fine-tuning.")
     ] = Mode.INFERENCE,
     kv_dtype: Annotated[
-        str, typer.Option("--kv-dtype", help="KV cache dtype: auto, fp16, bf16, fp8, q8_0, q4_0.")
+        str,
+        typer.Option(
+            "--kv-dtype",
+            help="KV cache dtype: auto, fp16, bf16, fp32; fp8 (vLLM, SGLang); q8_0, q4_0 "
+            "(llama.cpp). One the engine has no cache for is refused.",
+        ),
     ] = "auto",
     lora_rank: Annotated[int, typer.Option("--lora-rank", min=1, help="LoRA rank.")] = 16,
     objective: Annotated[

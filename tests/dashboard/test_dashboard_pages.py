@@ -24,6 +24,7 @@ from gpurent_core.billing_facts import BillingFactKind, facts_for
 from gpurent_core.catalog import get_catalog
 from gpurent_core.model import PriceBasis, RunStatus
 from gpurent_core.normalize.gpu import FAMILIES
+from sizing.engines import ENGINE_NAMES
 from tests.sizing.sizing_kit import build_warehouse, offer, run_for
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import connect
@@ -460,6 +461,11 @@ def names_in(report: dict[str, Any]) -> list[str]:
     for rows in (report["offers"], report["cannot_tell"]):
         names += [row["card"] for row in rows]
     names += [group["card"] for group in report["left_out"]]
+    # The launch settings are the engine's own flags and program names, carried over.
+    names += list(ENGINE_NAMES.values())
+    for note in report["notes"]:
+        if note.startswith("Launch "):
+            names += re.findall(r"(?<!\S)--?[a-z][\w-]*", note)
     return names + [reason_text(name, Lang.ZH) for name in names]
 
 
