@@ -56,7 +56,7 @@ from warehouse.offer_hashes import (
     fields_hash,
     identity_hash,
 )
-from warehouse.unread import drop_unread, kept, sold_out
+from warehouse.unread import UNREAD_TABLE, drop_unread, kept, sold_out
 
 STATE_FIELDS = tuple(c for c in CONTENT_FIELDS if c not in IDENTITY_FIELDS)
 IDENTITY_COLUMNS = ("identity_id", "provider", "offer_key", "identity_hash", *IDENTITY_FIELDS)
@@ -508,6 +508,23 @@ def mark_stale(
         )
         """,
         params,
+    )
+
+
+def record_unread_scope(con: duckdb.DuckDBPyConnection, provider: str, run_id: str) -> None:
+    """Keep the staged unread set (warehouse.unread) of a good run woven into the history,
+    in ``unread_scopes`` (migration 21). A run loaded later but placed before this one
+    reads it (warehouse.history_late): an offer this run could not read is kept by it,
+    stale, whatever state the late run gives it, as if the runs had come in order. (A run
+    that read everything writes nothing.)"""
+    if not count(con, UNREAD_TABLE):
+        return
+    store(
+        con,
+        "unread_scopes",
+        f"INSERT INTO unread_scopes (provider, run_id, key, prefix, sold_out)"
+        f" SELECT $p, $run, key, prefix, sold_out FROM {UNREAD_TABLE} ORDER BY ALL",
+        {"p": provider, "run": run_id},
     )
 
 

@@ -31,6 +31,7 @@ from warehouse.history import (
     advance_current_run,
     drop_weave_tables,
     place_run,
+    record_unread_scope,
     weave_in_order,
 )
 from warehouse.history_late import drop_late_tables, weave_late
@@ -138,6 +139,9 @@ def _store(con: duckdb.DuckDBPyConnection, run: ProviderRun, staged: Staged) -> 
     if woven and place is not None:
         # Rule 10: what the run could not read stays, stale, with its age.
         Unread.of_run(run).stage(con, quarantine.get_column("offer_key"))
+        # Kept with the run: a run loaded later but placed before this one must see what
+        # this one could not read (warehouse.history_late).
+        record_unread_scope(con, run.provider, run.run_id)
         if place.next_position is not None:
             weave_late(
                 con,

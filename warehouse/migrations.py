@@ -55,6 +55,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(18, "watch form factor", "sql/0018_watch_form_factor.sql"),
     Migration(19, "stopped unknown", "sql/0019_stopped_unknown.sql"),
     Migration(20, "host attributes", "sql/0020_host_attributes.sql"),
+    Migration(21, "unread scopes", "sql/0021_unread_scopes.sql"),
 )
 
 
