@@ -42,6 +42,9 @@ class CrawlOutcome:
     feed_path: Path
     report_path: Path
     log_path: Path
+    refused: str | None = None
+    """Why the loader will not place this run in history as crawled (its crawler's clock
+    is off, ``flows.clock``): stored as a failed run, in the loader's own times."""
 
     def report(self) -> dict[str, Any] | None:
         try:

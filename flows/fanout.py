@@ -14,7 +14,10 @@ the distributed mode beside it, on the same pieces:
   retried parent never crawls a provider twice), waits for all of them, fetches the stored
   outcomes to a local folder and loads them with the nightly crawl's load step, under the
   Prefect global concurrency limit ``gpurent-load`` (1 slot, created when missing): two
-  parents, or a parent and a watch poll elsewhere, never load at the same time. Statuses,
+  parents, or a parent and a watch poll elsewhere, never load at the same time. The limit
+  only saves work: what keeps a run from being stored twice is the store itself (the DuckDB
+  file's lock; on a lake, the load lease, ``warehouse.lake.take_load_lease``), which also
+  holds for a ``gpurent load`` or ``gpurent crawl`` that takes no Prefect slot. Statuses,
   stale rows and pending loads behave exactly as in the nightly crawl, because it is the
   same code: a provider whose flow run failed or stored nothing is a ``failed`` run.
 
@@ -49,6 +52,7 @@ from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectAlreadyExists
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.clock import refuse_untimely
 from flows.crawl import CrawlOutcome, CrawlSpec, crawl_command
 from flows.nightly import (
     RunSummary,
@@ -71,7 +75,8 @@ CRAWL_FLOW = "crawl_provider_flow"
 CRAWL_DEPLOYMENT_NAME = "gpurent-crawl-provider"
 CRAWL_DEPLOYMENT = f"{CRAWL_FLOW}/{CRAWL_DEPLOYMENT_NAME}"
 LOAD_LIMIT = "gpurent-load"
-"""The global concurrency limit every fan-out load holds (1 slot: one loader at a time)."""
+"""The global concurrency limit every fan-out load holds (1 slot: one loader at a time; a
+courtesy, the store enforces one writer: see the module docstring)."""
 PROVIDER_TAG_PREFIX = "gpurent-crawl-"
 PROVIDER_LIMIT = 1
 STORAGE_ENV = "GPURENT_STORAGE_URL"  # Settings.storage_url
@@ -319,6 +324,7 @@ def fanout_crawl(
         number(step, "GPURENT_REPLAY_STEP", 1),
     ) as server:
         root = server.url if server is not None else given_replay
+        sent = utcnow()  # the window each crawler's times must fall in (flows.clock)
         runs = start_crawl_runs(
             chosen,
             run_id=run_id,
@@ -333,6 +339,7 @@ def fanout_crawl(
         states = wait_for_runs(runs, poll_s=poll_s, wait_s=wait_s)
     fetched = {o.provider: o for o in store.fetch(run_id, local, chosen)}
     outcomes = [fetched.get(p) or _missing_outcome(p, run_id, local) for p in chosen]
+    outcomes = refuse_untimely(outcomes, sent, utcnow())
     ensure_concurrency_limit(LOAD_LIMIT, 1)
     with concurrency(LOAD_LIMIT, occupy=1, strict=True):
         summaries = load_outcomes(db, outcomes, lock_wait_s)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import secrets
 import shlex
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,13 +37,13 @@ from flows.crawl import (
     run_crawl,
     write_manifest,
 )
-from flows.health import classify_run, run_scope
+from flows.health import Verdict, classify_run, run_scope
 from flows.providers import check_names, provider_infos
 from gpurent_core.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
 from warehouse.db import connect
 from warehouse.errors import WarehouseLocked
-from warehouse.lake import flush_inlined_data, is_lake
+from warehouse.lake import flush_inlined_data, is_lake, is_read_conflict, is_write_conflict
 from warehouse.load import LoadResult, load_run
 from warehouse.queries import recent_offer_counts
 
@@ -140,17 +142,10 @@ def load_and_track(
     busy = None
     for index, outcome in enumerate(outcomes):
         try:
-            con = connect(db_path, wait_s=lock_wait_s)
+            runs.append(_load_retrying(db_path, outcome, lock_wait_s))
         except WarehouseLocked as exc:
             busy = str(exc)
             break
-        try:
-            loaded = load_outcome(con, outcome)
-            runs.append(loaded)
-            if loaded.state == "loaded":
-                flush_lake(con)
-        finally:
-            con.close()
         if manifest is not None:
             write_manifest(manifest, outcomes[index + 1 :], db_path=db_path)
     left = outcomes[len(runs) :]
@@ -158,6 +153,39 @@ def load_and_track(
         later = load_later_command(manifest, db_path)
         runs += [LoadedRun(o, _not_loaded(o, later), None) for o in left]
     return LoadReport(runs=runs, manifest=manifest if left else None, busy=busy)
+
+
+LAKE_LOAD_TRIES = 5
+"""How many times one run's load is tried on a lake whose other writers keep getting in
+first, before it is left to ``gpurent load`` like a load that found the file busy."""
+
+
+def _load_retrying(db_path: Path, outcome: CrawlOutcome, lock_wait_s: float | None) -> LoadedRun:
+    """Load one run on a connection of its own; on a lake, again on a new connection while
+    the load meets another writer (``warehouse.lake.take_load_lease``: two loads conflict
+    on commit) or a flush under its reads. The retry of a run another loader has just
+    stored finds it stored and skips it ("already stored")."""
+    for attempt in range(1, LAKE_LOAD_TRIES + 1):
+        con = connect(db_path, wait_s=lock_wait_s)
+        try:
+            loaded = load_outcome(con, outcome)
+            if loaded.state == "loaded":
+                flush_lake(con)
+            return loaded
+        except duckdb.Error as exc:
+            if not (is_write_conflict(exc) or is_read_conflict(exc)):
+                raise
+            # A fresh connection each time: an internal error spoils this one's database.
+            said = " ".join(str(exc).strip().splitlines()[:2])[:300]  # what, and why
+            log.info("lake: %s %s, try %d: %s", outcome.provider, outcome.run_id, attempt, said)
+        finally:
+            con.close()
+        if attempt < LAKE_LOAD_TRIES:
+            time.sleep(random.uniform(0.2, 1.0) * attempt)  # apart, not to meet again
+    raise WarehouseLocked(
+        f"warehouse busy: other writers committed to the lake first {LAKE_LOAD_TRIES} times"
+        f" while {outcome.provider} {outcome.run_id} was loading"
+    )
 
 
 def flush_lake(con: duckdb.DuckDBPyConnection) -> None:
@@ -178,11 +206,17 @@ def flush_lake(con: duckdb.DuckDBPyConnection) -> None:
 
 def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> LoadedRun:
     """Classify one crawler outcome and store it (a run already stored is left as it is)."""
-    report = outcome.report()
-    verdict = classify_run(
-        report,
-        returncode=outcome.returncode,
-        recent_counts=recent_offer_counts(con, outcome.provider),
+    # A run its crawler timed with a clock that is off (flows.clock) saw nothing that can be
+    # placed in history: a failed look in the loader's own times, its feed left unread.
+    report = None if outcome.refused else outcome.report()
+    verdict = (
+        Verdict(RunStatus.FAILED, outcome.refused)
+        if outcome.refused
+        else classify_run(
+            report,
+            returncode=outcome.returncode,
+            recent_counts=recent_offer_counts(con, outcome.provider),
+        )
     )
     run = ProviderRun(
         run_id=outcome.run_id,
@@ -196,7 +230,7 @@ def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> Loade
         message=verdict.message,
         **run_scope(report, verdict.status).fields(),
     )
-    feed = outcome.feed_path if outcome.feed_path.exists() else None
+    feed = outcome.feed_path if outcome.feed_path.exists() and not outcome.refused else None
     result = load_run(con, run, feed)
     summary = RunSummary(
         provider=outcome.provider,

@@ -16,12 +16,15 @@ What DuckLake cannot hold, and what this module does instead (``lake_sql``):
 
 - PRIMARY KEY, UNIQUE and CHECK constraints: dropped. The loader validates every row
   before it is written (warehouse.feed) and computes ids itself, so the lake holds the same
-  rows; what is lost is the database refusing a bad row written by other code.
+  rows; what is lost is the database refusing a bad row written by other code. Nor can a
+  key refuse a run loaded twice at once: every load takes the load lease instead
+  (``take_load_lease``), so of two loads at once the second fails to commit and, tried
+  again, finds the run stored.
 - Indexes: none are created by the migrations; nothing to drop.
 - Sequences: ``offer_version_ids`` and the others become TEMP sequences of the writer's
-  connection, started past the largest id already stored. Correct with one loader at a
-  time (the deployment this mode is for); two concurrent writers could hand out one id
-  twice.
+  connection, started past the largest id already stored. Correct with one writer of
+  watches and notifications at a time; two at once could hand out one id twice. (A load
+  takes no id from them: its version ids continue the stored maximum, under the lease.)
 - DEFAULT with a list value or ``nextval``: dropped (the writers name those columns).
 - ``INSERT ... ON CONFLICT`` (needs a primary key) and ``INSERT ... RETURNING``: not
   supported by DuckLake, so the warehouse uses neither: upserts are ``MERGE INTO``
@@ -36,8 +39,10 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import random
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -226,6 +231,49 @@ def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(rows) and rows[0][0] == "ducklake"
 
 
+# ---------------------------------------------------------------- two loads at once
+
+LOAD_LEASE_SQL = (
+    "UPDATE schema_migrations SET applied_at = applied_at"
+    " WHERE version = (SELECT min(version) FROM schema_migrations)"
+)
+"""The load lease: every load transaction on the lake rewrites this one row, unchanged."""
+
+
+def take_load_lease(con: duckdb.DuckDBPyConnection) -> None:
+    """On a lake, make the load transaction just begun conflict with any other one; on a
+    DuckDB file (one writer by its lock) nothing.
+
+    The lake cannot refuse a second copy of a run by itself: DuckLake drops primary keys,
+    appends from two transactions do not conflict, and the loader's "already stored?"
+    check reads its own snapshot, blind to a load committing beside it. Two transactions
+    that update the same row do conflict: the one that commits second fails ("Transaction
+    conflict ..."), and its retry (``flows.nightly.load_and_track``) reads the first one's
+    run and skips it. So every load updates one well-known row first, whatever machine or
+    command it runs from. The row is the first migration's record in ``schema_migrations``
+    (rewritten as it is): every migrated lake has it, nothing has to be created first, and
+    the lake keeps the embedded warehouse's tables, no lease table of its own.
+
+    The lease also guards what a load computes from what is stored: a run's version ids
+    continue the largest stored id (``warehouse.history``), read in the same snapshot."""
+    if not is_lake(con):
+        return
+    rows = con.execute(LOAD_LEASE_SQL).fetchall()
+    if not rows or not rows[0][0]:
+        raise LakeError("the lake's schema_migrations is empty: no row to take the load lease on")
+
+
+def is_write_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckLake refusing a commit that conflicts with one committed
+    since the transaction began (another load holding the lease, a flush of inlined rows
+    the transaction also changed). Nothing of the refused transaction was written: it can
+    run again."""
+    if not isinstance(exc, duckdb.Error):
+        return False
+    message = str(exc)
+    return "Transaction conflict" in message or "Failed to commit DuckLake transaction" in message
+
+
 READ_CONFLICT_BUSY = (
     "warehouse busy: the lake changed under the read (a load is tidying it); try again"
 )
@@ -280,9 +328,26 @@ def flush_inlined_data(con: duckdb.DuckDBPyConnection) -> None:
 # ---------------------------------------------------------------- migrations
 
 
+MIGRATE_TRIES = 5
+
+
 def migrate_lake(con: duckdb.DuckDBPyConnection) -> list[int]:
     """``warehouse.migrations.migrate`` for the lake: the same scripts, in the lake's dialect
-    (``lake_sql``), recorded in the same ``schema_migrations`` table."""
+    (``lake_sql``), recorded in the same ``schema_migrations`` table.
+
+    Two writers that open a lake needing a migration at once (two loaders started after an
+    upgrade) may apply the same step; where their transactions overlap DuckLake refuses the
+    second commit ("Transaction conflict"), and that one reads the migrations again, finds
+    the step applied and goes on. (One that begins after the other committed is not
+    refused: ``migrate`` decides what to apply from one read before its transactions.)"""
+    for attempt in range(1, MIGRATE_TRIES):
+        try:
+            return migrate(con, dialect=lake_sql, where="the lake")
+        except (duckdb.Error, MigrationError) as exc:
+            cause = exc.__cause__ if isinstance(exc, MigrationError) else exc
+            if cause is None or not is_write_conflict(cause):
+                raise
+        time.sleep(random.uniform(0.1, 0.5) * attempt)
     return migrate(con, dialect=lake_sql, where="the lake")
 
 
@@ -474,10 +539,13 @@ __all__ = [
     "extension_files",
     "flush_inlined_data",
     "is_lake",
+    "is_read_conflict",
+    "is_write_conflict",
     "lake_sql",
     "load_extensions",
     "migrate_lake",
     "reading_lake",
     "start_sequences",
+    "take_load_lease",
     "writing_lake",
 ]
