@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import polars as pl
 import streamlit as st
 
 from dashboards import charts, data, tables
-from dashboards.i18n import t
+from dashboards.i18n import Lang, t
 from dashboards.page import opening
 from dashboards.state import Ctx
 from dashboards.text import md_escape
@@ -15,6 +16,16 @@ TRENDS_MODULE = "warehouse.trends"
 ZONES = ("Asia/Shanghai", "UTC")
 SPARSE_WEEK = 0.25
 """Below this share of hour-of-week cells known, the page opens on the hour-of-day view."""
+NOT_CONFIRMED = "not_confirmed"
+"""``warehouse.trends.NOT_CONFIRMED``: the status of a stretch no poll confirmed (repeated
+so that the page loads without the warehouse)."""
+NOT_CONFIRMED_LABEL = {Lang.EN: "not confirmed (stale)", Lang.ZH: "未确认（未读到）"}
+NOT_CONFIRMED_NOTE = {
+    Lang.EN: "Gaps in the bands: stretches no poll confirmed (the provider's runs could not "
+    "read the offer; its last state was kept, stale). Only what a poll saw is drawn.",
+    Lang.ZH: "色带中的空白：没有任何一次抓取确认的时段（平台的抓取未能读到该报价，仅保留其最后状态）。"
+    "图中只画出抓取实际看到的状态。",
+}
 
 
 def render(ctx: Ctx) -> None:
@@ -86,7 +97,14 @@ def render(ctx: Ctx) -> None:
     if chosen is None:
         return
     one = changes.filter((changes["provider"] == chosen[0]) & (changes["offer_key"] == chosen[1]))
-    st.altair_chart(charts.timeline_chart(one, lang, data.utc_now()), width="stretch")
-    st.dataframe(
-        tables.timeline_table(one, lang), hide_index=True, width="stretch", key="avail_table"
-    )
+    # Only what a poll confirmed is drawn (rule of truth 11): a stretch the offer was kept
+    # stale is a gap in the bands, and a row of its own in the table, "not confirmed".
+    seen = one.filter(pl.col("confirmed"))
+    if seen.height:
+        st.altair_chart(charts.timeline_chart(seen, lang, data.utc_now()), width="stretch")
+    if seen.height < one.height:
+        st.caption(NOT_CONFIRMED_NOTE[lang])
+    table = tables.timeline_table(one, lang)
+    status = t(lang, "col_status")
+    table[status] = table[status].replace(NOT_CONFIRMED, NOT_CONFIRMED_LABEL[lang])
+    st.dataframe(table, hide_index=True, width="stretch", key="avail_table")

@@ -112,7 +112,7 @@ def plan_task(db_path: Path, min_interval_s: int | None) -> PollPlan:
         if not watches:
             return PollPlan(crawl=[], skipped={p: "no active watch" for p in provider_infos()})
         offers = latest_offers(con).select(
-            "provider", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "region"
+            "provider", "gpu_model", "gpu_vram_gb", "gpu_form_factor", "region", "price_kind"
         )
         listed: dict[str, list[dict[str, Any]]] = {}
         for row in offers.unique().iter_rows(named=True):
@@ -206,10 +206,12 @@ def watch_poll(
         {"provider": p, "action": "skipped", "status": None, "offers": None, "message": why}
         for p, why in plan.skipped.items()
     ]
+    expired = sum(1 for a in evaluation["alerts"] if a["stale"])
     print(
         f"watch poll {run_id}: crawled {', '.join(plan.crawl) or 'nothing'}; "
-        f"{len(evaluation['alerts'])} alert(s), {delivery['sent']} sent, "
-        f"{delivery['failed']} failed"
+        f"{len(evaluation['alerts']) - expired} alert(s)"
+        + (f" ({expired} expired, not sent)" if expired else "")
+        + f", {delivery['sent']} sent, {delivery['failed']} failed"
     )
     return {
         "run_id": run_id,

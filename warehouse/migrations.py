@@ -56,6 +56,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(19, "stopped unknown", "sql/0019_stopped_unknown.sql"),
     Migration(20, "host attributes", "sql/0020_host_attributes.sql"),
     Migration(21, "unread scopes", "sql/0021_unread_scopes.sql"),
+    Migration(22, "watch spot", "sql/0022_watch_spot.sql"),
 )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from gpurent_core import providers as registry
 from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.fx import FxTable
 from gpurent_core.model import StockStatus
@@ -36,6 +37,7 @@ from warehouse.index import (
 )
 from warehouse.queries import latest_offers
 from warehouse.snapshots import offers_at
+from warehouse.watch.runs import BLIND_SQL
 
 USUALLY = 0.5
 """An hour is "usually free" when at least half of the polls in it and the hour either side
@@ -72,6 +74,11 @@ def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
     )
 
 
+NOT_CONFIRMED = "not_confirmed"
+"""The ``status`` of a stretch of ``offer_changes`` no poll confirmed (the offer was kept
+stale: its provider's runs could not read it)."""
+
+
 def offer_changes(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -81,11 +88,20 @@ def offer_changes(
     start: date | None = None,
     end: date | None = None,
 ) -> pl.DataFrame:
-    """Every state of every matching offer overlapping start..end (UTC days), oldest first.
+    """Every state of every matching offer overlapping start..end (UTC days), oldest first,
+    as the polls saw it.
+
+    A stored version is cut by the stretches its offer was kept stale (``stale_spans``:
+    runs that could not read it kept its last state), as ``history --by day`` reads them
+    (rule of truth 11: only what a look confirmed counts): the pieces polls saw have
+    ``confirmed`` true and their state; a stale stretch is a row of its own with
+    ``confirmed`` false, ``status`` NOT_CONFIRMED and no free count (its price is the one
+    it was kept with, not seen again). An offer seen once and kept stale since is in stock
+    only from that poll to the next one, then not confirmed up to now.
 
     Columns: provider, offer_key, gpu_model, gpu_vram_gb, gpu_count, valid_from, valid_to
     (null while current), status, available_count, price, currency, billing_unit,
-    price_basis, price_kind, price_per_gpu_hour (native currency).
+    price_basis, price_kind, confirmed, price_per_gpu_hour (native currency).
     """
     window = _window(con, start, end)
     columns = [
@@ -94,15 +110,45 @@ def offer_changes(
         "price_basis", "price_kind",
     ]  # fmt: skip
     if window is None:
-        return pl.DataFrame(schema={c: pl.String() for c in [*columns, "price_per_gpu_hour"]})
+        return pl.DataFrame(
+            schema={c: pl.String() for c in [*columns, "confirmed", "price_per_gpu_hour"]}
+        )
     low, high = _bounds(*window)
     frame = query_frame(
         con,
         f"""
-        SELECT {", ".join(columns)} FROM version_rows
-        WHERE lower(gpu_model) = lower($gpu) AND ($vram IS NULL OR gpu_vram_gb = $vram)
-          AND ($provider IS NULL OR provider = $provider)
-          AND valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
+        WITH versions AS (
+            SELECT {", ".join(columns)} FROM version_rows
+            WHERE lower(gpu_model) = lower($gpu) AND ($vram IS NULL OR gpu_vram_gb = $vram)
+              AND ($provider IS NULL OR provider = $provider)
+              AND valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
+        ),"""
+        + SEEN_VERSIONS_SQL
+        + f""",
+        unseen AS (
+            SELECT v.* REPLACE (
+                greatest(v.valid_from, sp.stale_from) AS valid_from,
+                nullif(
+                    least(coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ),
+                          coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ)),
+                    'infinity'::TIMESTAMPTZ
+                ) AS valid_to,
+                '{NOT_CONFIRMED}' AS status,
+                CAST(NULL AS INTEGER) AS available_count
+            )
+            FROM versions AS v
+            JOIN stale_spans AS sp
+                ON sp.provider = v.provider AND sp.offer_key = v.offer_key
+                AND sp.stale_from < coalesce(v.valid_to, 'infinity'::TIMESTAMPTZ)
+                AND coalesce(sp.stale_to, 'infinity'::TIMESTAMPTZ) > v.valid_from
+        ),
+        pieces AS (
+            SELECT *, TRUE AS confirmed FROM seen_versions
+            UNION ALL
+            SELECT *, FALSE AS confirmed FROM unseen
+        )
+        SELECT * FROM pieces
+        WHERE valid_from < $high AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $low
         ORDER BY provider, offer_key, valid_from
         """,
         {"gpu": gpu_model, "vram": vram_gb, "provider": provider, "low": low, "high": high},
@@ -131,9 +177,11 @@ def poll_availability(
     it (warehouse.forecast): an offer counts at a poll when that run saw it (not within a
     stale stretch of it: SEEN_VERSIONS_SQL) and its stock was known (not ``unknown``). A
     poll is free when an offer it counts is in stock or low; it is left out, as no evidence
-    either way, when none is and an offer it held was stale or of unknown stock. A poll
-    whose listing held none of the GPU is a poll that found it not free (rule of truth 10:
-    a marketplace drops a rented card from its listing).
+    either way, when none is and an offer it held was stale or of unknown stock, or when it
+    quarantined an item without a key (that item may have been the card: no absence it
+    shows is confirmed). A poll whose listing, read whole, held none of the GPU is a poll
+    that found it not free (rule of truth 10: a marketplace drops a rented card from its
+    listing).
 
     Columns: provider, polled_at (the run's history_at), listed (offers of the GPU the poll
     counts), free_offers (of them in stock or low), free_cards (their free counts summed;
@@ -158,7 +206,10 @@ def poll_availability(
 # stock (with their free offers and cards). A poll where they differ held an offer it could
 # not read: unless a read one was free, it cannot tell, and is dropped. A poll that holds
 # none of the GPU read a listing without it (what a read listing no longer names is gone,
-# rule of truth 10): not free there, as a marketplace shows a card that was rented.
+# rule of truth 10): not free there, as a marketplace shows a card that was rented. Only a
+# confirmed absence is absence: a poll that quarantined an item without a key (``blind``)
+# may have held the card in that item, so unless an offer it read was free it cannot tell
+# either, and is dropped.
 _POLLS_SQL = (
     """
 WITH versions AS (
@@ -198,12 +249,15 @@ steps AS (
     WINDOW w AS (PARTITION BY provider ORDER BY t)
 ),
 polls AS (
-    SELECT provider, history_at FROM crawl_runs
-    WHERE history_at IS NOT NULL AND history_at >= $low AND history_at < $high
-      AND provider IN (SELECT DISTINCT provider FROM versions)
+    SELECT r.provider, r.history_at, """
+    + BLIND_SQL
+    + """ AS blind
+    FROM crawl_runs AS r
+    WHERE r.history_at IS NOT NULL AND r.history_at >= $low AND r.history_at < $high
+      AND r.provider IN (SELECT DISTINCT provider FROM versions)
 ),
 told AS (
-    SELECT p.provider, p.history_at AS polled_at,
+    SELECT p.provider, p.history_at AS polled_at, p.blind,
            CAST(coalesce(s.held, 0) AS BIGINT) AS held,
            CAST(coalesce(s.listed, 0) AS BIGINT) AS listed,
            CAST(coalesce(s.free_offers, 0) AS BIGINT) AS free_offers,
@@ -213,7 +267,7 @@ told AS (
 )
 SELECT provider, polled_at, listed, free_offers, free_cards
 FROM told
-WHERE free_offers > 0 OR listed = held
+WHERE free_offers > 0 OR (listed = held AND NOT blind)
 ORDER BY provider, polled_at
 """
 )
@@ -483,8 +537,9 @@ def rental_heat(
     not see them, or failed) are left out of every figure and counted.
 
     form_factor (the most common one listed, if any), offers, in_stock_share (in stock or
-    low / listed), free_cards (known free counts of
-    in-stock offers summed; None when no in-stock offer gives one), providers (listing it),
+    low / listed), free_cards (cards surely free: machines' counts summed, a pooled count
+    once per provider and region, ``_free_cards``; None when no in-stock offer gives one),
+    providers (listing it),
     providers_in_stock, median_true_hourly (per card, ``profile`` default: always on, 50 GB
     kept) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past;
     the past read from what was confirmed then), stale_left_out (the GPU's stale offers).
@@ -515,7 +570,6 @@ def rental_heat(
     for key, group in groups:
         model, vram = key[0], key[1]
         in_stock = group.filter(pl.col("status").is_in(_RENTABLE))
-        counts = in_stock["available_count"].drop_nulls()
         now_median = medians_now.get(tuple(key))
         then_median = medians_then.get(tuple(key))
         trend = None
@@ -529,7 +583,7 @@ def rental_heat(
                 "form_factor": form,
                 "offers": group.height,
                 "in_stock_share": round(in_stock.height / group.height, 4),
-                "free_cards": int(counts.sum()) if counts.len() else None,
+                "free_cards": _free_cards(in_stock),
                 "providers": group["provider"].n_unique(),
                 "providers_in_stock": in_stock["provider"].n_unique(),
                 "median_true_hourly": now_median,
@@ -539,6 +593,28 @@ def rental_heat(
             }
         )
     return RentalHeat(rows=rows, stale_left_out=sum(stale.values()))
+
+
+def _free_cards(in_stock: pl.DataFrame) -> int | None:
+    """Cards surely free among ``in_stock`` offers; None when none gives a count.
+
+    A count of one machine's free cards (``PER_MACHINE_FREE_COUNTS``) adds up over machines.
+    Any other count may be a pool that several offers repeat (Cudo's data centre, JarvisLabs'
+    region, a platform's whole stock, shared by container and VM offers alike): summed, one
+    pool would count once per offer. It is taken once per provider and region, the largest
+    count given there: the least that is surely free."""
+    known = in_stock.filter(pl.col("available_count").is_not_null())
+    if known.is_empty():
+        return None
+    machines = pl.col("provider").is_in(sorted(registry.PER_MACHINE_FREE_COUNTS))
+    own = known.filter(machines)["available_count"].sum()
+    pools = (
+        known.filter(~machines)
+        .group_by("provider", "region")
+        .agg(pl.col("available_count").max())["available_count"]
+        .sum()
+    )
+    return int(own) + int(pools)
 
 
 def _stale_counts(latest: pl.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], int]:
@@ -576,6 +652,7 @@ __all__ = [
     "MIN_HISTORY_DAYS",
     "MIN_HISTORY_POLLS",
     "MIN_POLLS_PER_HOUR",
+    "NOT_CONFIRMED",
     "Pattern",
     "RentalHeat",
     "availability_patterns",

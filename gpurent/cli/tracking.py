@@ -453,12 +453,17 @@ def history(
 ) -> None:
     """Prices and availability of a GPU over time, and when it is usually free.
 
-    Availability counts good polls only, and only those that saw the card: a failed crawl
-    is not a sold-out market, and a poll that kept the card stale, read its stock as
-    unknown or listed none of it is no evidence either way. A pattern ("usually free
-    02:00-07:00") needs at least 24 polls over 7 days of a provider, and each hour at
-    least 2 polls on 2 different days; below that it says "not enough history (N polls
-    over D days)". Every pattern says how many polls back it.
+    Availability counts good polls only, and only those that could tell: a poll is free
+    when an offer it read was in stock; not free when it read every offer of the card
+    listed and none was, or when the listing it read whole no longer named the card (a
+    marketplace drops a rented card). A failed crawl is not a sold-out market, and a poll
+    that kept an offer of the card stale, read its stock as unknown, or set aside an item
+    it could not even name (which may have been the card) is no evidence either way. A
+    pattern ("usually free 02:00-07:00") needs at least 24 polls over 7 days of a
+    provider, and each hour at least 2 polls on 2 different days; below that it says "not
+    enough history (N polls over D days)". Every pattern says how many polls back it.
+    --by offer shows each offer's states as the polls saw them: a stretch it was kept
+    stale is a row of its own, "not_confirmed".
 
     The restock forecast (last line; `--by forecast` for every provider) gives the chance
     the card is rentable again within 1, 6 and 24 h and the median wait, from its sold-out
@@ -610,8 +615,11 @@ def rank(
     One row per card and form factor listed (H100 PCIe and SXM apart). perf_rank orders by
     the dense 16-bit TFLOPS sizing uses (BF16, else FP16, else FP32 without tensor cores);
     a card the catalog has no compute figure for is "?" and comes last. heat_rank puts the
-    scarcest GPU first (lowest share of offers in stock). median_true_hourly is per card,
-    always on, 50 GB kept; trend_7d is its change over seven days.
+    scarcest GPU first (lowest share of offers in stock). free_cards are the cards surely
+    free: machines' free counts added up, a count of a pool (a region's, a data centre's, a
+    platform's, which several offers repeat) once per provider and region.
+    median_true_hourly is per card, always on, 50 GB kept; trend_7d is its change over
+    seven days.
 
     Only offers their provider's latest run confirmed count: stale ones (that run failed or
     could not read them) are left out and counted under the table (on stderr with --format

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 LIST_COLUMNS = [
     "id", "gpu", "form_factor", "min_vram_gb", "count", "max_price", "providers", "regions",
-    "notify", "created_at", "expected_wait",
+    "include_spot", "notify", "created_at", "expected_wait",
 ]  # fmt: skip
 POLL_COLUMNS = ["provider", "action", "status", "offers", "message"]
 TABLE_LIST_COLUMNS = ["id", "watch", "notify", "created_at", "expected_wait"]
@@ -82,6 +82,7 @@ def _watch_row(watch: Any) -> dict[str, Any]:
         "max_price": watch.cap_text(),
         "providers": ", ".join(watch.providers),
         "regions": ", ".join(watch.regions),
+        "include_spot": watch.include_spot,
         "notify": " ".join(mask_url(u) for u in watch.notify_urls),
         "created_at": watch.created_at,
     }
@@ -279,13 +280,23 @@ def add(
         list[str] | None,
         typer.Option("--region", help="Only regions containing this text (repeatable)."),
     ] = None,
+    include_spot: Annotated[
+        bool,
+        typer.Option(
+            "--include-spot",
+            help="Also watch spot (interruptible, preemptible) offers, as `cheapest "
+            "--include-spot` ranks them; their alerts say spot. Default: a spot price is "
+            "another product and never alerts.",
+        ),
+    ] = False,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Add a watch: alert when a matching card frees up (confirmed), or drops under --max-price.
 
     Give a GPU model, a minimum VRAM, or both. Offers already in stock when the watch starts
-    do not alert: the watch tells you about changes from its first poll on.
+    do not alert: the watch tells you about changes from its first poll on. Spot
+    (interruptible) offers are left out unless --include-spot.
     """
     from flows.providers import check_names
     from gpurent_core.model import utcnow
@@ -315,6 +326,7 @@ def add(
             providers=providers,
             regions=list(region or []),
             gpu_form_factor=form,
+            include_spot=include_spot,
         )
     _render_watches([watch], fmt, title="watch added")
     if fmt is OutputFormat.TABLE:
@@ -475,10 +487,23 @@ def poll(
     if fmt is OutputFormat.TABLE:
         delivery = result["delivery"]
         console = Console()
+        expired = [a for a in result["alerts"] if a["stale"]]
         for alert in result["alerts"]:
+            if alert["stale"]:
+                continue
             console.print(f"alert: {alert['title']}", markup=False, highlight=False)
+        for alert in expired:
+            console.print(
+                f"expired, not sent (seen over an hour ago; the next poll that confirms it "
+                f"announces it): {alert['title']}",
+                markup=False,
+                highlight=False,
+            )
+        sent_alerts = len(result["alerts"]) - len(expired)
         console.print(
-            f"{len(result['alerts'])} alert(s); notifications sent {delivery['sent']}, "
+            f"{sent_alerts} alert(s)"
+            + (f", {len(expired)} expired unsent" if expired else "")
+            + f"; notifications sent {delivery['sent']}, "
             f"failed {delivery['failed']} (retried on later polls)",
             markup=False,
         )

@@ -21,7 +21,13 @@ from gpurent_core.model import OfferRecord, ProviderRun, RunStatus, StockStatus
 from tests.warehouse.wh_kit import T0, FeedKit
 from warehouse.db import connect
 from warehouse.load import load_run
-from warehouse.trends import daily_history, poll_availability, rental_heat
+from warehouse.trends import (
+    NOT_CONFIRMED,
+    daily_history,
+    offer_changes,
+    poll_availability,
+    rental_heat,
+)
 
 STALE_LINE = "not confirmed by their provider's latest run left out"
 
@@ -207,3 +213,55 @@ def test_a_poll_counts_as_free_or_not_only_when_it_can_tell(wh: Warehouse) -> No
     ]
     (day,) = daily_history(wh.con, gpu_model="H100")
     assert (day["polls"], day["free_share"]) == (4, 0.5)
+
+
+# ------------------------------------------------------------------ H1: history --by offer
+
+
+def test_offer_changes_cut_what_no_poll_confirmed(wh: Warehouse) -> None:
+    """The version stored from the first poll is still open, but only that poll saw it: the
+    rest of its span is a stretch of its own, not confirmed (as `--by day` counts it)."""
+    stale_for_eight_days(wh)
+    changes = offer_changes(wh.con, gpu_model="H100")
+    first_stale = T0 + timedelta(hours=6)
+    assert changes.select("offer_key", "valid_from", "valid_to", "status", "confirmed").rows() == [
+        ("h1", T0, first_stale, "in_stock", True),
+        ("h1", first_stale, None, NOT_CONFIRMED, False),
+    ]
+    assert changes["available_count"].to_list() == [3, None]
+    # The RTX 4090 was read at every poll: one confirmed state, as stored.
+    g1 = offer_changes(wh.con, gpu_model="RTX 4090")
+    assert g1.select("valid_from", "valid_to", "confirmed").rows() == [(T0, None, True)]
+
+
+def test_offer_changes_confirm_again_when_the_offer_is_read_again(wh: Warehouse) -> None:
+    kit = wh.kit
+    for n in range(1, 5):  # h1's page unread at runs 2 and 3, the RTX 4090's read
+        run = kit.run(n, RunStatus.PARTIAL, unread_keys=("h1",)) if n in (2, 3) else kit.run(n)
+        g1 = kit.offer(run, "g1", gpu_model="RTX 4090", gpu_vram_gb=24, gpu_form_factor=None)
+        wh.load(run, [g1] if n in (2, 3) else [g1, kit.offer(run, "h1")])
+    pieces = offer_changes(wh.con, gpu_model="H100").select(
+        "valid_from", "valid_to", "status", "confirmed"
+    )
+    hour = timedelta(hours=1)
+    assert pieces.rows() == [
+        (T0 + hour, T0 + 2 * hour, "in_stock", True),
+        (T0 + 2 * hour, T0 + 4 * hour, NOT_CONFIRMED, False),
+        (T0 + 4 * hour, None, "in_stock", True),
+    ]
+
+
+def test_history_by_offer_shows_the_stale_stretch_as_not_confirmed(wh: Warehouse) -> None:
+    stale_for_eight_days(wh)
+    path = wh.close()
+    rows = json.loads(cli("history", "--gpu", "H100", "--by", "offer", "--db", str(path),
+                          "--format", "json").stdout)  # fmt: skip
+    assert [(r["status"], r["confirmed"], r["valid_to"] is None) for r in rows] == [
+        ("in_stock", True, False),
+        (NOT_CONFIRMED, False, True),
+    ]
+    # The dashboard's timeline reads the same rows through the API.
+    assert views.offer_changes(path, gpu_model="H100", vram_gb=80)["confirmed"].to_list() == [
+        True,
+        False,
+    ]

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpurent_core.cost.stock import rentable
 from gpurent_core.cost.usage import UsageProfile
+from gpurent_core.enums import PriceKind
 from gpurent_core.fx import FxError, FxTable
 from gpurent_core.model import StockStatus
 from warehouse.costed import CostedOffer, cost_offer
@@ -96,6 +97,9 @@ class Watch:
     """The form factor the GPU name pins down ("H100 SXM": SXM), as offers state theirs;
     None: any. Only with ``gpu_model``: the same model in another form factor is another
     card (an H100 PCIe decodes at 60 % of an SXM's speed)."""
+    include_spot: bool = False
+    """Spot (interruptible) prices are read too, as ``cheapest --include-spot`` ranks
+    them; by default an offer priced spot is another product and never matches."""
 
     def __post_init__(self) -> None:
         if self.gpu_model is None and self.min_vram_gb is None:
@@ -116,8 +120,8 @@ class Watch:
         return not self.providers or provider in self.providers
 
     def matches(self, offer: Mapping[str, Any]) -> bool:
-        """The offer is of the kind watched (GPU, form factor, VRAM, provider, region),
-        whatever its stock.
+        """The offer is of the kind watched (GPU, form factor, VRAM, provider, region, and
+        not priced spot unless the watch includes spot), whatever its stock.
 
         An offer that does not state its form factor (``gpu_form_factor`` None) never
         matches a watch that names one: it may be the other card. Regions match as
@@ -134,6 +138,8 @@ class Watch:
             return False
         if not self.covers_provider(str(offer["provider"])):
             return False
+        if not self.include_spot and offer.get("price_kind") == PriceKind.SPOT.value:
+            return False  # interruptible: another product, as `cheapest` leaves it out
         if self.regions:
             region = str(offer.get("region") or "").casefold()
             if not any(r.casefold() in region for r in self.regions):
@@ -184,6 +190,8 @@ class Watch:
             parts.append("at " + ", ".join(self.providers))
         if self.regions:
             parts.append("in " + ", ".join(self.regions))
+        if self.include_spot:
+            parts.append("spot included")
         return " ".join(parts)
 
 

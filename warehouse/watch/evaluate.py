@@ -12,10 +12,22 @@ which is not a transition (``machine.first_state``).
 
 No alert from drift (rule of truth 7): a layout_changed or failed run is never read; a
 partial run gives readings for the offers it saw, and ABSENT for those it closed (it read
-their listing whole and they were no longer there: rule 10). What it kept stale gets no
-reading at all (not ABSENT: the run could not see it), so a stale row never fires, never
-counts as a confirming poll and never re-arms. An offer the warehouse turned sold out (no
-longer listed where the provider lists only capacity) is read sold out, like any other.
+their listing whole and they were no longer there: rule 10). Only a confirmed absence is
+absence: what a run kept stale, and everything a run that quarantined an item without a
+key (``RunRef.blind``) does not list, gets no reading at all (not ABSENT: the run could not
+see it), so an offer a run did not see never fires, never counts as a confirming poll and
+never re-arms. An offer the warehouse turned sold out (no longer listed where the provider
+lists only capacity) is read sold out, like any other.
+
+A pair's first state comes from a look that confirmed the offer: an offer the watch never
+confirmed since it began (kept stale at its first poll, or closed only by blind runs) is
+at its baseline when first seen, so its first confirmed look sets the phase silently
+(``runs.confirmed_before``); only an offer whose absence a run confirmed is new when listed.
+
+An alert is announced only when it is sent (or pending delivery). An alert from a run more
+than STALE_AFTER old is recorded expired, not sent, and does not use up the transition:
+the pair stays one in-stock poll from firing (ARRIVING), so the next poll that confirms the
+card rentable announces it, and a poll that finds it gone does not.
 """
 
 from __future__ import annotations
@@ -43,7 +55,13 @@ from warehouse.watch.machine import (
 )
 from warehouse.watch.message import compose, cost_for_message
 from warehouse.watch.outbox import Notification, enqueue
-from warehouse.watch.runs import RunRef, good_runs_after, kept_stale, offers_of_run
+from warehouse.watch.runs import (
+    RunRef,
+    confirmed_before,
+    good_runs_after,
+    kept_stale,
+    offers_of_run,
+)
 from warehouse.watch.store import list_watches
 
 log = logging.getLogger(__name__)
@@ -113,8 +131,10 @@ class _Changed:
     fired_at: datetime | None
 
 
-# No row means "armed, last seen absent" (first_state of a pair after the baseline), so a
-# pair that returns to that state is deleted: the table holds only pairs worth remembering.
+# No row means "armed, last seen absent" for an offer a run since the watch began confirmed
+# (first_state of a pair after the baseline; an offer never confirmed since then starts at
+# its baseline instead: runs.confirmed_before), so a pair that returns to that state is
+# deleted: the table holds only pairs worth remembering.
 _FORGETTABLE = PairState(Phase.ARMED, Signal.ABSENT)
 
 
@@ -130,6 +150,15 @@ class _States:
         for w, p, k, ph, lo in rows:
             self._put((int(w), str(p), str(k)), PairState(Phase(ph), Signal(lo) if lo else None))
         self.changed: dict[_PairKey, _Changed] = {}
+        self._expired: set[_PairKey] = set()
+
+    def expired_once(self, key: _PairKey) -> bool:
+        """Whether ``key`` already had an expired alert in this evaluation (recorded once:
+        a backlog of old polls with the card in stock is one lost announcement, not many);
+        marks it."""
+        seen = key in self._expired
+        self._expired.add(key)
+        return seen
 
     def _put(self, key: _PairKey, state: PairState) -> None:
         self.states[key] = state
@@ -249,10 +278,21 @@ def evaluate_watches(
                         continue
                     key = (watch.watch_id, provider)
                     baseline = key not in cursors and key not in new_cursors
+                    unconfirmed: set[str] = set()
+                    if not baseline:
+                        new = {
+                            str(o["offer_key"])
+                            for o in offers
+                            if (watch.watch_id, provider, str(o["offer_key"])) not in states.states
+                            and watch.matches(o)
+                        }
+                        unconfirmed = new - confirmed_before(
+                            con, provider, new, since=watch.created_at, before=run
+                        )
                     for alert in _apply_run(
                         watch, provider, run, offers, states,
                         baseline=baseline, fx=fx, display_currency=display_currency,
-                        now=now, result=result, unseen=unseen,
+                        now=now, result=result, unseen=unseen, unconfirmed=unconfirmed,
                     ):  # fmt: skip
                         result.alerts.append(alert)
                         notifications.extend(_notifications(watch, alert))
@@ -305,12 +345,16 @@ def _apply_run(
     now: datetime,
     result: Evaluation,
     unseen: set[str] | frozenset[str] = frozenset(),
+    unconfirmed: set[str] | frozenset[str] = frozenset(),
 ) -> list[Alert]:
     """One good run applied to one watch: a reading for every pair it saw; the pairs it no
-    longer lists read absent (the run closed them), except those it kept stale (``unseen``),
-    which it leaves as they were."""
+    longer lists read absent (the run closed them), except those it kept stale (``unseen``)
+    and every one when the run is blind (``RunRef.blind``), which it leaves as they were.
+    ``unconfirmed``: offers listed now that no run since the watch began confirmed: they
+    start at their baseline, as at the watch's first poll."""
     alerts: list[Alert] = []
     listed: set[str] = set()
+    expired = now - run.finished_at > STALE_AFTER
     for offer in offers:
         offer_key = str(offer["offer_key"])
         listed.add(offer_key)
@@ -319,25 +363,32 @@ def _apply_run(
         if known is None and not watch.matches(offer):
             continue  # never concerned this watch: no state to keep
         assessment = assess(watch, offer, fx=fx)
-        start = known or first_state(baseline=baseline)
+        start = known or first_state(baseline=baseline or offer_key in unconfirmed)
         step = advance(start, assessment.reading)
+        fired = step.fired
+        if fired is not None and expired:
+            # Not announced: the pair stays one in-stock poll from firing, so the next
+            # poll that confirms it rentable announces it (and one that does not, does not).
+            step = Step(PairState(Phase.ARRIVING, step.state.last_out))
         states.apply(key, start, step, run)
         result.rearmed += step.rearmed
-        if step.fired is not None:
+        if fired is not None and not (expired and states.expired_once(key)):
             cost = cost_for_message(watch, offer, display_currency=display_currency, fx=fx)
-            message = compose(watch, offer, step.fired, cost, seen_at=run.finished_at)
+            message = compose(watch, offer, fired, cost, seen_at=run.finished_at)
             alerts.append(
                 Alert(
                     watch_id=watch.watch_id,
                     provider=provider,
                     offer_key=offer_key,
-                    kind=step.fired,
+                    kind=fired,
                     run_id=run.run_id,
                     title=message.title,
                     body=message.body,
-                    stale=now - run.finished_at > STALE_AFTER,
+                    stale=expired,
                 )
             )
+    if run.blind:
+        return alerts  # no absence it saw is confirmed: nothing it does not list moves
     for offer_key in states.offer_keys(watch.watch_id, provider):
         if offer_key in listed or offer_key in unseen:
             continue  # unseen is not absent: the run could not see it (stale)

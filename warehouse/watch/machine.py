@@ -20,8 +20,10 @@ gives no reading for an offer it kept stale without seeing it) gives the pair on
 
 Phases:
 
-- ``BASELINE``: seen by the watch's first good poll of the provider with unknown stock; its
-  first known reading sets the phase silently (nothing was *observed* to change).
+- ``BASELINE``: not yet confirmed since the watch began: seen by the watch's first good poll
+  of the provider, or first seen after polls that never confirmed it (kept stale, or not
+  listed by runs that set aside an item without a key); its first known reading sets the
+  phase silently (nothing was *observed* to change).
 - ``ARMED``: confirmed out (or never in) since the watch started: the next confirmed IN fires.
 - ``ARRIVING``: armed, and the last good poll read IN without a covering free count.
 - ``FIRED``: in, alert sent (or in stock when the watch started): no alert until re-armed.
@@ -132,9 +134,10 @@ class Step:
 def first_state(*, baseline: bool) -> PairState:
     """The state of a pair the watch has never seen.
 
-    ``baseline``: this is the watch's first good poll of the provider, so whatever is in
-    stock now was in stock when the watch started (not a transition). Otherwise the offer
-    is new to the provider's listing: it was absent, hence armed.
+    ``baseline``: this is the watch's first good poll of the provider, or no poll since the
+    watch began confirmed the offer (``runs.confirmed_before``), so whatever is in stock now
+    may have been in stock all along (not a transition). Otherwise a poll confirmed it
+    absent: it is new to the provider's listing, hence armed.
     """
     if baseline:
         return PairState(Phase.BASELINE)

@@ -54,6 +54,8 @@ def compose(
     form = offer.get("gpu_form_factor") if watch.gpu_form_factor else None
     # A watch on "H100 SXM" is told it is the SXM that freed up.
     gpu = " ".join(str(p) for p in (offer["gpu_model"], form) if p) + f" {offer['gpu_vram_gb']} GB"
+    if offer.get("price_kind") == "spot":  # only for a watch that includes spot: said first
+        gpu += " (spot: interruptible)"
     where = str(offer["provider"]) + (f" ({offer['region']})" if offer.get("region") else "")
     free = offer.get("available_count")
     free_text = f"{free} free card(s)" if free is not None else "free count not published"

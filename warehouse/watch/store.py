@@ -26,7 +26,7 @@ from warehouse.watch.criteria import PricePer, Watch
 
 _COLUMNS = (
     "watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency, price_per,"
-    " providers, regions, notify_urls, gpu_form_factor"
+    " providers, regions, notify_urls, gpu_form_factor, include_spot"
 )
 
 
@@ -36,7 +36,7 @@ class WatchNotFound(LookupError):
 
 def _watch(row: Sequence[Any]) -> Watch:
     wid, created, model, vram, count, max_price, currency, per = row[:8]
-    providers, regions, urls, form = row[8:]
+    providers, regions, urls, form, spot = row[8:]
     return Watch(
         watch_id=int(wid),
         created_at=created,
@@ -50,6 +50,7 @@ def _watch(row: Sequence[Any]) -> Watch:
         regions=tuple(regions or ()),
         notify_urls=tuple(urls),
         gpu_form_factor=form,
+        include_spot=bool(spot),
     )
 
 
@@ -67,6 +68,7 @@ def add_watch(
     providers: Sequence[str] = (),
     regions: Sequence[str] = (),
     gpu_form_factor: str | None = None,
+    include_spot: bool = False,
 ) -> Watch:
     """Store a new watch and return it with its id (checked by ``Watch`` before writing)."""
     Watch(  # validate first: a clear ValueError beats a CHECK constraint message
@@ -82,6 +84,7 @@ def add_watch(
         regions=tuple(regions),
         notify_urls=tuple(notify_urls),
         gpu_form_factor=gpu_form_factor,
+        include_spot=include_spot,
     )
     # The id is taken first and named, then the row read back: a DuckLake table has no
     # DEFAULT nextval(...) and no INSERT ... RETURNING (warehouse.lake); the file does the same.
@@ -92,8 +95,8 @@ def add_watch(
         """
         INSERT INTO watches (
             watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency,
-            price_per, providers, regions, notify_urls, gpu_form_factor
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            price_per, providers, regions, notify_urls, gpu_form_factor, include_spot
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         [
             watch_id,
@@ -108,6 +111,7 @@ def add_watch(
             list(regions),
             list(notify_urls),
             gpu_form_factor,
+            include_spot,
         ],
     )
     return get_watch(con, watch_id)
