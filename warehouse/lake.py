@@ -338,17 +338,25 @@ def migrate_lake(con: duckdb.DuckDBPyConnection) -> list[int]:
     Two writers that open a lake needing a migration at once (two loaders started after an
     upgrade) may apply the same step; where their transactions overlap DuckLake refuses the
     second commit ("Transaction conflict"), and that one reads the migrations again, finds
-    the step applied and goes on. (One that begins after the other committed is not
-    refused: ``migrate`` decides what to apply from one read before its transactions.)"""
+    the step applied and goes on. Each step takes the load lease (``_step_lease``), so the
+    two always overlap on one row, and re-reads whether it is applied inside its own
+    transaction: one that begins after the other committed skips the step."""
     for attempt in range(1, MIGRATE_TRIES):
         try:
-            return migrate(con, dialect=lake_sql, where="the lake")
+            return migrate(con, dialect=lake_sql, where="the lake", lease=_step_lease)
         except (duckdb.Error, MigrationError) as exc:
             cause = exc.__cause__ if isinstance(exc, MigrationError) else exc
             if cause is None or not is_write_conflict(cause):
                 raise
         time.sleep(random.uniform(0.1, 0.5) * attempt)
-    return migrate(con, dialect=lake_sql, where="the lake")
+    return migrate(con, dialect=lake_sql, where="the lake", lease=_step_lease)
+
+
+def _step_lease(con: duckdb.DuckDBPyConnection) -> None:
+    """The load lease for one migration step: the same row, so a step conflicts with another
+    writer's step or load. A lake being created has no row yet: the first step's tables
+    conflict by themselves."""
+    con.execute(LOAD_LEASE_SQL)
 
 
 _TOKEN = re.compile(

@@ -70,16 +70,26 @@ def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
     return [(int(version), str(name)) for version, name in rows]
 
 
+def _applied(con: duckdb.DuckDBPyConnection, version: int) -> bool:
+    found = con.execute("SELECT 1 FROM schema_migrations WHERE version = ?", [version])
+    return found.fetchone() is not None
+
+
 def migrate(
     con: duckdb.DuckDBPyConnection,
     *,
     dialect: Callable[[str], str] | None = None,
     where: str = "the warehouse",
+    lease: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> list[int]:
     """Apply the pending migrations in order; return the versions applied by this call.
 
     ``dialect`` rewrites each script (and the bootstrap) for another engine: the DuckLake
-    warehouse passes ``warehouse.lake.lake_sql``; ``where`` names it in errors."""
+    warehouse passes ``warehouse.lake.lake_sql``; ``where`` names it in errors. ``lease``
+    is taken first in each step's transaction (the lake's load lease: two writers' steps
+    then conflict on commit), and the step is skipped when, read in that transaction, it
+    is applied already: another writer may have applied it since the first read, and a step
+    that changes data must not run twice."""
     rewrite = dialect or (lambda script: script)
     con.execute(rewrite(_BOOTSTRAP))
     done = {version for version, _ in applied_migrations(con)}
@@ -97,6 +107,11 @@ def migrate(
         script = rewrite(migration.sql())
         con.execute("BEGIN TRANSACTION")
         try:
+            if lease is not None:
+                lease(con)
+            if _applied(con, migration.version):
+                con.execute("ROLLBACK")
+                continue
             if script.strip():
                 con.execute(script)
             con.execute(

@@ -208,3 +208,25 @@ def test_a_reader_upgrades_a_warehouse_an_older_gpurent_wrote(db_path: Path) -> 
         assert reader.execute("SELECT count(*) FROM latest_offers").fetchone() == (0,)
     finally:
         reader.close()
+
+
+def test_a_step_another_writer_applied_since_the_first_read_is_not_applied_again(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers upgrading one lake: the second read the versions before the first one
+    committed its steps. Each step re-reads inside its own transaction, so nothing runs
+    twice (audit: schema_migrations held 21 and 22 twice; a data step would have run twice)."""
+    connect(db_path).close()  # migrated to the latest
+    con = duckdb.connect(str(db_path))
+    try:
+        stale_view = [(m.version, m.name) for m in MIGRATIONS if m.version < 21]
+        monkeypatch.setattr(migrations, "applied_migrations", lambda _con: stale_view)
+        leases: list[int] = []
+        assert migrate(con, lease=lambda c: leases.append(1)) == []
+        rows = con.execute(
+            "SELECT version, count(*) FROM schema_migrations GROUP BY version HAVING count(*) > 1"
+        ).fetchall()
+        assert rows == []
+        assert len(leases) == len(MIGRATIONS) - len(stale_view)  # each step took the lease
+    finally:
+        con.close()
