@@ -7,8 +7,9 @@ At each poll an offer of the card is *confirmed* when its version held then and 
 stale (``stale_spans``: kept by a run that could not read it). The poll is RENTABLE when a
 confirmed offer could be rented for the cards asked (``gpurent_core.cost.stock.rentable``,
 the one rule of ``cheapest`` and the watches), SOLD_OUT when every offer it held was
-confirmed and none could, and UNKNOWN otherwise: an offer of unknown stock, a stale one, or
-none listed at all. Nothing is stored; the cost follows the card's changes and its
+confirmed and none could, and UNKNOWN otherwise: an offer of unknown stock, a stale one,
+none listed at all, or a run that quarantined an item without a key (it may have been the
+card, free). Nothing is stored; the cost follows the card's changes and its
 providers' polls.
 """
 
@@ -24,6 +25,7 @@ from gpurent_core.cost.stock import rentable
 from gpurent_core.enums import StockStatus
 from gpurent_core.forecast import Poll, PollState, Spell, spells_from_polls
 from warehouse.db import query_rows
+from warehouse.watch.runs import BLIND_SQL
 
 
 def card_polls(
@@ -78,9 +80,9 @@ def card_polls(
             stale.setdefault(key, []).append((row["stale_from"], row["stale_to"]))
     runs = query_rows(
         con,
-        "SELECT provider, history_at FROM crawl_runs"
-        " WHERE history_at IS NOT NULL AND list_contains($p, provider)"
-        " ORDER BY provider, history_at",
+        f"SELECT r.provider, r.history_at, {BLIND_SQL} AS blind FROM crawl_runs AS r"
+        " WHERE r.history_at IS NOT NULL AND list_contains($p, r.provider)"
+        " ORDER BY r.provider, r.history_at",
         {"p": listed},
     )
     # Per provider, the count of offers in each state as it steps at version and stale
@@ -105,14 +107,17 @@ def card_polls(
             while i < len(events) and events[i][0] <= at:
                 count[events[i][1]] += events[i][2]
                 i += 1
-            polls.append(Poll(provider, at, _state(count)))
+            polls.append(Poll(provider, at, _state(count, blind=bool(run["blind"]))))
     return polls
 
 
-def _state(count: Mapping[PollState, int]) -> PollState:
+def _state(count: Mapping[PollState, int], *, blind: bool = False) -> PollState:
+    """The poll's state from its offers' states; ``blind``: the run quarantined an item
+    without a key, which may have been the card free (``warehouse.watch.runs.BLIND_SQL``):
+    then only a rentable offer it read tells, and sold out is not confirmed."""
     if count[PollState.RENTABLE] > 0:
         return PollState.RENTABLE
-    if count[PollState.UNKNOWN] > 0 or count[PollState.SOLD_OUT] == 0:
+    if blind or count[PollState.UNKNOWN] > 0 or count[PollState.SOLD_OUT] == 0:
         return PollState.UNKNOWN  # unknown is not sold out; nothing listed says nothing
     return PollState.SOLD_OUT
 

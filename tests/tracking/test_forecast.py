@@ -20,7 +20,7 @@ from gpurent_core.forecast import (
     kaplan_meier,
     spells_from_polls,
 )
-from gpurent_core.model import StockStatus
+from gpurent_core.model import RunStatus, StockStatus
 from tests import cli_helpers
 from tests.warehouse.wh_kit import FeedKit
 from warehouse.db import connect
@@ -273,3 +273,22 @@ def test_the_availability_page_draws_the_forecast(db: Path) -> None:
     lines = [str(x.value) for x in app.markdown if "within 24 h" in str(x.value)]
     assert len(lines) == 3 and lines[0].startswith("- All providers\\:"), lines
     assert all("from 7 sold\\-out spells" in line for line in lines)
+
+
+def test_a_poll_that_quarantined_a_keyless_item_is_not_sold_out(tmp_path: Path) -> None:
+    """The other offers were confirmed sold out, but the item it could not identify may have
+    been the card, free: unknown, not a sold-out poll that would lengthen a spell."""
+    kit = FeedKit(tmp_path)
+    con = connect(tmp_path / "blind.duckdb")
+    try:
+        sold = kit.run(1)
+        load_run(con, sold, kit.write("r1", [kit.offer(sold, "h1", status=StockStatus.SOLD_OUT)]))
+        blind = kit.run(2, RunStatus.PARTIAL)
+        load_run(con, blind, kit.write("r2", [
+            kit.offer(blind, "h1", status=StockStatus.SOLD_OUT),
+            kit.quarantine(blind).model_copy(update={"offer_key": None}),
+        ]))  # fmt: skip
+        states = [p.state for p in card_polls(con, gpu_model="H100")]
+    finally:
+        con.close()
+    assert states == [PollState.SOLD_OUT, PollState.UNKNOWN]
