@@ -77,6 +77,19 @@ def lake_chosen() -> bool:
     return bool(load_settings().lake_catalog)
 
 
+def warehouse_label(path: Path) -> str:
+    """Where answers are read from and loads go, as a person should be told: the file, or
+    the lake's catalog (GPURENT_LAKE_CATALOG; a password in it shown as ***)."""
+    from gpurent_core.config import load_settings
+
+    catalog = load_settings().lake_catalog
+    if not catalog:
+        return str(path)
+    import re
+
+    return "the lake, catalog " + re.sub(r"(password\s*=\s*)\S+", r"\1***", catalog)
+
+
 def warehouse_exists(db: Path | str | None) -> bool:
     """Whether there is a warehouse to read: the DuckDB file, or a configured lake."""
     return resolve_db(db).exists() or lake_chosen()

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from gpurent.api.warehouse import warehouse_label
 from gpurent.cli.common import (
     DbOption,
     FormatOption,
@@ -178,9 +179,10 @@ def crawl(
         demo_credentials=demo_credentials,
         show_progress=fmt is OutputFormat.TABLE,
     )
-    render(rows, fmt, columns=SUMMARY_COLUMNS, title=f"crawl into {path}")
+    where = warehouse_label(path)  # a lake's rows never reach the file path
+    render(rows, fmt, columns=SUMMARY_COLUMNS, title=f"crawl into {where}")
     if fmt is OutputFormat.TABLE:
-        Console().print(f"[dim]database: {path}[/]")
+        Console().print(f"database: {where}", style="dim", markup=False)
     later = pending_load_line(path, rows)
     if later is not None:
         Console(stderr=True).print(later, markup=False, highlight=False, soft_wrap=True)
