@@ -34,7 +34,9 @@ def test_server_meta_prices_and_free_cards(
     assert [q["offer_key"] for q in result.quarantined] == ["india-01/A5000Pro/container"]
     l4 = offers["india-noida-01/L4/vm"]
     assert (l4["status"], l4["available_count"], l4["price"]) == ("in_stock", 3, "0.44")
-    assert [(p["price_kind"], p["price"]) for p in l4["plans"]] == [("spot", "0.29")]
+    assert l4["plans"] == []  # spot is for containers: the VM row's spot_price is none
+    container = offers["india-noida-01/L4/container"]
+    assert [(p["price_kind"], p["price"]) for p in container["plans"]] == [("spot", "0.29")]
     assert offers["india-noida-01/A100-80GB/vm"]["status"] == "sold_out"
     h100 = offers["europe-01/H100/any"]
     assert (h100["gpu_model"], h100["gpu_vram_gb"], h100["available_count"]) == ("H100", 80, 12)

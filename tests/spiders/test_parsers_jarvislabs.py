@@ -33,12 +33,20 @@ def test_one_card_per_region_type_and_workload_with_free_counts() -> None:
     assert offers["india-01/A100/container"].gpu_vram_gb == 40
 
 
-def test_spot_plan_unless_no_spot_card_is_free() -> None:
+def test_spot_plan_on_containers_unless_no_spot_card_is_free() -> None:
     offers = offers_of("recorded_server_meta")
-    assert [(p.price_kind, p.price) for p in offers["india-noida-01/L4/vm"].plans] == [
+    assert [(p.price_kind, p.price) for p in offers["india-noida-01/L4/container"].plans] == [
         (PriceKind.SPOT, Decimal("0.29"))
     ]
     assert offers["india-01/A6000/container"].plans == ()  # spot_num_free_devices 0
+
+
+def test_a_vm_row_gets_no_spot_plan_whatever_its_spot_price() -> None:
+    """JarvisLabs sells spot for containers only (gpuhunt dropped its spot offers for that
+    reason): the L4 VM row's spot_price 0.29 is no price the VM rents at (its own: 0.44)."""
+    offers = offers_of("recorded_server_meta")
+    assert offers["india-noida-01/L4/vm"].plans == ()
+    assert offers["india-chennai-01/RTX-PRO6000/vm"].plans == ()
 
 
 def test_unknown_type_is_quarantined() -> None:

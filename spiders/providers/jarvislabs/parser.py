@@ -12,9 +12,12 @@ stock from `num_free_devices` through `availability_from_counts`: a null count i
 a count that is not a count (-1, "some") makes the stock unknown with the count set aside on
 its own line, and a row whose `num_free_devices` key is gone is drift: quarantined by
 `CONTRACT`, its last good state kept. `workload_type` is part of the offer's identity (null
-on older rows, "any" in the key), so its key going away is drift too. `spot_price` becomes a
-spot plan unless `spot_num_free_devices` says no spot card is free (a plan carries no stock
-of its own; a missing count is unknown, so the plan stays). `cpu_meta` (CPU-only machines)
+on older rows, "any" in the key), so its key going away is drift too. On a container row
+`spot_price` becomes a spot plan unless `spot_num_free_devices` says no spot card is free (a
+plan carries no stock of its own; a missing count is unknown, so the plan stays); a VM row
+(or an older row with no workload type, a VM) gets none: JarvisLabs sells spot for
+containers only (gpuhunt's JarvisLabs provider, github.com/dstackai/gpuhunt, removed its
+spot offers for that reason). `cpu_meta` (CPU-only machines)
 holds no GPU offer and is not read. JarvisLabs publishes no add-on fee in this answer.
 """
 
@@ -95,7 +98,9 @@ def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Reco
         "num_free_devices", lambda: availability_from_counts(_free_count(row, "num_free_devices"))
     )
     side = set_aside(ctx, problem, offer_key=key, item=row)
-    plans = _spot_plan(row, key, ctx, side)
+    # Spot is sold for containers only (gpuhunt's JarvisLabs provider, which dropped spot
+    # offers for that reason): a VM row's spot_price is no price anyone can rent it at.
+    plans = _spot_plan(row, key, ctx, side) if row.get("workload_type") == "container" else ()
     record = gpu_offer(
         ctx,
         offer_key=key,
