@@ -139,3 +139,26 @@ def test_the_stock_answer_never_changes_an_offers_key(free: object) -> None:
     page = parse_server_meta({"server_meta": [row]}, CTX)
     assert [o.offer_key for o in page.offers] == ["india-noida-01/L4/vm"]
     assert {r.offer_key for r in page.records} == {"india-noida-01/L4/vm"}
+
+
+def test_the_fewer_of_the_free_and_the_effective_free_count_is_read() -> None:
+    """gpuhunt reads effective_num_free_devices as the cards one can order: where it is
+    fewer than num_free_devices, the larger is never taken as stock."""
+    row = {
+        "gpu_type": "L4", "region": "india-noida-01", "workload_type": "container",
+        "vram": "24", "price_per_hour": "0.44", "num_free_devices": 3,
+        "effective_num_free_devices": 1,
+    }  # fmt: skip
+    (offer,) = [
+        r
+        for r in parse_server_meta({"server_meta": [row]}, CTX).records
+        if isinstance(r, OfferRecord)
+    ]
+    assert (offer.status, offer.available_count) == (StockStatus.IN_STOCK, 1)
+    row["effective_num_free_devices"] = 5
+    (offer,) = [
+        r
+        for r in parse_server_meta({"server_meta": [row]}, CTX).records
+        if isinstance(r, OfferRecord)
+    ]
+    assert offer.available_count == 3

@@ -8,7 +8,8 @@ multiplies them by the card count), `num_free_devices` (free cards now),
 instance, a string), `workload_type` ("container", "vm", or null on older VM rows).
 
 Our offer is one card of a (region, GPU type, workload type): basis `gpu`, `gpu_count` 1,
-stock from `num_free_devices` through `availability_from_counts`: a null count is unknown,
+stock from `num_free_devices` (or `effective_num_free_devices` where it is fewer: the
+cards gpuhunt reads as orderable) through `availability_from_counts`: a null count is unknown,
 a count that is not a count (-1, "some") makes the stock unknown with the count set aside on
 its own line, and a row whose `num_free_devices` key is gone is drift: quarantined by
 `CONTRACT`, its last good state kept. `workload_type` is part of the offer's identity (null
@@ -95,7 +96,7 @@ def _build(row: dict[str, Any], key: str | None, ctx: ParseContext) -> list[Reco
     price = to_price(require(row, "price_per_hour"), "price_per_hour")
     # Stock from `num_free_devices`: a null or bad count is `unknown` (set aside, with why).
     availability, problem = counted_stock(
-        "num_free_devices", lambda: availability_from_counts(_free_count(row, "num_free_devices"))
+        "num_free_devices", lambda: availability_from_counts(_orderable(row))
     )
     side = set_aside(ctx, problem, offer_key=key, item=row)
     # Spot is sold for containers only (gpuhunt's JarvisLabs provider, which dropped spot
@@ -142,6 +143,16 @@ def _spot_plan(
     if price == 0 or free == 0:
         return ()
     return (price_plan(price, CURRENCY, PriceBasis.GPU, PriceKind.SPOT),)
+
+
+def _orderable(row: dict[str, Any]) -> int:
+    """The free cards one can order: `num_free_devices`, or `effective_num_free_devices`
+    where the row gives it and it is fewer. JarvisLabs documents neither; gpuhunt reads the
+    effective one as what can be ordered, so the larger of the two is never taken."""
+    free = _free_count(row, "num_free_devices")
+    if row.get("effective_num_free_devices") is None:
+        return free
+    return min(free, _free_count(row, "effective_num_free_devices"))
 
 
 def _free_count(row: dict[str, Any], key: str) -> int:
