@@ -202,7 +202,7 @@ def test_whole_instance_price_in_cny_with_cards_from_the_family_table() -> None:
     assert (offers[A10_X4].gpu_model, offers[A10_X4].gpu_count) == ("A10", 4)
 
 
-def test_sell_is_in_stock_without_a_count_and_sold_out_is_sold_out() -> None:
+def test_sell_is_in_stock_without_a_count_narrowed_by_its_category() -> None:
     page = parse(case_named("recorded_zone_configs_ap-guangzhou"))
     stock = {k: (o.status, o.available_count) for k, o in offers_of(page).items()}
     assert stock == {
@@ -212,9 +212,21 @@ def test_sell_is_in_stock_without_a_count_and_sold_out_is_sold_out() -> None:
         A100_X8: (StockStatus.SOLD_OUT, 0),
         V100: (StockStatus.IN_STOCK, None),
         A10: (StockStatus.IN_STOCK, None),
-        A10_X4: (StockStatus.IN_STOCK, None),  # StatusCategory UnderStock: not read
+        A10_X4: (StockStatus.LOW, None),  # SELL, StatusCategory UnderStock
     }
     assert reasons_of(page) == {} and page.layout_error is None
+
+
+def test_a_type_on_sale_without_stock_is_sold_out() -> None:
+    """StatusCategory WithoutStock is Tencent's "none to sell", whatever Status says."""
+    page = parse(case_named("recorded_zone_configs_ap-guangzhou"))
+    body = load_json(case_named("recorded_zone_configs_ap-guangzhou").input_bytes())
+    item = next(i for i in body["Response"]["InstanceTypeQuotaSet"] if i["InstanceType"] in T4)
+    item["StatusCategory"] = "WithoutStock"
+    key = f"{item['Zone']}/{item['InstanceType']}"
+    changed = parse_zone_configs(body, CTX, region="ap-guangzhou")
+    assert offers_of(changed)[key].status is StockStatus.SOLD_OUT
+    assert offers_of(page)[key].status is not StockStatus.SOLD_OUT
 
 
 def test_vgpu_slices_are_skipped_and_counted_never_offers() -> None:

@@ -12,7 +12,7 @@ TencentCloud/tencentcloud-cli tccli/services/cvm/v20170312/api.json; recordings/
   (cores), `Memory` (GB), `Gpu`, `GpuCount` ("physical GPU cards the type maps to; below 1
   for a vGPU type, at least 1 for a passthrough type"), `InstanceChargeType`;
 * `Status`: SELL ("can be bought") or SOLD_OUT ("sold out"); `StatusCategory`
-  (EnoughStock / NormalStock / UnderStock / WithoutStock) and `SoldOutReason` are not read;
+  (EnoughStock / NormalStock / UnderStock / WithoutStock); `SoldOutReason` is not read;
 * `Price`: an ItemPrice. For pay-as-you-go (`InstanceChargeType` POSTPAID_BY_HOUR) the price
   is `UnitPrice` ("the original price of later charges, pay-as-you-go, unit 元") per
   `ChargeUnit` (HOUR) and `UnitPriceDiscount` (the discounted price). When the answer also
@@ -32,7 +32,9 @@ whatever its stock):
   plan of kind `member`. Where steps are given the headline stays the first step's price (the
   price calculator shows that one) and the page notes how many offers get cheaper later;
 * the stock: SELL is in stock without a count, SOLD_OUT sold out; any other Status is
-  unknown, with a quarantine line saying why; the offer stands;
+  unknown, with a quarantine line saying why; the offer stands. A SELL type's
+  `StatusCategory` narrows it: WithoutStock is sold out (on sale, none to sell), UnderStock
+  low; EnoughStock, NormalStock, another word or none leave it in stock;
 * a `InstanceChargeType` other than POSTPAID_BY_HOUR (the request asks for that one only) is
   a rate gpurent does not read here: skipped (`not_offered`);
 * host: `Cpu` and `Memory` per card; the interconnect and NVLink bandwidth where the family's
@@ -51,8 +53,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpurent_core.model import PriceBasis, PriceKind, PricePlan, SkipKind
-from gpurent_core.normalize.availability import UNKNOWN, Availability, availability_from_flag
+from gpurent_core.model import PriceBasis, PriceKind, PricePlan, SkipKind, StockStatus
+from gpurent_core.normalize.availability import (
+    SOLD_OUT,
+    UNKNOWN,
+    Availability,
+    availability_from_flag,
+)
 from spiders.parsers.common import (
     INVALID_VALUE,
     MISSING_FIELD,
@@ -99,7 +106,7 @@ ITEM = Contract(
     "instance type",
     identity=("Zone", "InstanceType", "InstanceFamily", "GpuCount"),
     price=("InstanceChargeType", "Price.UnitPrice", "Price.ChargeUnit"),
-    stock=("Status",),
+    stock=("Status", "StatusCategory"),
 )
 CONTRACTS: tuple[Contract, ...] = (ITEM,)
 
@@ -218,7 +225,7 @@ def _build(
     plans = _account_price(item["Price"], price, key, ctx, side)
     if _stepped(item["Price"], price):
         page.stepped.append(key)
-    stock, problem = _stock(item["Status"])
+    stock, problem = _stock(item["Status"], item.get("StatusCategory"))
     if problem is not None:
         side.append(field_quarantine(ctx, problem, offer_key=key, item=item))
     offer = gpu_offer(
@@ -309,11 +316,15 @@ def _stepped(prices: Mapping[str, Any], price: Decimal) -> bool:
     return False
 
 
-def _stock(status: Any) -> tuple[Availability, FieldProblem | None]:
+def _stock(status: Any, category: Any) -> tuple[Availability, FieldProblem | None]:
     rentable = RENTABLE_BY_STATUS.get(status) if isinstance(status, str) else None
     if rentable is None:
         detail = f"Status {status!r:.40} is not SELL or SOLD_OUT: stock unknown"
         return UNKNOWN, FieldProblem(INVALID_VALUE, "Status", detail)
+    if rentable and category == "WithoutStock":
+        return SOLD_OUT, None  # on sale, but Tencent says it has none to sell
+    if rentable and category == "UnderStock":
+        return Availability(StockStatus.LOW, None), None
     return availability_from_flag(rentable), None
 
 
