@@ -85,6 +85,9 @@ class NowFilters:
     match."""
     interconnect: str | None = None
     """nvlink (stated NVLink or SXM), sxm or pcie; offers that do not say never match."""
+    include_spot: bool = False
+    """Also rank spot (interruptible) prices, as `cheapest --include-spot`: left out and
+    counted by default, since the provider may take the machine back at any time."""
 
     def profile(self) -> UsageProfile:
         return api.usage(
@@ -155,6 +158,8 @@ class NowAnswer:
     host_left_out: int = 0
     """Offers left out because they do not publish the CUDA version or interconnect the
     filters ask for (``OfferList.unpublished_left_out``): the page's caption says so."""
+    spot_left_out: int = 0
+    """Spot prices left out (unless ``NowFilters.include_spot``): the caption says so."""
 
 
 @_page_read
@@ -181,6 +186,7 @@ def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
         include_stale=filters.include_stale,
         min_cuda=filters.min_cuda,
         interconnect=filters.interconnect,
+        include_spot=filters.include_spot,  # ranked as `cheapest` ranks: spot only if asked
     )
     rows = [o.as_row(terms=False) | {"raw_gpu_name": o.raw_gpu_name} for o in found]
     frame = (
@@ -193,6 +199,7 @@ def now_answer(db: Path, filters: NowFilters, *, limit: int | None = NOW_ROWS) -
         stale_left_out=found.stale_left_out,
         cards_left_out=found.cards_left_out,
         host_left_out=found.unpublished_left_out,
+        spot_left_out=found.spot_left_out,
     )
 
 

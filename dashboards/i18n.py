@@ -179,6 +179,10 @@ LABELS: dict[str, tuple[str, str]] = {
         "asked for is not in the true cost.",
         "* 存储价格未知：该平台的数据未列出存储费用，所选存储未计入真实成本。",
     ),
+    "include_spot": (
+        "Include spot (interruptible) prices",
+        "包含竞价（可被中断）价格",
+    ),
     "cards_left_out": (
         "{n} per-card offers left out: no free count shows {gpus} cards on one machine.",
         "已略去 {n} 个按卡计价的报价：没有空闲数显示单台机器上有 {gpus} 张空闲卡。",

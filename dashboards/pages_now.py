@@ -81,10 +81,12 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         placeholder=any_label,
         key="now_interconnect",
     )
-    switches = st.columns(2)
+    switches = st.columns(3)
     sold_out = switches[0].toggle(t(lang, "show_sold_out"), value=False, key="now_sold_out")
     # Rule of truth 11: only what the provider's latest crawl confirmed, unless asked.
     stale = switches[1].checkbox(t(lang, "include_stale"), value=False, key="now_stale")
+    # Spot is no month's rent: left out and counted, as `cheapest` does, unless asked.
+    spot = switches[2].checkbox(t(lang, "include_spot"), value=False, key="now_spot")
     return data.NowFilters(
         display_currency=ctx.currency,
         min_vram_gb=min_vram,
@@ -99,6 +101,7 @@ def _filters(ctx: Ctx, options: data.FilterOptions) -> data.NowFilters:
         gpus=int(gpus),
         include_sold_out=bool(sold_out),
         include_stale=bool(stale),
+        include_spot=bool(spot),
         min_cuda=min_cuda,
         interconnect=interconnect,
     )
@@ -161,6 +164,8 @@ def render(ctx: Ctx) -> None:
         st.caption(t(lang, "cards_left_out", n=answer.cards_left_out, gpus=filters.gpus))
     if answer.host_left_out:
         st.caption(t(lang, "host_left_out", n=answer.host_left_out))
+    if answer.spot_left_out:
+        st.caption(t(lang, "spot_left_out", n=answer.spot_left_out))
     if frame.height == 0:
         st.info(t(lang, "no_rows"))
         return

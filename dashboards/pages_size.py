@@ -159,6 +159,8 @@ def render(ctx: Ctx) -> None:
         # How a row meets the targets when that takes more cards than its cheapest rental.
         for line in sizer.row_notes(answer.offers, lang):
             st.caption(md_escape(line))
+        if any(o.storage_price_unknown for o in answer.offers):
+            st.caption(t(lang, "storage_unknown_note"))
     else:
         reason = offers_reason_text(answer.offers_reason, lang)
         st.info(md_escape(reason or t(lang, "no_rows")))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -68,7 +69,12 @@ def _cost(value: Any, currency: str, row: dict[str, Any]) -> str:
 def _price(row: dict[str, Any], lang: Lang) -> str:
     unit = enum_label(lang, "unit", row["billing_unit"])
     basis = enum_label(lang, "basis", row["price_basis"])
-    return f"{money(row['price'], row['currency'])} / {unit} / {basis}"
+    cell = f"{money(row['price'], row['currency'])} / {unit} / {basis}"
+    kind = row.get("price_kind")
+    # As `cheapest`'s price cell: a headline that is not pay-as-you-go says which it is.
+    if kind and kind != "on_demand":
+        cell += f" ({enum_label(lang, 'kind', kind)})"
+    return cell
 
 
 _PLAN = re.compile(r"^(?P<units>\S+) x (?P<unit>\w+) \((?P<kind>\w+)\)$")
@@ -264,8 +270,9 @@ def size_offers_table(rows: Sequence[api.SizedOffer], lang: Lang) -> pd.DataFram
                 t(lang, "col_usable"): f"{r.usable_gib_per_gpu:.2f}",
                 t(lang, "col_status"): status_label(lang, r.status) + (stale if r.stale else ""),
                 t(lang, "col_free"): "" if r.available_count is None else str(r.available_count),
-                t(lang, "col_true_hourly"): money(r.true_hourly, cur),
-                t(lang, "col_true_monthly"): money(r.true_monthly, cur),
+                # Marked as the Now page marks them: the storage asked for is not counted.
+                t(lang, "col_true_hourly"): _cost(r.true_hourly, cur, asdict(r)),
+                t(lang, "col_true_monthly"): _cost(r.true_monthly, cur, asdict(r)),
                 t(lang, "col_tokens"): "" if r.tokens_per_s is None else f"{r.tokens_per_s:.1f}",
                 t(lang, "col_per_mtok"): "" if per_m is None else money(per_m, cur),
                 t(lang, "col_region"): r.region or "",

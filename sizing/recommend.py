@@ -166,6 +166,10 @@ class RankedOffer:
             "true_hourly": c.hourly_display,
             "true_monthly": c.monthly_display,
             "cost_currency": c.display_currency,
+            # Parts of the cost not counted because their price is unknown: marked wherever
+            # the figure is shown, as `cheapest` marks them (`*` storage, `†` traffic).
+            "storage_price_unknown": c.storage_price_unknown,
+            "egress_price_unknown": c.egress_price_unknown,
             "tokens_per_s": round(self.tokens_per_s, 1) if self.tokens_per_s else None,
             "decode_bound": self.speed.bound.value if self.speed else None,
             "cost_per_million_tokens": self.cost_per_million_tokens,

@@ -321,6 +321,7 @@ def offers(
     hosting: str | None = None,
     min_vcpus_per_gpu: Decimal | float | str | None = None,
     min_ram_gb_per_gpu: Decimal | float | str | None = None,
+    include_spot: bool = True,
 ) -> OfferList:
     """The latest offers (sold-out and unknown ones too unless ``in_stock``), cheapest first
     by true monthly cost, then true hourly.
@@ -342,7 +343,8 @@ def offers(
     ``hosting`` secure, verified (secure too) or community; ``min_vcpus_per_gpu`` and
     ``min_ram_gb_per_gpu`` per card. An offer that does not publish a filtered attribute
     is left out; ``unpublished_left_out`` counts those. ``BadFilter`` for a value it cannot
-    read.
+    read. ``include_spot=False`` leaves spot (interruptible) prices out, as ``cheapest``
+    does, and ``spot_left_out`` counts them: a page that ranks for renting passes it.
     """
     host = host_filter(
         min_cuda=min_cuda,
@@ -365,6 +367,7 @@ def offers(
         limit=limit,
         include_stale=not in_stock if include_stale is None else include_stale,
         host=host,
+        spot=None if include_spot else False,
     )
 
 

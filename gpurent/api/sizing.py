@@ -85,6 +85,10 @@ class SizedOffer:
     true_hourly: Decimal | None
     true_monthly: Decimal | None
     cost_currency: str
+    storage_price_unknown: bool
+    """The storage asked for is not in the true cost: the offer lists no price for it."""
+    egress_price_unknown: bool
+    """The traffic asked for is not in the true cost: no price for it is known."""
     tokens_per_s: float | None
     """Generated tokens a second, every user together, prefill included (the steady-state
     cycle of ``sizing.speed``)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
@@ -23,6 +24,7 @@ from gpurent import api
 from gpurent.cli.api_errors import as_usage_errors
 from gpurent.cli.common import DbOption, DisplayCurrencyOption, FormatOption
 from gpurent.cli.output import OutputFormat, render, to_jsonable
+from gpurent.cli.queries import EGRESS_MARK, EGRESS_NOTE, STORAGE_MARK, STORAGE_NOTE
 from gpurent.cli.usage_options import (
     IncludeSpotOption,
     IncludeStaleOption,
@@ -99,8 +101,8 @@ def _table_offer(row: api.SizedOffer) -> dict[str, Any]:
         "cards": row.gpu_count,
         "TP": row.tensor_parallel,
         "status": status,
-        "true/h": money(row.true_hourly, "0.01"),
-        "true/month": money(row.true_monthly, "0.01"),
+        "true/h": _marked(money(row.true_hourly, "0.01"), row),
+        "true/month": _marked(money(row.true_monthly, "0.01"), row),
         "tok/s": row.tokens_per_s,
         "tok/s/user": row.tokens_per_s_per_user,
         "TTFT ms": row.ttft_ms,
@@ -108,6 +110,26 @@ def _table_offer(row: api.SizedOffer) -> dict[str, Any]:
         "per M tok": money(row.cost_per_million_tokens, "0.01"),
         "region": row.region,
     }
+
+
+def _marked(value: Decimal | None, row: api.SizedOffer) -> Decimal | str | None:
+    """A cost with `cheapest`'s marks for what it leaves out (storage `*`, traffic `†`)."""
+    mark = (f" {STORAGE_MARK}" if row.storage_price_unknown else "") + (
+        f" {EGRESS_MARK}" if row.egress_price_unknown else ""
+    )
+    return value if value is None or not mark else f"{value}{mark}"
+
+
+def _cost_notes(rows: Sequence[api.SizedOffer]) -> list[str]:
+    """The notes on the marks the table's rows carry."""
+    return [
+        note
+        for note, marked in (
+            (STORAGE_NOTE, any(r.storage_price_unknown for r in rows)),
+            (EGRESS_NOTE, any(r.egress_price_unknown for r in rows)),
+        )
+        if marked
+    ]
 
 
 def _stale_age(age_s: int | None) -> str:
@@ -172,6 +194,8 @@ def _print_table(answer: api.SizeAnswer, console: Console) -> None:
             if row.note:
                 line = f"· row {n}, {row.provider} {row.card}: {row.note}"
                 console.print(Text(line, style="dim"))
+        for note in _cost_notes(answer.offers):
+            console.print(Text(note, style="dim"))
     if answer.cannot_tell:
         # Unknown is never a yes: these are not ranked with the offers above.
         render(

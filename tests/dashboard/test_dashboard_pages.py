@@ -570,3 +570,34 @@ def test_a_damaged_warehouse_is_said_as_damaged(tmp_path: Path) -> None:
     with pytest.raises(data.DataUnavailable) as info:
         data._page_read(damaged)()
     assert info.value.kind == "damaged"
+
+
+def test_the_now_page_ranks_as_cheapest_does_spot_left_out_and_counted(tmp_path: Path) -> None:
+    """Audit (surfaces): Now ranked a spot price first with no word, where `cheapest` leaves
+    it out and counts it."""
+    from gpurent_core.model import PriceKind
+
+    kit = FeedKit(tmp_path)
+    db = tmp_path / "spot.duckdb"
+    con = connect(db)
+    try:
+        run = kit.run(1, provider="runpod")
+        load_run(con, run, kit.write("r", [
+            kit.offer(run, "on-demand", price=Decimal("2.50"), currency="USD"),
+            kit.offer(run, "spot", price=Decimal("1.20"), currency="USD",
+                      price_kind=PriceKind.SPOT),
+        ]))  # fmt: skip
+    finally:
+        con.close()
+    plain = data.now_answer(db, data.NowFilters(display_currency="USD"))
+    assert plain.frame["offer_key"].to_list() == ["on-demand"]
+    assert plain.spot_left_out == 1
+    asked = data.now_answer(db, data.NowFilters(display_currency="USD", include_spot=True))
+    assert asked.frame["offer_key"].to_list() == ["spot", "on-demand"]
+    assert asked.spot_left_out == 0
+    cheapest = api.cheapest(1, currency="USD", db=db)
+    assert [o.offer_key for o in cheapest] == plain.frame["offer_key"].to_list()
+    for lang in (Lang.EN, Lang.ZH):
+        table = tables.now_table(asked.frame, lang, datetime.now(UTC))
+        prices = table[table.columns[8]].to_list()
+        assert prices[0] != prices[0].split(" (")[0] and "(" not in prices[1]

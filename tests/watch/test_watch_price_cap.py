@@ -162,3 +162,21 @@ def test_watch_add_stores_a_per_card_cap_for_the_cards_and_says_both(tmp_path: P
     fired = [a.watch_id for a in evaluate_watches(con, now=utcnow()).alerts]
     con.close()
     assert fired == [1]  # 2 x 1.98 + disk = 3.96/h for 2 cards: 1.98 per card <= 2.5
+
+
+def test_an_alert_says_when_its_true_price_leaves_storage_out(
+    con: duckdb.DuckDBPyConnection, market: Market
+) -> None:
+    """Audit (surfaces): the alert said "50 GB storage, add-ons included" for an offer whose
+    storage price is unknown (`cheapest` marks it `*`): now it says storage is not counted,
+    and that the cap was checked without it."""
+    capped(con, "5", "card-hour")
+    free = market.offer("h1", fees=())  # no storage fee at all: its price is unknown
+    sold = free | {"status": StockStatus.SOLD_OUT, "available_count": 0}
+    market.poll([sold])
+    market.poll([free])
+    now = market.start + timedelta(minutes=market.n, seconds=30)
+    (alert,) = evaluate_watches(con, now=now).alerts
+    body = alert.body
+    assert "storage NOT counted" in body and "cap was checked without it" in body
+    assert "50 GB storage, add-ons included" not in body

@@ -68,10 +68,22 @@ def compose(
     lines = [headline]
     if cost is not None:
         c = cost.cost
+        # What the figure holds, said as it is: storage or traffic whose price is unknown is
+        # not in it (as `cheapest` marks it), and a price cap was checked without it.
+        left = [p for p, unknown in (("storage", c.storage_price_unknown),
+                                      ("traffic", c.egress_price_unknown)) if unknown]  # fmt: skip
+        held = (
+            "(always on, 50 GB storage, add-ons included)"
+            if not left
+            else f"(always on, add-ons included; {' and '.join(left)} NOT counted: no price "
+            "published for it"
+            + ("; your price cap was checked without it" if watch.max_price is not None else "")
+            + ")"
+        )
         lines.append(
             f"True price for {cost.gpus_rented} card(s): {_money(c.hourly_display)} "
             f"{c.display_currency}/hour, {_money(c.monthly_display)} {c.display_currency}/month "
-            "(always on, 50 GB storage, add-ons included)."
+            f"{held}."
         )
         if c.display_currency != c.currency:
             lines.append(
