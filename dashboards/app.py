@@ -53,11 +53,15 @@ def _sidebar() -> tuple[Lang, str]:
         key="lang",
     )
     lang = Lang(chosen or Lang.EN)
-    default_currency = settings.currency if settings.currency in DISPLAY_CURRENCIES else "CNY"
+    # The CLI's default (GPURENT_CURRENCY) is the page's too: a currency beyond the usual
+    # two is offered beside them, never silently replaced by CNY.
+    choices = list(DISPLAY_CURRENCIES)
+    if settings.currency not in choices:
+        choices.append(settings.currency)
     currency = st.sidebar.selectbox(
         t(lang, "currency"),
-        DISPLAY_CURRENCIES,
-        index=DISPLAY_CURRENCIES.index(default_currency),
+        choices,
+        index=choices.index(settings.currency),
         key="currency",
     )
     return lang, str(currency)

@@ -179,6 +179,10 @@ LABELS: dict[str, tuple[str, str]] = {
         "asked for is not in the true cost.",
         "* 存储价格未知：该平台的数据未列出存储费用，所选存储未计入真实成本。",
     ),
+    "fx_note": (
+        "Converted at {rates} (the source: `gpurent explain`).",
+        "按 {rates} 换算（来源见 `gpurent explain`）。",
+    ),
     "include_spot": (
         "Include spot (interruptible) prices",
         "包含竞价（可被中断）价格",
@@ -216,6 +220,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "col_quarantined_total": ("Quarantined (all)", "隔离行（全部）"),
     "col_good_offers": ("Offers shown", "显示的报价数"),
     "col_good_age": ("Shown data age", "所显示数据时效"),
+    "col_stale_kept": ("Stale shown (oldest seen)", "显示中的过时报价（最早一次见到）"),
     "col_message": ("Message", "说明"),
     "col_reason": ("Reason", "原因"),
     "col_field": ("Field", "字段"),

@@ -181,6 +181,9 @@ def render(ctx: Ctx) -> None:
     )
     if tables.storage_unknown(frame):
         st.caption(t(lang, "storage_unknown_note"))
+    rates = tables.fx_rates(frame)
+    if rates:  # a ranking across currencies is only as good as its rate, as the CLI says
+        st.caption(t(lang, "fx_note", rates="; ".join(rates)))
     st.download_button(
         t(lang, "index_download"),
         csv_bytes(frame.drop("rentable")),

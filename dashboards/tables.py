@@ -149,6 +149,19 @@ def now_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFrame:
     return out
 
 
+def fx_rates(frame: pl.DataFrame) -> list[str]:
+    """The exchange rates the rows' costs were converted at ("USD/CNY 7.10 of 2026-11-27"),
+    as `cheapest` names them under its table; empty when no row was converted."""
+    if "fx_rate" not in frame.columns:
+        return []
+    found = frame.filter(pl.col("fx_rate").is_not_null())
+    pairs = found.select("currency", "cost_currency", "fx_rate", "fx_date").unique()
+    return sorted(
+        f"{r['currency']}/{r['cost_currency']} {r['fx_rate']} of {r['fx_date']}"
+        for r in pairs.iter_rows(named=True)
+    )
+
+
 def storage_unknown(frame: pl.DataFrame) -> bool:
     """Whether any row's storage is left out of its cost (the table's note is then shown)."""
     return "storage_price_unknown" in frame.columns and bool(frame["storage_price_unknown"].any())
@@ -185,6 +198,13 @@ def providers_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFr
             t(lang, "col_quarantined_total"): r["quarantined_total"],
             t(lang, "col_good_offers"): r["last_good_offers"],
             t(lang, "col_good_age"): human_age(lang, r["last_good_at"], now),
+            # Rows still shown that the latest look did not confirm, and the oldest's age:
+            # after a partial run they are older than the run (as `gpurent providers`).
+            t(lang, "col_stale_kept"): (
+                f"{r['stale_offers']} ({human_age(lang, r['oldest_shown_at'], now)})"
+                if r.get("stale_offers")
+                else ""
+            ),
             t(lang, "col_message"): r["last_message"] or "",
         }
         for r in frame.iter_rows(named=True)
@@ -194,7 +214,7 @@ def providers_table(frame: pl.DataFrame, lang: Lang, now: datetime) -> pd.DataFr
         for k in (
             "col_provider", "col_last_status", "col_last_run_age", "col_offers",
             "col_quarantined", "col_quarantined_total", "col_good_offers", "col_good_age",
-            "col_message",
+            "col_stale_kept", "col_message",
         )
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

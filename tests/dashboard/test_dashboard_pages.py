@@ -601,3 +601,43 @@ def test_the_now_page_ranks_as_cheapest_does_spot_left_out_and_counted(tmp_path:
         table = tables.now_table(asked.frame, lang, datetime.now(UTC))
         prices = table[table.columns[8]].to_list()
         assert prices[0] != prices[0].split(" (")[0] and "(" not in prices[1]
+
+
+def sidebar_only() -> None:
+    """The app's sidebar alone (AppTest runs this function's source as a script)."""
+    from dashboards.app import _sidebar
+
+    _sidebar()
+
+
+def test_the_sidebar_defaults_to_the_clis_currency(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Audit (surfaces): with GPURENT_CURRENCY=EUR the CLI answered in EUR and the page fell
+    back to CNY without a word."""
+    monkeypatch.setenv("GPURENT_CURRENCY", "EUR")
+    app = AppTest.from_function(sidebar_only, default_timeout=60)
+    app.run()
+    assert not app.exception, app.exception
+    (box,) = [s for s in app.sidebar.selectbox if s.key == "currency"]
+    assert box.value == "EUR" and {"CNY", "USD"} <= set(box.options)
+
+
+def test_the_tables_say_what_the_cli_says_under_them() -> None:
+    """Audit (surfaces): the rate a cost was converted at, and the stale rows a provider
+    still shows (as `cheapest`'s footnote and `gpurent providers` say them)."""
+    from datetime import date, timedelta
+
+    now = datetime.now(UTC)
+    offers = pl.DataFrame({
+        "currency": ["USD", "CNY"], "cost_currency": ["CNY", "CNY"],
+        "fx_rate": [Decimal("7.10"), None], "fx_date": [date(2026, 11, 27), None],
+    })  # fmt: skip
+    assert tables.fx_rates(offers) == ["USD/CNY 7.10 of 2026-11-27"]
+    assert tables.fx_rates(offers.filter(pl.col("currency") == "CNY")) == []
+    runs = pl.DataFrame([{
+        "provider": "vastai", "last_status": "partial", "last_run_at": now,
+        "last_offers": 8, "last_quarantined": 0, "quarantined_total": 0,
+        "last_good_offers": 8, "last_good_at": now, "last_message": "page 3 failed",
+        "stale_offers": 3, "oldest_shown_at": now - timedelta(hours=2),
+    }])  # fmt: skip
+    table = tables.providers_table(runs, Lang.EN, now)
+    assert table["Stale shown (oldest seen)"].to_list()[0].startswith("3 (")
