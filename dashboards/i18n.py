@@ -583,8 +583,10 @@ LABELS: dict[str, tuple[str, str]] = {
         "from {n} sold-out spells",
         "{who}：1 小时内 {p1}，6 小时内 {p6}，24 小时内 {p24}；预计等待 {wait}，基于 {n} 次售罄",
     ),
-    "avail_restock_about": ("about {h} h", "约 {h} 小时"),
-    "avail_restock_over": ("over {h} h", "超过 {h} 小时"),
+    "avail_restock_about": ("about {span}", "约 {span}"),
+    "avail_restock_over": ("over {span}", "超过 {span}"),
+    "unit_min": ("min", "分钟"),
+    "unit_h": ("h", "小时"),
     "avail_restock_thin": (
         "{who}: not enough history ({n} sold-out spells; a forecast needs {min})",
         "{who}：历史不足（{n} 次售罄；预测至少需要 {min} 次）",

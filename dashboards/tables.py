@@ -31,6 +31,7 @@ from dashboards.i18n import (
 )
 from gpurent import api
 from gpurent.api import names
+from gpurent_core.forecast import wait_figure
 
 GREY = "color: #9aa0a6"
 STORAGE_MARK = "*"
@@ -345,11 +346,11 @@ def restock_sentence(forecast: Any, lang: Lang) -> str:
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{value:.0%}"
 
-    wait = (
-        t(lang, "avail_restock_over", h=f"{forecast.longest_h:.0f}")
-        if forecast.median_wait_h is None
-        else t(lang, "avail_restock_about", h=f"{forecast.median_wait_h:.1f}".removesuffix(".0"))
-    )
+    # Rounded as `gpurent history` rounds it: minutes below an hour, never "about 0 h".
+    over = forecast.median_wait_h is None
+    number, unit = wait_figure(forecast.longest_h if over else forecast.median_wait_h)
+    span = f"{number} {t(lang, 'unit_min' if unit == 'min' else 'unit_h')}"
+    wait = t(lang, "avail_restock_over" if over else "avail_restock_about", span=span)
     return t(
         lang, "avail_restock_line", who=who, p1=pct(forecast.within_1h),
         p6=pct(forecast.within_6h), p24=pct(forecast.within_24h), wait=wait, n=forecast.spells,

@@ -228,9 +228,16 @@ def not_enough(spells: int) -> str:
 
 
 def _h(hours: float) -> str:
+    number, unit = wait_figure(hours)
+    return f"{number} {unit}"
+
+
+def wait_figure(hours: float) -> tuple[str, str]:
+    """A wait as every surface rounds it, (number, unit): minutes below an hour ("2",
+    "min"), one decimal below ten hours ("1.5", "h"), whole hours above ("15", "h")."""
     if hours < 1:
-        return f"{max(1, round(hours * 60))} min"
-    return f"{hours:.0f} h" if hours >= 10 else f"{hours:.1f}".rstrip("0").rstrip(".") + " h"
+        return str(max(1, round(hours * 60))), "min"
+    return (f"{hours:.0f}" if hours >= 10 else f"{hours:.1f}".rstrip("0").rstrip(".")), "h"
 
 
 def _near(a: int, b: int, size: int) -> bool:

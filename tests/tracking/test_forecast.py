@@ -252,6 +252,25 @@ def test_the_availability_page_shows_it_in_both_languages(db: Path) -> None:
     assert tables.restock_sentence(few, Lang.ZH).startswith("所有平台：历史不足（0 次售罄")
 
 
+def test_the_page_rounds_a_wait_as_the_cli_does(db: Path) -> None:
+    """Audit (surfaces): a 2-minute wait read "about 0 h" on the page, "about 2 min" in the
+    CLI; both now say the CLI's figure, in the page's language."""
+    from dataclasses import replace
+
+    from dashboards import tables
+    from dashboards.i18n import Lang
+
+    found = api.restock_forecast("H100", vram_gb=80, db=db, now=MONDAY)
+    for hours, cli_says in ((2 / 60, "2 min"), (15.1, "15 h"), (1.5, "1.5 h")):
+        short = replace(found, median_wait_h=hours)
+        assert f"about {cli_says}" in tables.restock_sentence(short, Lang.EN)
+        number, unit = cli_says.split()
+        zh_unit = {"min": "分钟", "h": "小时"}[unit]
+        assert f"约 {number} {zh_unit}" in tables.restock_sentence(short, Lang.ZH)
+    over = replace(found, median_wait_h=None, longest_h=0.5)
+    assert "over 30 min" in tables.restock_sentence(over, Lang.EN)
+
+
 def _availability_page(db: str) -> None:
     from pathlib import Path
 
