@@ -194,10 +194,11 @@ def test_word_lists_do_not_overlap() -> None:
 
 
 def _has_sold_out_signal(text: str) -> bool:
-    """A sold-out word, a negator ("no GPU available", "暂无"), or any digit (a count of 0 or
+    """A sold-out word, a negator ("no GPU available", "暂无"), a negative answer ("有货
+    FALSE", "in stock: false" answer the stock question no), or any digit (a count of 0 or
     "8/8 used" is a sold-out statement). Substrings, so this over-approximates."""
     normal = unicodedata.normalize("NFKC", text).lower()
-    return any(word in normal for word in (*SOLD_OUT_WORDS, *NEGATOR_WORDS)) or any(
+    return any(word in normal for word in (*SOLD_OUT_WORDS, *NEGATOR_WORDS, "false")) or any(
         c.isdigit() for c in normal
     )
 
@@ -214,6 +215,7 @@ pieces = st.one_of(
 @example("available later")
 @example("低")
 @example("high demand")
+@example("有货 FALSE")  # found by hypothesis: a negative answer, sold out by design
 def test_never_sold_out_without_a_sold_out_word(text: str) -> None:
     if _has_sold_out_signal(text):
         return
