@@ -503,11 +503,15 @@ LABELS: dict[str, tuple[str, str]] = {
     # Price index page, method gpi-2 (rows per GPU, form factor, price kind and market)
     "index_method": ("Method", "方法"),
     "index_method_help": (
-        "gpi-2: per GPU, form factor, price kind and market, the median of the providers' "
-        "medians with its quartiles (p25, p75). gpi-1: per GPU, on demand only, a capped "
-        "mean. Both in docs/price-index.md.",
-        "gpi-2：按 GPU、规格、价格类型和市场分行，取各平台中位数的中位数及其四分位数"
-        "（p25、p75）。gpi-1：按 GPU，仅按需价格，取有上限权重的均值。两者见 docs/price-index.md。",
+        "gpi-3: as gpi-2, but only offers rentable as listed (every card of the machine "
+        "free) quote, and each supplier has one vote (a marketplace's re-listing votes as "
+        "the cloud it re-lists). gpi-2: per GPU, form factor, price kind and market, the "
+        "median of the providers' medians with its quartiles (p25, p75). gpi-1: per GPU, on "
+        "demand only, a capped mean. All in docs/price-index.md.",
+        "gpi-3：同 gpi-2，但只计按所列规格可租（整机的卡全部空闲）的报价，且每个供应方一票"
+        "（市场平台转售的机器算作其背后的云）。gpi-2：按 GPU、规格、价格类型和市场分行，取各平台"
+        "中位数的中位数及其四分位数（p25、p75）。gpi-1：按 GPU，仅按需价格，取有上限权重的均值。"
+        "均见 docs/price-index.md。",
     ),
     "index_kinds": ("Price kinds", "价格类型"),
     "index_markets": ("Markets", "市场"),
@@ -524,17 +528,20 @@ LABELS: dict[str, tuple[str, str]] = {
     "col_in_stock_share": ("Share in stock", "有货比例"),
     "index_latest": ("Every row of the latest day, {day}", "最新一天（{day}）的全部行"),
     "index_withheld_v2": (
-        "{n} rows withheld (fewer than {min_providers} providers quoting in stock, or p75 "
+        "{n} rows withheld (fewer than {min_providers} {who} quoting in stock, or p75 "
         "above {spread} × p25): gaps in the lines, never carried forward. Method {method}.",
-        "{n} 行不发布（有货报价的平台少于 {min_providers} 个，或 p75 高于 p25 的 {spread} 倍）："
+        "{n} 行不发布（有货报价的{who}少于 {min_providers} 个，或 p75 高于 p25 的 {spread} 倍）："
         "线条中断，不沿用前值。方法 {method}。",
     ),
     "index_none_v2": (
-        "No row has an index yet: each needs at least {min_providers} providers quoting in "
+        "No row has an index yet: each needs at least {min_providers} {who} quoting in "
         "stock on a day, with p75 at most {spread} × p25.",
-        "还没有指数：每行每天至少需要 {min_providers} 个平台有货报价，且 p75 不高于 p25 的 "
+        "还没有指数：每行每天至少需要 {min_providers} 个{who}有货报价，且 p75 不高于 p25 的 "
         "{spread} 倍。",
     ),
+    # What has a vote in a gpi-2 / gpi-3 row (gpurent.api.market.IndexRules.voter)
+    "index_voters_provider": ("providers", "平台"),
+    "index_voters_supplier": ("suppliers", "供应方"),
     # Availability page
     "avail_intro": (
         "Share of polls that found a card free, by hour of the week, per GPU and provider; "

@@ -1,8 +1,9 @@
 """Price index: one line per series over time, the provider count beneath, CSV download.
 
-Method gpi-2 (the default): a series per GPU, form factor, price kind and market, chosen
-by kind and market, and a table of the latest day's rows (quartiles, share in stock, why a
-row is withheld). Method gpi-1: a line per GPU. The method is picked on the page."""
+Methods gpi-3 (the default) and gpi-2: a series per GPU, form factor, price kind and
+market, chosen by kind and market, and a table of the latest day's rows (quartiles, share
+in stock, why a row is withheld). Method gpi-1: a line per GPU. The method is picked on the
+page."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def render(ctx: Ctx) -> None:
     if frame.height == 0:
         return
     rules = index_rules(method)
-    v2 = method == IndexMethod.GPI_2
+    v2 = method != IndexMethod.GPI_1  # gpi-2 and gpi-3 rows have the same columns
     shown_rows = chosen_v2(frame, lang) if v2 else frame
     labelled = series_labels(shown_rows, lang) if v2 else charts.with_gpu_label(frame)
     quoted = labelled.filter(pl.col("index_price").is_not_null())
@@ -83,7 +84,7 @@ def render(ctx: Ctx) -> None:
 
 
 def chosen_v2(frame: pl.DataFrame, lang: Lang) -> pl.DataFrame:
-    """The gpi-2 rows of the price kinds and markets chosen (on demand, both markets, by
+    """The gpi-2 or gpi-3 rows of the price kinds and markets chosen (on demand, both markets, by
     default)."""
     left, right = st.columns(2)
     kinds = left.multiselect(
@@ -106,7 +107,7 @@ def form_label(lang: Lang, form: str | None) -> str:
 
 
 def series_labels(frame: pl.DataFrame, lang: Lang) -> pl.DataFrame:
-    """Adds ``gpu``, a gpi-2 series as people name it: "H100 80GB SXM · on demand · China"
+    """Adds ``gpu``, a gpi-2 or gpi-3 series as people name it: "H100 80GB SXM · on demand · China"
     (the form factor, when not stated, says so: such offers are a series of their own)."""
     labels = [
         " · ".join(
@@ -123,7 +124,7 @@ def series_labels(frame: pl.DataFrame, lang: Lang) -> pl.DataFrame:
 
 
 def latest_table(frame: pl.DataFrame, lang: Lang, currency: str) -> None:
-    """Every row of the latest day shown, with the columns gpi-2 adds."""
+    """Every row of the latest day shown, with the columns gpi-2 (and gpi-3) add."""
     if frame.height == 0:
         return
     day = frame["date"].max()
@@ -155,10 +156,14 @@ def withheld_text(lang: Lang, rules: IndexRules, withheld: int, frame: pl.DataFr
     return t(
         lang, "index_withheld_v2", n=withheld, method=method,
         min_providers=rules.min_providers, spread=rules.max_spread,
+        who=t(lang, f"index_voters_{rules.voter}"),
     )  # fmt: skip
 
 
 def none_text(lang: Lang, rules: IndexRules) -> str:
     if rules.max_spread is None:
         return t(lang, "index_none")
-    return t(lang, "index_none_v2", min_providers=rules.min_providers, spread=rules.max_spread)
+    return t(
+        lang, "index_none_v2", min_providers=rules.min_providers, spread=rules.max_spread,
+        who=t(lang, f"index_voters_{rules.voter}"),
+    )  # fmt: skip

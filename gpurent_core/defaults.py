@@ -13,8 +13,8 @@ from gpurent_core.units import HOURS_PER_MONTH
 
 DEFAULT_CURRENCY = "CNY"
 """Display currency for costs and rankings when GPURENT_CURRENCY is not set."""
-DEFAULT_INDEX_METHOD = IndexMethod.GPI_2
-"""The price index method read when none is named (gpi-1 stays computable)."""
+DEFAULT_INDEX_METHOD = IndexMethod.GPI_3
+"""The price index method read when none is named (gpi-1 and gpi-2 stay computable)."""
 
 # The usage a cost is for, unless the user says otherwise (``cost.usage.UsageProfile``).
 DEFAULT_HOURS_PER_MONTH = Decimal(HOURS_PER_MONTH.numerator) / HOURS_PER_MONTH.denominator

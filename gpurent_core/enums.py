@@ -172,3 +172,6 @@ class IndexMethod(StrEnum):
     GPI_2 = "gpi-2"
     """Per GPU, form factor, price kind and market: the median of provider medians, with
     quartiles; withheld when too few providers or too dispersed."""
+    GPI_3 = "gpi-3"
+    """gpi-2, with a quote only from offers rentable as listed (all cards of the unit free)
+    and one vote per supplier (a marketplace's re-listing votes as the cloud it re-lists)."""

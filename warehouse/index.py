@@ -219,7 +219,8 @@ WITH spans AS (
 versions AS (
     SELECT
         provider, offer_key, valid_from, valid_to, gpu_model, gpu_vram_gb, gpu_form_factor,
-        gpu_count, status, price, currency, billing_unit, price_basis, price_kind, plan_set_id
+        gpu_count, status, available_count, price, currency, billing_unit, price_basis,
+        price_kind, plan_set_id
     FROM version_rows
     WHERE valid_from < $stop AND coalesce(valid_to, 'infinity'::TIMESTAMPTZ) > $start
       AND ($gpu IS NULL OR lower(gpu_model) = lower($gpu))

@@ -24,6 +24,11 @@ day confirmed (``warehouse.index.SEEN_SQL``, shared with gpi-1: stale rows obser
 
 ``compute_value`` is steps 3-5 for one row, ``compute_rows`` steps 1-6 over offers of
 days (both pure); ``price_index_v2`` reads the warehouse.
+
+Method gpi-3 is this computation with two rules changed (``RULES``): an offer is in stock,
+and quotes, only when rentable as listed (``gpurent_core.cost.stock.rentable``: every card of
+the unit free, ``WHOLE_UNIT_SQL``), and each *supplier* has one vote, a marketplace's
+re-listing voting as the cloud it re-lists (``supplier_of``, ``SUPPLIER_NAMES``).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from gpurent_core.cost.money import quantize_money
 from gpurent_core.enums import BillingUnit, IndexMethod, PriceKind, StockStatus
 from gpurent_core.fx import FxRate, FxRateMissing, FxTable
-from gpurent_core.providers import BY_NAME
+from gpurent_core.providers import BY_NAME, PROVIDERS
 from warehouse.costed import fx_table_for
 from warehouse.db import query_rows
 from warehouse.index import SEEN_SQL, FxConverter, history_days, quote_per_gpu_hour
@@ -49,6 +54,7 @@ if TYPE_CHECKING:
     import duckdb
 
 METHOD_VERSION = IndexMethod.GPI_2.value
+"""The version of ``compute_rows``'s rows unless another method is named."""
 MIN_PROVIDERS = 3
 WEIGHT_CAP = Fraction(1, 3)
 """The most one provider may weigh: one vote among at least MIN_PROVIDERS."""
@@ -113,6 +119,62 @@ def market_of(provider: str) -> Market:
     return Market.CN if info is not None and info.home == "CN" else Market.INTL
 
 
+# ---------------------------------------------------------------- what a method changes
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a method built on this computation decides (gpi-2, gpi-3)."""
+
+    whole_unit: bool
+    """In stock (and a quote) only when rentable as listed (``WHOLE_UNIT_SQL``); else the
+    status word (in_stock or low), as gpi-2 publishes it."""
+    by_supplier: bool
+    """One vote per supplier (``supplier_of``); else one per provider, as in gpi-2."""
+
+
+RULES: dict[IndexMethod, Rules] = {
+    IndexMethod.GPI_2: Rules(whole_unit=False, by_supplier=False),
+    IndexMethod.GPI_3: Rules(whole_unit=True, by_supplier=True),
+}
+
+WHOLE_UNIT_SQL = "(available_count IS NULL OR available_count >= gpu_count)"
+"""``gpurent_core.cost.stock.rentable(offer, 1)`` less its status test, over a version's
+columns: an offer is rented as listed (``cards_to_rent`` of one card is the listed count,
+per machine or pooled free count alike), so the free count, when given, must cover every
+card of it. tests/tracking/test_index_gpi3.py checks it against ``rentable``."""
+
+RELISTING_MARKETPLACES = frozenset({"shadeform", "primeintellect"})
+"""Marketplaces whose offer key starts with the cloud that supplies the machine: shadeform
+``<cloud>/<shade_instance_type>/<region>``, primeintellect ``<provider>/<dataCenter>/
+<cloudId>/<gpuCount>/<security>`` (their parser docstrings)."""
+
+SUPPLIER_NAMES: dict[str, str] = {
+    # The underlying clouds of those keys (shadeform's `cloud`, Prime Intellect's `provider`
+    # enum: spiders/providers/{shadeform,primeintellect}/recordings/PROVENANCE) that gpurent
+    # also tracks directly, by gpurent's provider name (docs/price-index.md, method gpi-3).
+    "datacrunch": "verda",  # both; DataCrunch, now Verda (gpurent's verda: api.datacrunch.io)
+    "lambdalabs": "lambda",  # both; Lambda (gpurent's lambda, folder lambdalabs)
+    "runpod": "runpod",  # both
+    "hyperstack": "hyperstack",  # both
+    "tensordock": "tensordock",  # Prime Intellect's recording (its A6000 offer)
+}
+"""Underlying cloud (lower case) -> gpurent provider. A cloud not here votes under its own
+name (lower case): a supplier gpurent does not track directly still has one vote."""
+
+if not set(SUPPLIER_NAMES.values()) <= {p.name for p in PROVIDERS}:  # pragma: no cover
+    raise AssertionError("SUPPLIER_NAMES maps to a provider gpurent does not know")
+
+
+def supplier_of(provider: str, offer_key: str) -> str:
+    """Who supplies an offer's machine: for a re-listing marketplace, the cloud its key
+    names (gpurent's name for it where gpurent tracks it, else its own), else the provider."""
+    if provider not in RELISTING_MARKETPLACES:
+        return provider
+    cloud = offer_key.split("/", 1)[0].strip().lower()
+    return SUPPLIER_NAMES.get(cloud, cloud) if cloud else provider
+
+
 # ---------------------------------------------------------------- one row: steps 3-5
 
 
@@ -148,8 +210,11 @@ def fraction_median(values: Iterable[Fraction]) -> Fraction:
     return quantile(sorted(values), Fraction(1, 2))
 
 
-def compute_value(quotes: Iterable[tuple[str, Fraction | Decimal]]) -> RowValue:
-    """Steps 3-5 for the (provider, price per GPU-hour) quotes of one row."""
+def compute_value(
+    quotes: Iterable[tuple[str, Fraction | Decimal]], *, voter: str = "provider"
+) -> RowValue:
+    """Steps 3-5 for the (provider, price per GPU-hour) quotes of one row; ``voter`` is
+    what has a vote ("provider", gpi-3: "supplier"), as the reasons name it."""
     by_provider: dict[str, list[Fraction]] = defaultdict(list)
     for provider, price in quotes:
         by_provider[provider].append(Fraction(price))
@@ -161,7 +226,7 @@ def compute_value(quotes: Iterable[tuple[str, Fraction | Decimal]]) -> RowValue:
         reason = (
             "no in-stock quote"
             if n_providers == 0
-            else f"only {n_providers} provider{'s quote' if n_providers > 1 else ' quotes'} "
+            else f"only {n_providers} {voter}{'s quote' if n_providers > 1 else ' quotes'} "
             f"({names}); at least {MIN_PROVIDERS} needed"
         )
         return RowValue(None, None, None, n_offers, n_providers, (), reason)
@@ -243,13 +308,20 @@ def compute_rows(
     rate: Rate,
     currencies: Sequence[str] | None = None,
     market: Callable[[str], Market] = market_of,
+    method: IndexMethod = IndexMethod.GPI_2,
 ) -> list[dict[str, Any]]:
-    """The gpi-2 rows (COLUMNS, in that order) of offers seen on days, ordered by date, GPU,
-    form factor, market, price kind and currency (as ``currencies`` lists them; None: each
-    market in its NATURAL_CURRENCY). The input's order does not matter."""
+    """The rows of ``method`` (gpi-2 or gpi-3; COLUMNS, in that order) of offers seen on
+    days, ordered by date, GPU, form factor, market, price kind and currency (as
+    ``currencies`` lists them; None: each market in its NATURAL_CURRENCY). The input's order
+    does not matter. Under gpi-3 a supplier votes, in its own market (``supplier_of``)."""
+    by_supplier = RULES[method].by_supplier
+
+    def voter(offer: OfferDay) -> str:
+        return supplier_of(offer.provider, offer.offer_key) if by_supplier else offer.provider
+
     groups: dict[_GroupKey, list[OfferDay]] = defaultdict(list)
     for offer in offers:
-        where = market(offer.provider)
+        where = market(voter(offer))
         for kind in offer.listed:
             key = (offer.day, offer.gpu_model, offer.gpu_vram_gb, offer.gpu_form_factor, where,
                    kind)  # fmt: skip
@@ -266,8 +338,8 @@ def compute_rows(
             for m in members:
                 best = _cheapest(m.prices, kind, currency, day, rate)
                 if best is not None:
-                    quotes.append((m.provider, best))
-            value = compute_value(quotes)
+                    quotes.append((voter(m), best))
+            value = compute_value(quotes, voter="supplier" if by_supplier else "provider")
             rows.append(
                 {
                     "date": day,
@@ -284,7 +356,7 @@ def compute_rows(
                     "n_providers": value.n_providers,
                     "in_stock_share": share,
                     "n_observed": observed,
-                    "method_version": METHOD_VERSION,
+                    "method_version": method.value,
                     "withheld_reason": value.withheld_reason,
                 }
             )
@@ -311,35 +383,41 @@ def _cheapest(
 
 # Per day, provider and offer (the versions every good run of the day saw, SEEN_SQL): its
 # last state of the day and its last in-stock state, each with its plans. A struct, not
-# arg_max of each field: arg_max skips NULL values (an unstated form factor).
+# arg_max of each field: arg_max skips NULL values (an unstated form factor). In stock is
+# the status word, and with $whole_unit (gpi-3) also every card of the unit free.
 _DAILY_SQL = (
     SEEN_SQL
-    + """,
+    + f""",
+stocked AS (
+    SELECT *, list_contains($rentable, status) AND (NOT $whole_unit OR {WHOLE_UNIT_SQL})
+        AS in_stock
+    FROM seen
+),
 offer_days AS (
     SELECT
         day, provider, offer_key,
-        bool_or(list_contains($rentable, status)) AS in_stock,
+        bool_or(in_stock) AS in_stock,
         arg_max(
-            {'gpu_model': gpu_model, 'gpu_vram_gb': gpu_vram_gb,
+            {{'gpu_model': gpu_model, 'gpu_vram_gb': gpu_vram_gb,
              'gpu_form_factor': gpu_form_factor, 'gpu_count': gpu_count, 'price': price,
              'currency': currency, 'billing_unit': billing_unit, 'price_basis': price_basis,
-             'price_kind': price_kind, 'plan_set_id': plan_set_id},
+             'price_kind': price_kind, 'plan_set_id': plan_set_id}},
             valid_from
         ) AS last_state,
         arg_max(
-            {'gpu_count': gpu_count, 'price': price, 'currency': currency,
+            {{'gpu_count': gpu_count, 'price': price, 'currency': currency,
              'billing_unit': billing_unit, 'price_basis': price_basis,
-             'price_kind': price_kind, 'plan_set_id': plan_set_id},
+             'price_kind': price_kind, 'plan_set_id': plan_set_id}},
             valid_from
-        ) FILTER (WHERE list_contains($rentable, status)) AS quote
-    FROM seen
+        ) FILTER (WHERE in_stock) AS quote
+    FROM stocked
     GROUP BY day, provider, offer_key
 ),
 plan_lists AS (
     SELECT
         plan_set_id,
-        list({'price': price, 'currency': currency, 'billing_unit': billing_unit,
-              'price_basis': price_basis, 'price_kind': price_kind} ORDER BY seq) AS plans
+        list({{'price': price, 'currency': currency, 'billing_unit': billing_unit,
+              'price_basis': price_basis, 'price_kind': price_kind}} ORDER BY seq) AS plans
     FROM price_plan_sets
     WHERE plan_set_id IN (
         SELECT last_state.plan_set_id FROM offer_days
@@ -395,14 +473,17 @@ def daily_offer_days(
     *,
     gpu_model: str | None = None,
     provider: str | None = None,
+    whole_unit: bool = False,
 ) -> list[OfferDay]:
-    """What the good runs of each UTC day from ``start`` to ``end`` saw of each offer."""
+    """What the good runs of each UTC day from ``start`` to ``end`` saw of each offer; in
+    stock by the status word, or with ``whole_unit`` only when rentable as listed."""
     params: dict[str, Any] = {
         "start": datetime.combine(start, time(), UTC),
         "stop": datetime.combine(end + timedelta(days=1), time(), UTC),
         "gpu": gpu_model,
         "provider": provider,
         "rentable": _RENTABLE,
+        "whole_unit": whole_unit,
     }
     return [offer_day(row) for row in query_rows(con, _DAILY_SQL, params)]
 
@@ -431,9 +512,11 @@ def price_index_v2(
     currencies: Sequence[str] | None = None,
     gpu_model: str | None = None,
     fx: FxTable | None = None,
+    method: IndexMethod = IndexMethod.GPI_2,
 ) -> list[dict[str, Any]]:
-    """The gpi-2 rows (COLUMNS) for every day seen from ``start`` to ``end`` (inclusive UTC
-    days; default: the whole history), in ``currencies`` (None: each market in its own).
+    """The rows (COLUMNS) of ``method`` (gpi-2 or gpi-3) for every day seen from ``start``
+    to ``end`` (inclusive UTC days; default: the whole history), in ``currencies`` (None:
+    each market in its own).
 
     A group seen on a day gets its row even when nobody quotes it in stock: then the prices
     are null and withheld_reason says why. ``fx`` defaults to the warehouse's table.
@@ -446,8 +529,9 @@ def price_index_v2(
     if end < start:
         return []
     converter = PinnedFx(fx or fx_table_for(con))
-    offers = daily_offer_days(con, start, end, gpu_model=gpu_model)
-    return compute_rows(offers, rate=converter.fraction, currencies=currencies)
+    whole_unit = RULES[method].whole_unit
+    offers = daily_offer_days(con, start, end, gpu_model=gpu_model, whole_unit=whole_unit)
+    return compute_rows(offers, rate=converter.fraction, currencies=currencies, method=method)
 
 
 __all__ = [
@@ -456,13 +540,18 @@ __all__ = [
     "METHOD_VERSION",
     "MIN_PROVIDERS",
     "NATURAL_CURRENCY",
+    "RELISTING_MARKETPLACES",
+    "RULES",
+    "SUPPLIER_NAMES",
     "WEIGHT_CAP",
+    "WHOLE_UNIT_SQL",
     "Market",
     "OfferDay",
     "PinnedFx",
     "Price",
     "QuoteKind",
     "RowValue",
+    "Rules",
     "compute_rows",
     "compute_value",
     "daily_offer_days",
@@ -471,4 +560,5 @@ __all__ = [
     "price_index_v2",
     "quantile",
     "quote_kind",
+    "supplier_of",
 ]

@@ -23,11 +23,12 @@ class IndexPoint:
 
     ``index_price`` is None when it is withheld (``withheld_reason`` says why: too few
     providers quoting in stock, say). gpi-1 rows: ``screened_out`` names providers left
-    out as outliers; the gpi-2 fields are None (gpi-1 does not split by them). gpi-2 rows
-    (one per GPU, form factor, price kind and market): ``gpu_form_factor`` (None: the
-    offers do not state it, a group of its own), ``price_kind`` (on_demand, spot,
-    monthly), ``market`` (CN, intl), ``p25`` and ``p75`` (quartiles of the provider
-    quotes); ``screened_out`` is None.
+    out as outliers; the gpi-2 fields are None (gpi-1 does not split by them). gpi-2 and
+    gpi-3 rows (one per GPU, form factor, price kind and market): ``gpu_form_factor``
+    (None: the offers do not state it, a group of its own), ``price_kind`` (on_demand,
+    spot, monthly), ``market`` (CN, intl), ``p25`` and ``p75`` (quartiles of the provider
+    quotes; gpi-3: of the supplier quotes, and ``n_providers`` counts suppliers);
+    ``screened_out`` is None.
     """
 
     date: date
@@ -80,12 +81,14 @@ def index_columns(method: str | None = None) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class IndexRules:
-    """What withholds a row of a method: fewer than ``min_providers`` quoting, or (gpi-2)
-    p75 above ``max_spread`` times p25 (None: no such rule)."""
+    """What withholds a row of a method: fewer than ``min_providers`` quoting (``voter``:
+    what votes, "provider" or, gpi-3, "supplier"), or (gpi-2, gpi-3) p75 above
+    ``max_spread`` times p25 (None: no such rule)."""
 
     method: str
     min_providers: int
     max_spread: Decimal | None
+    voter: str = "provider"
 
 
 def index_rules(method: str | None = None) -> IndexRules:
@@ -98,7 +101,8 @@ def index_rules(method: str | None = None) -> IndexRules:
         return IndexRules(chosen.value, MIN_PROVIDERS, None)
     from warehouse import index_v2
 
-    return IndexRules(chosen.value, index_v2.MIN_PROVIDERS, index_v2.MAX_SPREAD)
+    voter = "supplier" if index_v2.RULES[chosen].by_supplier else "provider"
+    return IndexRules(chosen.value, index_v2.MIN_PROVIDERS, index_v2.MAX_SPREAD, voter)
 
 
 @retried_read
@@ -112,13 +116,14 @@ def index(
     db: Path | str | None = None,
     method: str | None = None,
 ) -> list[IndexPoint]:
-    """The daily price index by ``method`` (gpi-1 or gpi-2; default gpurent_core.defaults'),
-    ordered by day, GPU (gpi-2: form factor, market, price kind) and currency; ``last_days``
+    """The daily price index by ``method`` (gpi-1, gpi-2 or gpi-3; default
+    gpurent_core.defaults'), ordered by day, GPU (gpi-2, gpi-3: form factor, market, price
+    kind) and currency; ``last_days``
     without ``start``: only that many days up to the end. ``gpu`` is read through the
     normaliser ('4090' is the RTX 4090).
 
-    Without ``currency``, gpi-1 gives every currency it is kept in (CNY, USD), gpi-2 each
-    market in its own (CN in CNY, intl in USD)."""
+    Without ``currency``, gpi-1 gives every currency it is kept in (CNY, USD), gpi-2 and
+    gpi-3 each market in its own (CN in CNY, intl in USD)."""
     from warehouse.index import INDEX_CURRENCIES, history_days, price_index
     from warehouse.index_v2 import price_index_v2
 
@@ -130,10 +135,11 @@ def index(
             span = history_days(con)
             if span is not None:
                 start = (end or span[1]) - timedelta(days=last_days - 1)
-        if chosen is IndexMethod.GPI_2:
+        if chosen is not IndexMethod.GPI_1:
             rows = price_index_v2(
-                con, start=start, end=end, currencies=[code] if code else None, gpu_model=model
-            )
+                con, start=start, end=end, currencies=[code] if code else None,
+                gpu_model=model, method=chosen,
+            )  # fmt: skip
             return [IndexPoint(**row, screened_out=None) for row in rows]
         frame = price_index(
             con,

@@ -74,16 +74,17 @@ MethodOption = Annotated[
     IndexMethod,
     typer.Option(
         "--method",
-        help="Index method: gpi-2 (per GPU, form factor, price kind and market, with "
-        "quartiles) or gpi-1 (per GPU, on demand); docs/price-index.md. Each row carries it.",
+        help="Index method: gpi-3 (gpi-2 counting only offers rentable as listed, one vote "
+        "per supplier), gpi-2 (per GPU, form factor, price kind and market, with quartiles) "
+        "or gpi-1 (per GPU, on demand); docs/price-index.md. Each row carries it.",
     ),
 ]
 IndexCurrencyOption = Annotated[
     str | None,
     typer.Option(
         "--currency",
-        help="Index currency (CNY or USD). Default: gpi-2 gives each market in its own (CN "
-        "in CNY, intl in USD), gpi-1 both.",
+        help="Index currency (CNY or USD). Default: gpi-2 and gpi-3 give each market in its "
+        "own (CN in CNY, intl in USD), gpi-1 both.",
         show_default=False,
     ),
 ]
@@ -339,7 +340,7 @@ def index_show(
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Show the index: per UTC day and GPU (gpi-2: and form factor, price kind, market).
+    """Show the index: per UTC day and GPU (gpi-2, gpi-3: and form factor, price kind, market).
 
     Without --from, the last SHOW_DAYS days of history (`index export` writes it all).
     """
@@ -347,8 +348,9 @@ def index_show(
         db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS,
         method=method,
     )  # fmt: skip
-    if fmt is OutputFormat.TABLE and method is IndexMethod.GPI_2:
-        render([index_cells(r) for r in rows], fmt, title="GPU price index gpi-2 (per GPU-hour)",
+    if fmt is OutputFormat.TABLE and method is not IndexMethod.GPI_1:
+        render([index_cells(r) for r in rows], fmt,
+               title=f"GPU price index {method.value} (per GPU-hour)",
                empty_message="No index yet: the warehouse has no good runs in that range.")  # fmt: skip
         return
     if fmt is OutputFormat.TABLE:
@@ -373,7 +375,7 @@ def index_show(
 
 
 def index_cells(r: dict[str, Any]) -> dict[str, Any]:
-    """One table row of a gpi-2 index row: the card with its form factor ("H100 SXM 80G";
+    """One table row of a gpi-2 or gpi-3 index row: the card with its form factor ("H100 SXM 80G";
     "RTX 4090 24G (form ?)" where the offers do not state it, a row of its own)."""
     model, vram, form = r["gpu_model"], r["gpu_vram_gb"], r["gpu_form_factor"]
     size = f"{'?' if vram is None else vram}G"
@@ -405,8 +407,8 @@ def index_export(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Write the index as CSV: one row per date, GPU and currency (gpi-2: and form factor,
-    price kind, market), UTF-8, with its method_version on every row.
+    """Write the index as CSV: one row per date, GPU and currency (gpi-2, gpi-3: and form
+    factor, price kind, market), UTF-8, with its method_version on every row.
 
     The same history gives the same bytes. The folder of --out must exist: it is not
     created."""

@@ -243,9 +243,9 @@ def test_size_groups_what_it_left_out(page: Page, watch, dashboard_url: str) -> 
 def test_price_index_lines_and_csv(page: Page, watch, dashboard_url: str, tmp_path: Path) -> None:
     open_page(page, dashboard_url, "index")
     assert_clean(page, watch)
-    # gpi-2, the default, keeps the markets apart: one platform each here, all withheld.
+    # gpi-3, the default, keeps the markets apart: one platform each here, all withheld.
     page.get_by_text("rows withheld", exact=False).first.wait_for()
-    assert_shows(page, "fewer than 3 providers", "Method gpi-2")
+    assert_shows(page, "fewer than 3 suppliers", "Method gpi-3")
     page.get_by_role("radio", name="gpi-1").check(force=True)
     wait_idle(page)
     page.wait_for_selector(

@@ -1,6 +1,6 @@
-"""The price index page without a browser (Streamlit's AppTest): the method choice (gpi-2
-by default), its series by GPU, form factor, price kind and market, and the latest day's
-table with the columns gpi-2 adds, in both languages."""
+"""The price index page without a browser (Streamlit's AppTest): the method choice (gpi-3
+by default, gpi-2 and gpi-1 chosen), its series by GPU, form factor, price kind and market,
+and the latest day's table with the columns gpi-2 (and gpi-3) add, in both languages."""
 
 from __future__ import annotations
 
@@ -44,9 +44,14 @@ def latest(app: AppTest) -> list[dict[str, Any]]:
     return list(table.value.to_dict(orient="records"))
 
 
-def test_gpi_2_is_the_default_with_its_columns(db: Path) -> None:
+def test_gpi_3_is_the_default_and_gpi_2_can_be_chosen(db: Path) -> None:
     app = run_page(db)
-    assert app.radio(key="index_method").value == "gpi-2"
+    assert app.radio(key="index_method").value == "gpi-3"
+    assert app.radio(key="index_method").options == ["gpi-1", "gpi-2", "gpi-3"]
+    captions = " ".join(str(c.value) for c in app.caption)
+    assert "0 rows withheld (fewer than 3 suppliers" in captions and "Method gpi-3" in captions
+    app.radio(key="index_method").set_value("gpi-2").run()
+    assert not app.exception, app.exception
     lines = app.multiselect(key="index_gpus")
     assert "H100 80GB SXM · on demand · China" in lines.options
     assert "RTX 4090 24GB form factor not stated · on demand · international" in lines.options

@@ -59,7 +59,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_index_show_as_json_and_csv(db: Path) -> None:
-    gpi1 = ("--method", "gpi-1")  # the default is gpi-2 (tests/tracking/test_index_v2_cli.py)
+    gpi1 = ("--method", "gpi-1")  # the default is gpi-3 (tests/tracking/test_index_gpi3.py)
     rows = invoke_json(
         "index", "show", *gpi1, "--db", str(db), "--gpu", "H100", "--currency", "USD"
     )

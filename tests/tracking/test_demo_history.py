@@ -69,10 +69,10 @@ def test_demo_then_index_export_gives_twenty_dates_or_more(demo_db: Path, tmp_pa
         rows = list(csv.DictReader(handle))
     assert set(rows[0]) >= REQUIRED
     assert len({r["date"] for r in rows}) >= 20
-    assert {r["currency"] for r in rows} == {"CNY", "USD"}  # gpi-2: CN in CNY, intl in USD
-    assert {r["method_version"] for r in rows} == {"gpi-2"}
+    assert {r["currency"] for r in rows} == {"CNY", "USD"}  # gpi-3: CN in CNY, intl in USD
+    assert {r["method_version"] for r in rows} == {"gpi-3"}  # the default
     priced = [r for r in rows if r["index_price"]]
-    assert priced, "at least one row is quoted in stock by three providers of one market"
+    assert priced, "at least one row is quoted in stock by three suppliers of one market"
     assert all(int(r["n_providers"]) >= 3 for r in priced)
     assert all(Decimal(r["p25"]) <= Decimal(r["index_price"]) <= Decimal(r["p75"]) for r in priced)
     assert all(r["withheld_reason"] for r in rows if not r["index_price"])

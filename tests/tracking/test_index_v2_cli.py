@@ -1,5 +1,6 @@
-"""`gpurent index --method gpi-2` (the default) in process, the library API beside it, and
-a published day reproduced byte for byte whatever is loaded after it."""
+"""`gpurent index --method gpi-2` in process, the library API beside it, and a published day
+reproduced byte for byte whatever is loaded after it, under gpi-2 and under gpi-3 (the
+default since gpi-3: tests/tracking/test_index_gpi3.py; here the method is named)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,10 @@ def export(db: Path, out: Path, *args: str) -> bytes:
     return out.read_bytes()
 
 
-def test_show_defaults_to_gpi_2_with_its_columns(db: Path) -> None:
-    rows = cli_helpers.invoke_json("index", "show", "--db", str(db), "--to", str(day(1)))
+def test_show_gpi_2_with_its_columns(db: Path) -> None:
+    rows = cli_helpers.invoke_json(
+        "index", "show", "--method", "gpi-2", "--db", str(db), "--to", str(day(1))
+    )
     assert [list(r) for r in rows] == [list(COLUMNS)] * len(rows)
     assert [(r["gpu_model"], r["gpu_form_factor"], r["market"], r["price_kind"],
              r["currency"]) for r in rows] == [
@@ -74,7 +77,7 @@ def test_show_defaults_to_gpi_2_with_its_columns(db: Path) -> None:
 
 def test_show_as_a_table(db: Path) -> None:
     text = cli_helpers.invoke(
-        "index", "show", "--db", str(db), "--gpu", "4090", "--currency", "USD"
+        "index", "show", "--method", "gpi-2", "--db", str(db), "--gpu", "4090", "--currency", "USD"
     ).stdout
     assert "gpi-2" in text and "RTX 4090 24G (form ?)" in text
     assert "0.4400" in text  # lambda 0.40, runpod 0.44, vastai 0.49: the median
@@ -82,14 +85,16 @@ def test_show_as_a_table(db: Path) -> None:
 
 
 def test_export_has_the_method_on_every_row_and_a_chosen_currency(db: Path, tmp_path: Path) -> None:
-    rows = table(export(db, tmp_path / "a.csv").decode("utf-8"))
+    rows = table(export(db, tmp_path / "a.csv", "--method", "gpi-2").decode("utf-8"))
     assert list(rows[0]) == list(COLUMNS)
     assert {r["method_version"] for r in rows} == {"gpi-2"}
     assert {(r["market"], r["currency"]) for r in rows} == {("CN", "CNY"), ("intl", "USD")}
     assert {r["date"] for r in rows} == {str(day(1)), str(day(2))}
     unstated = [r for r in rows if r["gpu_model"] == "RTX 4090"]
     assert unstated and all(r["gpu_form_factor"] == "" for r in unstated)
-    usd = table(export(db, tmp_path / "b.csv", "--currency", "usd").decode("utf-8"))
+    usd = table(
+        export(db, tmp_path / "b.csv", "--method", "gpi-2", "--currency", "usd").decode("utf-8")
+    )
     assert {r["currency"] for r in usd} == {"USD"} and len(usd) == len(rows)
     cn = next(r for r in usd if (r["market"], r["gpu_form_factor"], r["price_kind"]) ==
               ("CN", "SXM", "on_demand") and r["date"] == str(day(1)))  # fmt: skip
@@ -110,7 +115,7 @@ def test_an_unknown_method_is_refused(db: Path) -> None:
 
 
 def test_the_api_gives_either_method_as_typed_points(db: Path) -> None:
-    points = api.index(db=db, gpu="H100", end=day(1))
+    points = api.index(db=db, gpu="H100", end=day(1), method="gpi-2")
     assert points and all(isinstance(p, api.IndexPoint) for p in points)
     assert {p.method_version for p in points} == {"gpi-2"}
     spot = next(p for p in points if p.price_kind == "spot")
@@ -122,8 +127,8 @@ def test_the_api_gives_either_method_as_typed_points(db: Path) -> None:
     assert [p.method_version for p in old] == ["gpi-1"]
     assert list(old[0].as_row()) == list(INDEX_COLUMNS)
     assert (old[0].price_kind, old[0].market, old[0].p25) == (None, None, None)
-    with pytest.raises(api.BadFilter, match="unknown index method 'gpi-3'"):
-        api.index(db=db, method="gpi-3")
+    with pytest.raises(api.BadFilter, match="unknown index method 'gpi-9'"):
+        api.index(db=db, method="gpi-9")
 
 
 def test_the_dashboard_frame_follows_the_method(db: Path) -> None:
@@ -142,21 +147,26 @@ def day_lines(data: bytes, when: str) -> list[bytes]:
     return [line for line in data.splitlines(keepends=True) if line.startswith(when.encode())]
 
 
+@pytest.mark.parametrize("method", ["gpi-2", "gpi-3"])
 def test_a_published_day_is_reproduced_byte_for_byte(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    def export_by(db: Path, out: Path, *args: str) -> bytes:
+        return export(db, out, "--method", method, *args)
+
     path = build_market(tmp_path / "wh")
     d1, d2, d3 = (str(day(n)) for n in (1, 2, 3))
-    first = export(path, tmp_path / "1.csv", "--from", d1, "--to", d1)
-    first_usd = export(path, tmp_path / "1u.csv", "--from", d1, "--to", d1, "--currency", "USD")
-    whole = export(path, tmp_path / "all.csv")
-    second = export(path, tmp_path / "2.csv", "--from", d2, "--to", d2)
+    first = export_by(path, tmp_path / "1.csv", "--from", d1, "--to", d1)
+    first_usd = export_by(path, tmp_path / "1u.csv", "--from", d1, "--to", d1, "--currency", "USD")
+    assert {r["method_version"] for r in table(first.decode("utf-8"))} == {method}
+    whole = export_by(path, tmp_path / "all.csv")
+    second = export_by(path, tmp_path / "2.csv", "--from", d2, "--to", d2)
     assert first.count(b"\n") == 9 and b"\r" not in first  # header + 8 rows, "\n" endings
-    assert export(path, tmp_path / "again.csv", "--from", d1, "--to", d1) == first
+    assert export_by(path, tmp_path / "again.csv", "--from", d1, "--to", d1) == first
     assert day_lines(whole, d1) == first.splitlines(keepends=True)[1:]
     # Run on another day, with another clock: the same bytes.
     monkeypatch.setattr("gpurent_core.fx._today", lambda: day(400))
-    assert export(path, tmp_path / "clock.csv", "--from", d1, "--to", d1) == first
+    assert export_by(path, tmp_path / "clock.csv", "--from", d1, "--to", d1) == first
 
     # Later: day 3's runs (an offer gone, one kept stale, a failed run), runpod's second
     # run of day 2 loaded after them, and an FX rate stored for a later date.
@@ -170,25 +180,24 @@ def test_a_published_day_is_reproduced_byte_for_byte(
     finally:
         con.close()
 
-    assert export(path, tmp_path / "1b.csv", "--from", d1, "--to", d1) == first
-    assert export(path, tmp_path / "1ub.csv", "--from", d1, "--to", d1, "--currency", "USD") == (
-        first_usd
-    )
-    later = export(path, tmp_path / "all-b.csv")
+    assert export_by(path, tmp_path / "1b.csv", "--from", d1, "--to", d1) == first
+    usd_again = export_by(path, tmp_path / "1ub.csv", "--from", d1, "--to", d1, "--currency", "USD")
+    assert usd_again == first_usd
+    later = export_by(path, tmp_path / "all-b.csv")
     assert day_lines(later, d1) == day_lines(whole, d1)
     # What came later did change the days it belongs to: the test could fail.
-    assert export(path, tmp_path / "2b.csv", "--from", d2, "--to", d2) != second
+    assert export_by(path, tmp_path / "2b.csv", "--from", d2, "--to", d2) != second
     assert day_lines(later, d3) and not day_lines(whole, d3)
     before, after = (
         next(r for r in table(data.decode("utf-8")) if r["gpu_form_factor"] == "SXM"
              and r["market"] == "intl" and r["price_kind"] == "on_demand")
-        for data in (second, export(path, tmp_path / "2c.csv", "--from", d2, "--to", d2))
+        for data in (second, export_by(path, tmp_path / "2c.csv", "--from", d2, "--to", d2))
     )  # fmt: skip
     # Day 2: lambda 2.01, runpod 2.21, vastai 2.46; runpod's late 11:00 run says 2.71.
     assert (before["index_price"], before["p75"]) == ("2.210000", "2.335000")
     assert (after["index_price"], after["p75"]) == ("2.460000", "2.585000")
     # The BOM is the only difference --excel-bom makes.
-    bom = export(path, tmp_path / "bom.csv", "--from", d1, "--to", d1, "--excel-bom")
+    bom = export_by(path, tmp_path / "bom.csv", "--from", d1, "--to", d1, "--excel-bom")
     assert bom == b"\xef\xbb\xbf" + first
 
 

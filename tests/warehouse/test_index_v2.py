@@ -132,10 +132,11 @@ def test_the_market_is_the_registry_home() -> None:
     assert market_of("no-such-provider") is Market.INTL
 
 
-def test_the_method_names_are_the_enum_and_the_default_is_gpi_2() -> None:
+def test_the_method_names_are_the_enum_and_the_default_is_gpi_3() -> None:
     assert index.METHOD_VERSION == IndexMethod.GPI_1 == "gpi-1"
     assert index_v2.METHOD_VERSION == IndexMethod.GPI_2 == "gpi-2"
-    assert DEFAULT_INDEX_METHOD is IndexMethod.GPI_2
+    assert IndexMethod.GPI_3 == "gpi-3" and set(index_v2.RULES) == {"gpi-2", "gpi-3"}
+    assert DEFAULT_INDEX_METHOD is IndexMethod.GPI_3  # tests/tracking/test_index_gpi3.py
     assert WEIGHT_CAP * MIN_PROVIDERS <= 1  # one vote among the fewest never exceeds it
 
 
