@@ -16,7 +16,7 @@ machine's clock to set right.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from flows.crawl import CrawlOutcome
 
@@ -43,6 +43,18 @@ def clock_error(outcome: CrawlOutcome, sent: datetime, fetched: datetime) -> str
         f"{fetched:%H:%M:%S}Z): not placed in history, feed kept on the shared storage; "
         "set that machine's clock right (NTP)"
     )
+
+
+def window_start(run_id: str, sent: datetime) -> datetime:
+    """When the window of ``run_id``'s outcomes opens: the time its id was minted
+    (``flows.nightly.new_run_id`` stamps it first, by the fan-out's clock), or ``sent`` for
+    an id given by hand. A fan-out resumed under the same id finds outcomes crawled before
+    this attempt sent anything: they are on time for the id, not behind."""
+    try:
+        minted = datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return sent
+    return min(minted, sent)
 
 
 def refuse_untimely(

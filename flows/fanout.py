@@ -52,7 +52,7 @@ from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectAlreadyExists
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.clock import refuse_untimely
+from flows.clock import refuse_untimely, window_start
 from flows.crawl import CrawlOutcome, CrawlSpec, crawl_command
 from flows.nightly import (
     RunSummary,
@@ -339,7 +339,7 @@ def fanout_crawl(
         states = wait_for_runs(runs, poll_s=poll_s, wait_s=wait_s)
     fetched = {o.provider: o for o in store.fetch(run_id, local, chosen)}
     outcomes = [fetched.get(p) or _missing_outcome(p, run_id, local) for p in chosen]
-    outcomes = refuse_untimely(outcomes, sent, utcnow())
+    outcomes = refuse_untimely(outcomes, window_start(run_id, sent), utcnow())
     ensure_concurrency_limit(LOAD_LIMIT, 1)
     with concurrency(LOAD_LIMIT, occupy=1, strict=True):
         summaries = load_outcomes(db, outcomes, lock_wait_s)

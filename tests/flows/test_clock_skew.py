@@ -95,3 +95,15 @@ def test_a_failed_run_from_a_clock_ahead_does_not_hide_newer_good_data(tmp_path:
         assert provider_status(con).row(0, named=True)["last_status"] == "ok"
     finally:
         con.close()
+
+
+def test_a_resumed_fan_out_takes_its_outcomes_from_when_its_id_was_minted() -> None:
+    """A fan-out resumed under the same run id finds outcomes crawled before this attempt
+    sent anything: on time for the id, not a clock behind."""
+    from flows.clock import window_start
+    from flows.nightly import new_run_id
+
+    sent = T0 + timedelta(hours=3)
+    assert window_start("20261101T080000Z-abc123", sent) == T0  # minted at T0
+    assert window_start("my-own-id", sent) == sent  # an id given by hand: from the send
+    assert window_start(new_run_id(), sent) == sent  # minted now, after this send time
