@@ -183,6 +183,22 @@ def with_group_size(precision: Precision, group_size: int | None) -> Precision:
     return replace(precision, bits=bits, group_size=group_size, note=note)
 
 
+def with_fp8_blocks(precision: Precision, block: object) -> Precision:
+    """``precision`` with the weight blocks an FP8 checkpoint declares
+    (``quantization_config.weight_block_size``, [rows, columns], e.g. [128, 128]): every rank
+    must hold whole blocks, the same rule as group-quantised weights (vLLM refuses
+    Qwen3-235B-A22B-FP8 on 8 cards: its 1536-wide experts give 192 per rank, not a whole
+    number of 128-wide blocks). One scale per 16,384 weights changes the bits by nothing
+    worth counting, so they stay 8. Anything else leaves ``precision`` as it is."""
+    if precision.family != "fp8" or not isinstance(block, list | tuple) or len(block) != 2:
+        return precision
+    width = block[1]
+    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        return precision
+    note = f"{precision.note}; this checkpoint: {block[0]}x{width} weight blocks"
+    return replace(precision, group_size=width, note=note)
+
+
 GGUF_ANY = "gguf-any"
 """A checkpoint that is GGUF without saying which quant (a repository of several)."""
 INT4_ANY = "int4-any"

@@ -527,6 +527,7 @@ def _resolve_model(
         UnknownPrecision,
         checkpoint_precision,
         get_precision,
+        with_fp8_blocks,
         with_group_size,
     )
     from sizing.report import ModelInfo
@@ -546,9 +547,11 @@ def _resolve_model(
                 if declared is None:  # unquantised: its dtype, unless asked otherwise
                     chosen = get_precision(precision or config_precision(raw) or "bf16")
                 notes = [note] if note else []
-            if declared is not None:  # the groups it declares set its bits and TP rule
-                group = (raw.get("quantization_config") or {}).get("group_size")
+            if declared is not None:  # the groups or blocks it declares set the TP rule
+                quant = raw.get("quantization_config") or {}
+                group = quant.get("group_size")
                 chosen = with_group_size(chosen, group if isinstance(group, int) else None)
+                chosen = with_fp8_blocks(chosen, quant.get("weight_block_size"))
             own = config_precision(raw)
             exact = checkpoint_bytes(Path(config))
             # The index holds the checkpoint's own format: exact only when that is what runs.

@@ -351,3 +351,30 @@ def test_a_config_declaring_its_group_size_is_sized_with_it(tmp_path: Path) -> N
     default = api.size(config=tmp_path, prompt_tokens=100, gen_tokens=10, db=tmp_path / "no.db")
     assert grouped.bits_per_weight == pytest.approx(4 + 20 / 32, abs=0.001)
     assert default.bits_per_weight == pytest.approx(4 + 20 / 128, abs=0.001)
+
+
+def test_an_fp8_checkpoint_with_weight_blocks_splits_in_whole_blocks(tmp_path: Path) -> None:
+    """Qwen3-235B-A22B-FP8 declares 128x128 weight blocks: its 1536-wide experts give 192 per
+    card at TP 8, not whole blocks, and vLLM refuses it; TP 4 (384) runs. Its bits stay 8."""
+    import json
+
+    from gpurent import api
+
+    config = {
+        "model_type": "qwen3_moe", "num_hidden_layers": 94, "hidden_size": 4096,
+        "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128,
+        "intermediate_size": 12288, "vocab_size": 151936, "num_experts": 128,
+        "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+        "max_position_embeddings": 40960, "torch_dtype": "bfloat16",
+        "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    answer = api.size(config=tmp_path, prompt_tokens=1000, gen_tokens=100, db=tmp_path / "n.db")
+    assert answer.precision == "fp8" and answer.bits_per_weight == pytest.approx(8, abs=0.01)
+    degrees = {p.tensor_parallel for p in answer.placements}
+    assert 8 not in degrees and 4 in degrees
+    assert any("tensor parallel 8 left out" in n and "1536" in n for n in answer.notes)
+    del config["quantization_config"]["weight_block_size"]  # type: ignore[attr-defined]
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    plain = api.size(config=tmp_path, prompt_tokens=1000, gen_tokens=100, db=tmp_path / "n.db")
+    assert 8 in {p.tensor_parallel for p in plain.placements}
