@@ -14,18 +14,16 @@ Every test loads real runs through the real load path into a real warehouse file
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pytest
 
 from gpurent_core.enums import PriceKind
 from gpurent_core.model import OfferRecord, ProviderRun, QuarantineRecord, RunStatus, StockStatus
 from tests.watch.watch_kit import T0, Market, cli_json, outbox, states
-from warehouse.db import connect
 from warehouse.load import load_run
 from warehouse.trends import daily_history, poll_availability
 from warehouse.watch.evaluate import evaluate_watches
@@ -33,18 +31,6 @@ from warehouse.watch.store import add_watch, get_watch
 
 HOOK = "json://127.0.0.1:9/hook"
 SOLD = {"status": StockStatus.SOLD_OUT, "available_count": 0}
-
-
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = connect(tmp_path / "w.duckdb")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def market(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> Market:
-    return Market(con, tmp_path / "feeds")
 
 
 def blind_poll(market: Market, offers: Iterable[dict[str, Any]]) -> ProviderRun:

@@ -5,33 +5,17 @@ absent, and one the warehouse turned sold out reads sold out, so both re-arm the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import duckdb
-import pytest
 
 from gpurent_core.model import RunStatus, StockStatus
 from tests.watch.watch_kit import T0, Market, states
-from warehouse.db import connect
 from warehouse.queries import latest_offers
 from warehouse.watch.evaluate import evaluate_watches
 from warehouse.watch.store import add_watch
 
 HOOK = "json://127.0.0.1:9/hook"
-
-
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = connect(tmp_path / "w.duckdb")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def market(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> Market:
-    return Market(con, tmp_path / "feeds")
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, market: Market) -> list[str]:

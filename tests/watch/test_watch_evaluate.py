@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -12,25 +11,12 @@ import pytest
 
 from gpurent_core.model import RunStatus, StockStatus
 from tests.watch.watch_kit import T0, Market, outbox, states
-from warehouse.db import connect
 from warehouse.watch import evaluate as evaluate_module
 from warehouse.watch.criteria import PricePer, Watch
 from warehouse.watch.evaluate import evaluate_watches
 from warehouse.watch.store import add_watch, list_watches, remove_watch
 
 HOOK = "json://127.0.0.1:9/hook"
-
-
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = connect(tmp_path / "w.duckdb")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def market(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> Market:
-    return Market(con, tmp_path / "feeds")
 
 
 def watch(con: duckdb.DuckDBPyConnection, **kw: object) -> Watch:

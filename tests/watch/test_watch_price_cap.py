@@ -8,7 +8,6 @@ price of both cards, so the README's example never fired.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -25,18 +24,6 @@ from warehouse.watch.store import add_watch
 
 HOOK = "json://127.0.0.1:9/hook"
 D = Decimal
-
-
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = connect(tmp_path / "w.duckdb")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def market(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> Market:
-    return Market(con, tmp_path / "feeds")
 
 
 def capped(
