@@ -16,7 +16,7 @@ the distributed mode beside it, on the same pieces:
   Prefect global concurrency limit ``gpurent-load`` (1 slot, created when missing): two
   parents, or a parent and a watch poll elsewhere, never load at the same time. The limit
   only saves work: what keeps a run from being stored twice is the store itself (the DuckDB
-  file's lock; on a lake, the load lease, ``warehouse.lake.take_load_lease``), which also
+  file's lock; on a lake, the load lease, ``warehouse.lake.take_write_lease``), which also
   holds for a ``gpurent load`` or ``gpurent crawl`` that takes no Prefect slot. Statuses,
   stale rows and pending loads behave exactly as in the nightly crawl, because it is the
   same code: a provider whose flow run failed or stored nothing is a ``failed`` run.

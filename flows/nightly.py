@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import secrets
 import shlex
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -43,7 +41,7 @@ from gpurent_core.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
 from warehouse.db import connect
 from warehouse.errors import WarehouseLocked
-from warehouse.lake import flush_inlined_data, is_lake, is_read_conflict, is_write_conflict
+from warehouse.lake import flush_inlined_data, is_lake, retrying_writes
 from warehouse.load import LoadResult, load_run
 from warehouse.queries import recent_offer_counts
 
@@ -155,36 +153,25 @@ def load_and_track(
     return LoadReport(runs=runs, manifest=manifest if left else None, busy=busy)
 
 
-LAKE_LOAD_TRIES = 5
-"""How many times one run's load is tried on a lake whose other writers keep getting in
-first, before it is left to ``gpurent load`` like a load that found the file busy."""
-
-
 def _load_retrying(db_path: Path, outcome: CrawlOutcome, lock_wait_s: float | None) -> LoadedRun:
     """Load one run on a connection of its own; on a lake, again on a new connection while
-    the load meets another writer (``warehouse.lake.take_load_lease``: two loads conflict
+    the load meets another writer (``warehouse.lake.take_write_lease``: two loads conflict
     on commit) or a flush under its reads. The retry of a run another loader has just
     stored finds it stored and skips it ("already stored")."""
-    for attempt in range(1, LAKE_LOAD_TRIES + 1):
+
+    def attempt() -> LoadedRun:
+        # A fresh connection each time: an internal error spoils this one's database.
         con = connect(db_path, wait_s=lock_wait_s)
         try:
             loaded = load_outcome(con, outcome)
             if loaded.state == "loaded":
                 flush_lake(con)
             return loaded
-        except duckdb.Error as exc:
-            if not (is_write_conflict(exc) or is_read_conflict(exc)):
-                raise
-            # A fresh connection each time: an internal error spoils this one's database.
-            said = " ".join(str(exc).strip().splitlines()[:2])[:300]  # what, and why
-            log.info("lake: %s %s, try %d: %s", outcome.provider, outcome.run_id, attempt, said)
         finally:
             con.close()
-        if attempt < LAKE_LOAD_TRIES:
-            time.sleep(random.uniform(0.2, 1.0) * attempt)  # apart, not to meet again
-    raise WarehouseLocked(
-        f"warehouse busy: other writers committed to the lake first {LAKE_LOAD_TRIES} times"
-        f" while {outcome.provider} {outcome.run_id} was loading"
+
+    return retrying_writes(
+        attempt, what=f"{outcome.provider} {outcome.run_id} was loading", log=log.info
     )
 
 

@@ -12,6 +12,7 @@ A poll with nothing to crawl still evaluates (a nightly run may be new) and deli
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -35,11 +36,14 @@ from gpurent_core.config import load_settings
 from gpurent_core.model import utcnow
 from gpurent_core.notify import send
 from warehouse.db import writing
+from warehouse.lake import retrying_writes
 from warehouse.queries import latest_offers, provider_status
 from warehouse.watch.criteria import Watch
 from warehouse.watch.evaluate import evaluate_watches
 from warehouse.watch.outbox import Backoff, deliver_pending
 from warehouse.watch.store import list_watches
+
+log = logging.getLogger(__name__)
 
 # The poll is the only writer while it runs, but the nightly crawl may hold the file for a
 # moment: `writing` waits for it with backoff (GPURENT_LOCK_WAIT_S, like every writer) rather
@@ -128,8 +132,14 @@ def plan_task(db_path: Path, min_interval_s: int | None) -> PollPlan:
 
 @task(task_run_name="evaluate-watches")
 def evaluate_task(db_path: Path, display_currency: str) -> dict[str, Any]:
-    with writing(db_path) as con:
-        return evaluate_watches(con, now=utcnow(), display_currency=display_currency).as_dict()
+    def attempt() -> dict[str, Any]:
+        with writing(db_path) as con:
+            evaluation = evaluate_watches(con, now=utcnow(), display_currency=display_currency)
+            return evaluation.as_dict()
+
+    # On a lake, beside a poll on another machine: the evaluation committed second is
+    # refused and runs again, finding the other's alerts queued (``retrying_writes``).
+    return retrying_writes(attempt, what="the watches were evaluated", log=log.info)
 
 
 @task(task_run_name="deliver-outbox")

@@ -17,14 +17,16 @@ What DuckLake cannot hold, and what this module does instead (``lake_sql``):
 - PRIMARY KEY, UNIQUE and CHECK constraints: dropped. The loader validates every row
   before it is written (warehouse.feed) and computes ids itself, so the lake holds the same
   rows; what is lost is the database refusing a bad row written by other code. Nor can a
-  key refuse a run loaded twice at once: every load takes the load lease instead
-  (``take_load_lease``), so of two loads at once the second fails to commit and, tried
-  again, finds the run stored.
+  key refuse a run loaded twice at once: every write takes the write lease instead
+  (``take_write_lease``), so of two loads at once the second fails to commit and, tried
+  again, finds the run stored (two evaluations of the watches, two claims of one alert
+  likewise).
 - Indexes: none are created by the migrations; nothing to drop.
 - Sequences: ``offer_version_ids`` and the others become TEMP sequences of the writer's
-  connection, started past the largest id already stored. Correct with one writer of
-  watches and notifications at a time; two at once could hand out one id twice. (A load
-  takes no id from them: its version ids continue the stored maximum, under the lease.)
+  connection, started past the largest id already stored when it opens and again when a
+  transaction takes the write lease, so two writers at once never hand out one id twice:
+  the second to commit is refused. (A load takes no id from them: its version ids
+  continue the stored maximum, under the lease.)
 - DEFAULT with a list value or ``nextval``: dropped (the writers name those columns).
 - ``INSERT ... ON CONFLICT`` (needs a primary key) and ``INSERT ... RETURNING``: not
   supported by DuckLake, so the warehouse uses neither: upserts are ``MERGE INTO``
@@ -43,14 +45,15 @@ import random
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
-from warehouse.errors import MigrationError, WarehouseError, WarehouseMissing
+from warehouse.errors import MigrationError, WarehouseError, WarehouseLocked, WarehouseMissing
 from warehouse.migrations import migrate
 
 LAKE = "lake"
@@ -231,17 +234,17 @@ def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(rows) and rows[0][0] == "ducklake"
 
 
-# ---------------------------------------------------------------- two loads at once
+# ---------------------------------------------------------------- two writers at once
 
-LOAD_LEASE_SQL = (
+WRITE_LEASE_SQL = (
     "UPDATE schema_migrations SET applied_at = applied_at"
     " WHERE version = (SELECT min(version) FROM schema_migrations)"
 )
-"""The load lease: every load transaction on the lake rewrites this one row, unchanged."""
+"""The write lease: every write transaction on the lake rewrites this one row, unchanged."""
 
 
-def take_load_lease(con: duckdb.DuckDBPyConnection) -> None:
-    """On a lake, make the load transaction just begun conflict with any other one; on a
+def take_write_lease(con: duckdb.DuckDBPyConnection) -> None:
+    """On a lake, make the write transaction just begun conflict with any other one; on a
     DuckDB file (one writer by its lock) nothing.
 
     The lake cannot refuse a second copy of a run by itself: DuckLake drops primary keys,
@@ -254,13 +257,50 @@ def take_load_lease(con: duckdb.DuckDBPyConnection) -> None:
     (rewritten as it is): every migrated lake has it, nothing has to be created first, and
     the lake keeps the embedded warehouse's tables, no lease table of its own.
 
-    The lease also guards what a load computes from what is stored: a run's version ids
-    continue the largest stored id (``warehouse.history``), read in the same snapshot."""
+    The lease also guards what a write computes from what is stored: a run's version ids
+    continue the largest stored id (``warehouse.history``), and the watches' and outbox's
+    ids their sequence, started again here (``start_sequences``) from the same snapshot.
+    Not only loads take it: the watch evaluation (an alert queued once), the outbox's
+    delivery claims (an alert sent once) and ``watch add``/``remove`` do too
+    (``retrying_writes``)."""
     if not is_lake(con):
         return
-    rows = con.execute(LOAD_LEASE_SQL).fetchall()
+    rows = con.execute(WRITE_LEASE_SQL).fetchall()
     if not rows or not rows[0][0]:
-        raise LakeError("the lake's schema_migrations is empty: no row to take the load lease on")
+        raise LakeError("the lake's schema_migrations is empty: no row to take the write lease on")
+    # The sequences again, from this transaction's snapshot: started when the connection
+    # opened, they would miss ids another machine committed since (a second watch #3).
+    start_sequences(con)
+
+
+WRITE_TRIES = 5
+"""How many times a lake write meets another writer's commit before it gives up, busy."""
+
+T = TypeVar("T")
+
+
+def retrying_writes(attempt: Callable[[], T], *, what: str, log: Callable[[str], None]) -> T:
+    """``attempt()`` (which opens its own connection, writes in one transaction holding the
+    lease, and closes it), again on a fresh connection while the lake refuses its commit
+    (another writer committed first) or its reads meet a flush; ``WarehouseLocked`` after
+    ``WRITE_TRIES``. Every lake writer goes through here (loads, the watch evaluation and
+    delivery, ``watch add``/``remove``), so two machines never both write what only one
+    may: a run, an alert, an id from the same sequence. On a DuckDB file the file lock
+    already keeps writers apart: a conflict never happens and ``attempt`` runs once."""
+    for tried in range(1, WRITE_TRIES + 1):
+        try:
+            return attempt()
+        except duckdb.Error as exc:
+            if not (is_write_conflict(exc) or is_read_conflict(exc)):
+                raise
+            said = " ".join(str(exc).strip().splitlines()[:2])[:300]  # what, and why
+            log(f"lake: {what}, try {tried}: {said}")
+        if tried < WRITE_TRIES:
+            time.sleep(random.uniform(0.2, 1.0) * tried)  # apart, not to meet again
+    raise WarehouseLocked(
+        f"warehouse busy: other writers committed to the lake first {WRITE_TRIES} times"
+        f" while {what}"
+    )
 
 
 def is_write_conflict(exc: BaseException) -> bool:
@@ -361,7 +401,7 @@ def _step_lease(con: duckdb.DuckDBPyConnection) -> None:
     """The load lease for one migration step: the same row, so a step conflicts with another
     writer's step or load. A lake being created has no row yet: the first step's tables
     conflict by themselves."""
-    con.execute(LOAD_LEASE_SQL)
+    con.execute(WRITE_LEASE_SQL)
 
 
 _TOKEN = re.compile(
@@ -558,7 +598,8 @@ __all__ = [
     "load_extensions",
     "migrate_lake",
     "reading_lake",
+    "retrying_writes",
     "start_sequences",
-    "take_load_lease",
+    "take_write_lease",
     "writing_lake",
 ]

@@ -35,7 +35,7 @@ from warehouse.history import (
     weave_in_order,
 )
 from warehouse.history_late import drop_late_tables, weave_late
-from warehouse.lake import take_load_lease
+from warehouse.lake import take_write_lease
 from warehouse.unread import Unread
 
 __all__ = ["LOADING_STATUSES", "FeedBatch", "LoadResult", "load_batch", "load_run", "read_feed"]
@@ -113,7 +113,7 @@ def _load_once(
         try:
             # On a lake the check below reads a snapshot: the lease makes a load committing
             # beside this one conflict with it, and the retry then sees its run.
-            take_load_lease(con)
+            take_write_lease(con)
             stored = _stored_counts(con, run)  # (by another connection meanwhile)
             if stored is None:
                 result = _store(con, run, staged)

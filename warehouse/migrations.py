@@ -57,6 +57,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(20, "host attributes", "sql/0020_host_attributes.sql"),
     Migration(21, "unread scopes", "sql/0021_unread_scopes.sql"),
     Migration(22, "watch spot", "sql/0022_watch_spot.sql"),
+    Migration(23, "outbox claims", "sql/0023_outbox_claims.sql"),
 )
 
 

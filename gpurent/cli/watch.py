@@ -298,8 +298,11 @@ def add(
     do not alert: the watch tells you about changes from its first poll on. Spot
     (interruptible) offers are left out unless --include-spot.
     """
+    import logging
+
     from flows.providers import check_names
     from gpurent_core.model import utcnow
+    from warehouse.lake import retrying_writes
     from warehouse.watch.store import add_watch
 
     if gpu is None and min_vram is None:
@@ -312,22 +315,29 @@ def add(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--provider") from exc
     destinations = _destinations(list(notify or []), list(notify_config or []))
-    with _writer(db) as con:
-        watch = add_watch(
-            con,
-            created_at=utcnow(),
-            notify_urls=destinations,
-            gpu_model=model,
-            min_vram_gb=vram,
-            gpu_count=count,
-            max_price=price,
-            currency=code,
-            price_per=unit,
-            providers=providers,
-            regions=list(region or []),
-            gpu_form_factor=form,
-            include_spot=include_spot,
-        )
+
+    def attempt() -> Any:
+        with _writer(db) as con:
+            return add_watch(
+                con,
+                created_at=utcnow(),
+                notify_urls=destinations,
+                gpu_model=model,
+                min_vram_gb=vram,
+                gpu_count=count,
+                max_price=price,
+                currency=code,
+                price_per=unit,
+                providers=providers,
+                regions=list(region or []),
+                gpu_form_factor=form,
+                include_spot=include_spot,
+            )
+
+    # On a lake, beside another machine's writes: a refused commit takes the next id.
+    watch = retrying_writes(
+        attempt, what="the watch was added", log=logging.getLogger(__name__).info
+    )
     _render_watches([watch], fmt, title="watch added")
     if fmt is OutputFormat.TABLE:
         Console(stderr=True).print(
@@ -402,14 +412,24 @@ def remove(
     """Remove a watch: its notification URLs are deleted, its pending notifications
     cancelled (not sent), and the database checkpointed so the rows leave the write-ahead
     log. DuckDB may keep old bytes in free blocks until it reuses them."""
+    import logging
+
+    from warehouse.lake import retrying_writes
     from warehouse.watch.store import WatchNotFound, remove_watch
 
     require_db(db)
-    with _writer(db) as con:
-        try:
-            cancelled = remove_watch(con, watch_id)
-        except WatchNotFound as exc:
-            refuse(str(exc), code=1)
+
+    def attempt() -> int:
+        with _writer(db) as con:
+            return remove_watch(con, watch_id)
+
+    try:
+        # On a lake, beside another machine's writes: a refused commit runs again.
+        cancelled = retrying_writes(
+            attempt, what=f"watch #{watch_id} was removed", log=logging.getLogger(__name__).info
+        )
+    except WatchNotFound as exc:
+        refuse(str(exc), code=1)
     typer.echo(f"removed watch #{watch_id}; {cancelled} pending notification(s) cancelled")
 
 

@@ -4,7 +4,7 @@ Rule of truth 6 (loading a feed twice changes nothing) must hold in lake mode wh
 machines load at once: a fan-out retried beside a `gpurent load` of its pending manifest,
 a crawl on a second machine with the lake settings. The lake has no primary keys and the
 loader's "already stored?" check reads under snapshot isolation, so only the store can
-make the second load wait its turn (``warehouse.lake.take_load_lease``): two load
+make the second load wait its turn (``warehouse.lake.take_write_lease``): two load
 transactions conflict on commit, and the loser's retry finds the run stored.
 
 Two real processes, each with its own pending-load manifest of one stored run, are released
@@ -37,12 +37,13 @@ from flows import nightly
 from flows.crawl import write_manifest
 from tests.conftest import REPO_ROOT
 from tests.reliability.rel_kit import feed_keys, make_outcome
+from warehouse import lake
 from warehouse.lake import (
     LakeConfig,
     connect_lake,
     is_write_conflict,
     reading_lake,
-    take_load_lease,
+    take_write_lease,
 )
 
 ROUNDS = 4
@@ -169,7 +170,7 @@ def test_two_transactions_holding_the_lease_conflict_on_commit(
     try:
         for con, run_id in ((first, "run-a"), (second, "run-b")):
             con.execute("BEGIN TRANSACTION")
-            take_load_lease(con)
+            take_write_lease(con)
             con.execute(
                 "INSERT INTO crawl_runs (run_id, provider, started_at, finished_at,"
                 " duration_s, status) VALUES (?, 'acme', now(), now(), 0, 'ok')",
@@ -204,10 +205,10 @@ def test_a_load_refused_every_time_ends_busy_and_stays_pending(
 
     monkeypatch.delenv("GPURENT_LAKE_CATALOG", raising=False)
     monkeypatch.setattr(nightly, "load_outcome", refused)
-    monkeypatch.setattr(nightly.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(lake.time, "sleep", lambda _s: None)
     manifest = tmp_path / "feeds" / "run-1" / "pending-load.json"
     report = nightly.load_and_track(tmp_path / "w.duckdb", [outcome], manifest=manifest)
-    assert len(tries) == nightly.LAKE_LOAD_TRIES
+    assert len(tries) == lake.WRITE_TRIES
     assert report.busy is not None and report.busy.startswith("warehouse busy: ")
     assert "\n" not in report.busy
     assert [r.state for r in report.runs] == ["not loaded"]

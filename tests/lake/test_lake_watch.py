@@ -190,3 +190,98 @@ def test_fx_upserts_on_the_lake_as_on_the_file(
     assert got["on_nov_25"] == (Decimal("7.05"), date(2026, 11, 20))
     assert got["touched"] == [True, False]  # the replaced row's updated_at moved on
     assert got == expected
+
+
+# ---------------------------------------------------------------- two machines at once
+# Watches written from two machines: every write takes the lake's write lease
+# (warehouse.lake.take_write_lease), which also starts the ids again from its snapshot.
+
+
+def _alert_pending(lake: LakeConfig, feeds: Path, urls: list[str]) -> datetime:
+    """A watch with ``urls`` and one restock alert queued for each; the time it was queued."""
+    from warehouse.watch.store import add_watch
+
+    start = datetime.now(UTC).replace(microsecond=0)
+    con = connect_lake(lake)
+    try:
+        add_watch(con, created_at=start, notify_urls=urls, gpu_model="RTX 4090")
+        market = Market(con, feeds, start=start)
+        market.poll([market.offer(status=StockStatus.SOLD_OUT, available_count=0)])
+        market.poll([market.offer(available_count=2)])
+        now = start + timedelta(minutes=3)
+        assert evaluate_watches(con, now=now).queued == len(urls)
+    finally:
+        con.close()
+    return now
+
+
+def test_a_watch_added_beside_another_machine_takes_the_next_id(lake: LakeConfig) -> None:
+    """The first machine opened the lake before the second added a watch: its own copy of
+    the id sequence started then, yet its watch gets the next id, not the same one."""
+    from warehouse.watch.store import add_watch
+
+    at = datetime.now(UTC)
+    first, second = connect_lake(lake), connect_lake(lake)
+    try:
+        on_second = add_watch(second, created_at=at, notify_urls=[HOOK], gpu_model="RTX 4090")
+        on_first = add_watch(first, created_at=at, notify_urls=[HOOK], min_vram_gb=80)
+    finally:
+        first.close()
+        second.close()
+    assert (on_second.watch_id, on_first.watch_id) == (1, 2)
+
+
+@pytest.mark.parametrize("write", ["evaluate", "claim"])
+def test_watch_writes_conflict_with_another_writer_on_the_lake(
+    lake: LakeConfig, tmp_path: Path, write: str
+) -> None:
+    """Another machine's write transaction is open; an evaluation of the watches (or a
+    delivery's claim of a notification) commits first: the other's commit is refused,
+    as two loads are. Without the lease the two would not meet, and two polls would both
+    queue (or send) the same alert."""
+    from warehouse.lake import is_write_conflict, take_write_lease
+    from warehouse.watch.outbox import deliver_pending
+
+    now = _alert_pending(lake, tmp_path / "feeds", [HOOK])
+    other, con = connect_lake(lake), connect_lake(lake)
+    try:
+        other.execute("BEGIN TRANSACTION")
+        take_write_lease(other)
+        if write == "evaluate":
+            evaluate_watches(con, now=now)
+        else:
+            assert len(deliver_pending(con, lambda *_: None, now=now).sent) == 1
+        with pytest.raises(duckdb.Error) as refused:
+            other.execute("COMMIT")
+        assert is_write_conflict(refused.value), refused.value
+    finally:
+        other.close()
+        con.close()
+
+
+def test_two_deliveries_on_the_lake_send_each_alert_once(lake: LakeConfig, tmp_path: Path) -> None:
+    """A second machine delivers while the first is sending its first notification."""
+    from warehouse.watch.outbox import deliver_pending
+
+    urls = ["json://127.0.0.1:9/a", "json://127.0.0.1:9/b"]
+    now = _alert_pending(lake, tmp_path / "feeds", urls)
+    first, second = connect_lake(lake), connect_lake(lake)
+    sent: list[str] = []
+
+    def on_second(url: str, title: str, body: str) -> None:
+        sent.append(url)
+
+    def on_first(url: str, title: str, body: str) -> None:
+        sent.append(url)
+        if len(sent) == 1:
+            deliver_pending(second, on_second, now=now)
+
+    try:
+        report = deliver_pending(first, on_first, now=now)
+        statuses = [r[0] for r in first.execute("SELECT status FROM outbox").fetchall()]
+    finally:
+        first.close()
+        second.close()
+    assert sorted(sent) == urls, "each destination once"
+    assert len(report.sent) == 1 and len(report.claimed_elsewhere) == 1
+    assert statuses == ["sent", "sent"]

@@ -15,7 +15,7 @@ from gpurent_core.model import StockStatus
 from tests.watch.watch_kit import T0, Market, outbox
 from warehouse.db import connect
 from warehouse.watch.evaluate import evaluate_watches
-from warehouse.watch.outbox import Backoff, deliver_pending
+from warehouse.watch.outbox import CLAIM_HOLD, Backoff, deliver_pending
 from warehouse.watch.store import add_watch
 
 NOW = T0 + timedelta(minutes=3)
@@ -138,3 +138,62 @@ def test_backoff_grows_and_is_capped(failures: int) -> None:
     assert backoff.delay(failures + 1) >= backoff.delay(failures)
     assert backoff.delay(1) == timedelta(seconds=30)
     assert backoff.delay(3) == timedelta(seconds=120)
+
+
+def test_two_deliveries_at_once_send_each_notification_once(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """While the first delivery sends its first row, a second one (a poll beside `watch
+    deliver`) runs to the end on its own connection: the row being sent is claimed, so the
+    second leaves it; the second sends the other row, so the first, which had read it as
+    due, finds it claimed and leaves it."""
+    other = con.cursor()  # its own connection to the same file, its own transactions
+    inner, outer_urls, inner_reports = FakeSender(), [], []
+
+    def outer(url: str, title: str, body: str) -> None:
+        outer_urls.append(url)
+        if len(outer_urls) == 1:
+            inner_reports.append(deliver_pending(other, inner, now=NOW))
+
+    report = deliver_pending(con, outer, now=NOW)
+    sent = outer_urls + [url for url, _, _ in inner.sent]
+    assert sorted(sent) == ["json://127.0.0.1:9/a", "json://127.0.0.1:9/b"], "each once"
+    assert len(report.sent) == 1 and len(report.claimed_elsewhere) == 1
+    assert len(inner_reports[0].sent) == 1
+    rows = outbox(con)
+    assert {r["status"] for r in rows} == {"sent"} and {r["attempts"] for r in rows} == {1}
+
+
+def test_deliver_all_leaves_a_row_another_delivery_is_sending(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """`watch deliver --all` ignores the backoff, not a live claim."""
+    other = con.cursor()
+    inner, outer_urls = FakeSender(), []
+
+    def outer(url: str, title: str, body: str) -> None:
+        outer_urls.append(url)
+        if len(outer_urls) == 1:
+            deliver_pending(other, inner, now=NOW, ignore_schedule=True)
+
+    deliver_pending(con, outer, now=NOW, limit=1)  # claims and sends the first row only
+    assert outer_urls == ["json://127.0.0.1:9/a"]
+    assert [url for url, _, _ in inner.sent] == ["json://127.0.0.1:9/b"]
+
+
+def test_a_claim_left_by_a_dead_deliverer_lapses_and_the_row_is_sent(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    def dies(url: str, title: str, body: str) -> None:
+        raise KeyboardInterrupt  # the process ends between its claim and its send
+
+    with pytest.raises(KeyboardInterrupt):
+        deliver_pending(con, dies, now=NOW)
+    send = FakeSender()
+    deliver_pending(con, send, now=NOW + timedelta(minutes=1), ignore_schedule=True)
+    assert [url for url, _, _ in send.sent] == ["json://127.0.0.1:9/b"], "a waits for its claim"
+    later = NOW + CLAIM_HOLD + timedelta(seconds=1)
+    assert len(deliver_pending(con, send, now=later).sent) == 1, "the lapsed claim's row"
+    assert [url for url, _, _ in send.sent] == ["json://127.0.0.1:9/b", "json://127.0.0.1:9/a"]
+    assert {r["status"] for r in outbox(con)} == {"sent"}
+    assert con.execute("SELECT count(claimed_until) FROM outbox").fetchall() == [(0,)]

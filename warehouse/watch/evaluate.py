@@ -42,6 +42,7 @@ import duckdb
 
 from gpurent_core.fx import FxTable
 from warehouse.costed import fx_table_for
+from warehouse.lake import take_write_lease
 from warehouse.watch.criteria import Watch, assess
 from warehouse.watch.machine import (
     AlertKind,
@@ -251,6 +252,10 @@ def evaluate_watches(
 
     con.execute("BEGIN TRANSACTION")
     try:
+        # On a lake, two pollers evaluating at once would both queue each alert (no keys
+        # there) with ids from the same sequence: the second to commit is refused, and its
+        # caller's retry (``warehouse.lake.retrying_writes``) finds the runs evaluated.
+        take_write_lease(con)
         states = _States(con)
         cursors = _cursors(con)
         new_cursors: dict[tuple[int, str], RunRef] = {}

@@ -11,11 +11,24 @@ is never dropped for having failed. The one window this cannot close: a process 
 after the destination accepted the message and before the ``sent`` mark commits will send
 it again on the next delivery (at-least-once; no transport here can take an idempotency
 key). The window is one local UPDATE long.
+
+Two deliverers at once (a poll and `gpurent watch deliver`; on a lake, two machines) send a
+row once: each first claims it, in a transaction of its own holding the write lease, by
+setting its ``claimed_until`` (``CLAIM_HOLD`` ahead) where it is still as read. A deliverer
+that read the row before the other's claim committed is refused (the lake's commit
+conflict) or finds it changed (a DuckDB file's writers take turns), and leaves the row to
+the one that claimed it; a row under a live claim is not due, even to ``--all``. Marking how
+the send ended clears the claim. A deliverer that dies after its claim leaves the row
+pending: the claim lapses after ``CLAIM_HOLD`` and the next delivery sends it (still at
+least once).
 """
 
 from __future__ import annotations
 
+import contextlib
+import random
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -24,12 +37,17 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from warehouse.lake import WRITE_TRIES, is_read_conflict, is_write_conflict, take_write_lease
 from warehouse.queries import frame
 
 Sender = Callable[[str, str, str], None]
 """``send(url, title, body)``: returns when delivered, raises when not."""
 
 LAST_ERROR_MAX = 500
+CLAIM_HOLD = timedelta(minutes=15)
+"""How long a claim keeps other deliveries off a row: far longer than a send (apprise's own
+timeouts are seconds), short enough that a crashed deliverer's row is soon sent by the next
+poll."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,8 @@ class DeliveryReport:
     sent: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
     cancelled: list[int] = field(default_factory=list)
+    claimed_elsewhere: list[int] = field(default_factory=list)
+    """Rows another delivery running at the same time claimed first (it sends them)."""
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,6 +102,7 @@ class DeliveryReport:
             "sent": len(self.sent),
             "failed": len(self.failed),
             "cancelled": len(self.cancelled),
+            "claimed_elsewhere": len(self.claimed_elsewhere),
             "errors": list(self.errors),
         }
 
@@ -120,14 +141,16 @@ def _due(
 ) -> list[tuple[Any, ...]]:
     rows = con.execute(
         f"""
-        SELECT o.notification_id, o.target_seq, o.title, o.body, o.attempts, w.notify_urls
+        SELECT o.notification_id, o.target_seq, o.title, o.body, o.attempts, w.notify_urls,
+               o.claimed_until
         FROM outbox AS o
         LEFT JOIN watches AS w ON w.watch_id = o.watch_id
-        WHERE o.status = 'pending' {"" if ignore_schedule else "AND o.next_attempt_at <= ?"}
+        WHERE o.status = 'pending' AND (o.claimed_until IS NULL OR o.claimed_until <= ?)
+          {"" if ignore_schedule else "AND o.next_attempt_at <= ?"}
         ORDER BY o.created_at, o.notification_id
         {"LIMIT " + str(int(limit)) if limit is not None else ""}
         """,
-        [] if ignore_schedule else [now],
+        [now] if ignore_schedule else [now, now],
     ).fetchall()
     return [tuple(r) for r in rows]
 
@@ -145,18 +168,24 @@ def deliver_pending(
     """Send the pending notifications that are due (all pending ones with
     ``ignore_schedule``), oldest first, each marked as soon as its own send ends.
 
-    Runs in autocommit: each mark commits on its own, so a crash loses at most the mark of
-    the message being sent (see the module docstring). ``clock`` gives the times recorded
+    Each claim and each mark commits on its own, so a crash loses at most the mark of the
+    message being sent (see the module docstring); a row another deliverer claimed first
+    is left to it (``claimed_elsewhere``). ``clock`` gives the times recorded
     for attempts (default: ``now``).
     """
     backoff = backoff or Backoff()
     stamp = clock or (lambda: now)
     report = DeliveryReport()
-    for nid, target_seq, title, body, attempts, urls in _due(con, now, ignore_schedule, limit):
+    for nid, target_seq, title, body, attempts, urls, claimed in _due(
+        con, now, ignore_schedule, limit
+    ):
         if urls is None or not 0 <= target_seq < len(urls):
             # The watch was removed under a pending row (remove_watch cancels, this is a guard).
             con.execute("UPDATE outbox SET status = 'cancelled' WHERE notification_id = ?", [nid])
             report.cancelled.append(nid)
+            continue
+        if not _claim(con, nid, claimed, stamp() + CLAIM_HOLD):
+            report.claimed_elsewhere.append(nid)
             continue
         try:
             send(urls[target_seq], title, body)
@@ -164,10 +193,11 @@ def deliver_pending(
             failures = int(attempts) + 1
             error = _one_line(str(exc) or type(exc).__name__)
             at = stamp()
-            con.execute(
+            _mark(
+                con,
                 """
                 UPDATE outbox SET attempts = ?, last_error = ?, last_attempt_at = ?,
-                                  next_attempt_at = ?
+                                  next_attempt_at = ?, claimed_until = NULL
                 WHERE notification_id = ?
                 """,
                 [failures, error, at, at + backoff.delay(failures), nid],
@@ -176,16 +206,67 @@ def deliver_pending(
             report.errors.append(f"#{nid}: {error}")
             continue
         at = stamp()
-        con.execute(
+        _mark(
+            con,
             """
-            UPDATE outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?,
-                              last_attempt_at = ?, last_error = NULL
+            UPDATE outbox SET status = 'sent', attempts = ?, sent_at = ?,
+                              last_attempt_at = ?, last_error = NULL, claimed_until = NULL
             WHERE notification_id = ?
             """,
-            [at, at, nid],
+            [int(attempts) + 1, at, at, nid],
         )
         report.sent.append(nid)
     return report
+
+
+def _claim(
+    con: duckdb.DuckDBPyConnection, nid: int, claimed: datetime | None, hold_until: datetime
+) -> bool:
+    """Whether this delivery now holds row ``nid`` (module docstring): its ``claimed_until``
+    set from ``claimed``, as read, to ``hold_until``, committed under the write lease."""
+    try:
+        changed = _leased(
+            con,
+            """
+            UPDATE outbox SET claimed_until = ?
+            WHERE notification_id = ? AND status = 'pending'
+              AND claimed_until IS NOT DISTINCT FROM ?
+            """,
+            [hold_until, nid, claimed],
+        )
+    except duckdb.Error as exc:
+        if is_write_conflict(exc) or is_read_conflict(exc):
+            return False  # another deliverer committed first: the row is its to send
+        raise
+    return bool(changed) and int(changed[0][0]) == 1
+
+
+def _mark(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> None:
+    """Record how a send ended (an UPDATE of the row this delivery holds), again while the
+    lake refuses the commit: the mark sets the same values however often it is written,
+    and a send left unmarked would be sent again."""
+    for tried in range(1, WRITE_TRIES + 1):
+        try:
+            _leased(con, sql, params)
+            return
+        except duckdb.Error as exc:
+            if tried == WRITE_TRIES or not (is_write_conflict(exc) or is_read_conflict(exc)):
+                raise
+        time.sleep(random.uniform(0.05, 0.25) * tried)
+
+
+def _leased(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[Any]:
+    """``sql`` in a transaction of its own holding the write lease; its result rows."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        take_write_lease(con)
+        rows = con.execute(sql, params).fetchall()
+        con.execute("COMMIT")
+    except duckdb.Error:
+        with contextlib.suppress(duckdb.Error):  # a refused commit has ended it already
+            con.execute("ROLLBACK")
+        raise
+    return rows
 
 
 def _one_line(text: str) -> str:

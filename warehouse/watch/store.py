@@ -14,6 +14,7 @@ secrets are refused rather than stored and deleted later.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -22,6 +23,7 @@ from typing import Any
 import duckdb
 
 from warehouse.db import fetch_one
+from warehouse.lake import take_write_lease
 from warehouse.watch.criteria import PricePer, Watch
 
 _COLUMNS = (
@@ -88,32 +90,43 @@ def add_watch(
     )
     # The id is taken first and named, then the row read back: a DuckLake table has no
     # DEFAULT nextval(...) and no INSERT ... RETURNING (warehouse.lake); the file does the same.
-    taken = fetch_one(con, "SELECT nextval('watch_ids')")
-    assert taken is not None  # nextval always gives a row
-    watch_id = int(taken[0])
-    con.execute(
-        """
-        INSERT INTO watches (
-            watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency,
-            price_per, providers, regions, notify_urls, gpu_form_factor, include_spot
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """,
-        [
-            watch_id,
-            created_at,
-            gpu_model,
-            min_vram_gb,
-            gpu_count,
-            max_price,
-            currency,
-            None if price_per is None else price_per.value,
-            list(providers),
-            list(regions),
-            list(notify_urls),
-            gpu_form_factor,
-            include_spot,
-        ],
-    )
+    # Under the write lease: two machines adding a watch to one lake at once would take the
+    # same id from their own copies of the sequence; the second commit is refused, and its
+    # retry on a fresh connection (``warehouse.lake.retrying_writes``) takes the next id.
+    con.execute("BEGIN TRANSACTION")
+    try:
+        take_write_lease(con)
+        taken = fetch_one(con, "SELECT nextval('watch_ids')")
+        assert taken is not None  # nextval always gives a row
+        watch_id = int(taken[0])
+        con.execute(
+            """
+            INSERT INTO watches (
+                watch_id, created_at, gpu_model, min_vram_gb, gpu_count, max_price, currency,
+                price_per, providers, regions, notify_urls, gpu_form_factor, include_spot
+            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                watch_id,
+                created_at,
+                gpu_model,
+                min_vram_gb,
+                gpu_count,
+                max_price,
+                currency,
+                None if price_per is None else price_per.value,
+                list(providers),
+                list(regions),
+                list(notify_urls),
+                gpu_form_factor,
+                include_spot,
+            ],
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):  # a refused commit has ended it already
+            con.execute("ROLLBACK")
+        raise
     return get_watch(con, watch_id)
 
 
@@ -138,6 +151,7 @@ def remove_watch(con: duckdb.DuckDBPyConnection, watch_id: int) -> int:
     get_watch(con, watch_id)  # raises WatchNotFound
     con.execute("BEGIN TRANSACTION")
     try:
+        take_write_lease(con)  # beside a poll on another machine: one of the two commits
         cancelled = fetch_one(
             con,
             "SELECT count(*) FROM outbox WHERE watch_id = ? AND status = 'pending'",
@@ -152,7 +166,8 @@ def remove_watch(con: duckdb.DuckDBPyConnection, watch_id: int) -> int:
         con.execute("DELETE FROM watches WHERE watch_id = ?", [watch_id])
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):  # a refused commit has ended it already
+            con.execute("ROLLBACK")
         raise
     # The deleted URLs out of the WAL and into the file's free blocks (see the docstring).
     con.execute("CHECKPOINT")
