@@ -412,6 +412,11 @@ LABELS: dict[str, tuple[str, str]] = {
     ),
     "tco_submit": ("Compare", "比较"),
     "tco_missing": ("Enter the purchase price and the power price.", "请输入购买价格和电价。"),
+    "tco_typed_in": (
+        "The amounts were entered in {typed}: the answer stays in {typed}. Send the form again "
+        "to answer in {shown} (with amounts in {shown}).",
+        "金额按 {typed} 输入：结果仍以 {typed} 计。如需以 {shown} 计算，请用 {shown} 金额重新提交。",
+    ),
     "tco_error": ("Cannot compare: {error}", "无法比较：{error}"),
     "tco_own": ("Owning, {years} years", "拥有 {years} 年"),
     "tco_rent": ("Renting, {years} years", "租用 {years} 年"),

@@ -30,13 +30,18 @@ def _decimal(value: float | int) -> Decimal:
     return Decimal(str(value))
 
 
-def _form(lang: Lang) -> dict[str, object] | None:
-    """The request (``api.tco``'s keywords) the form last submitted, kept across reruns."""
+def _form(lang: Lang, currency: str) -> dict[str, object] | None:
+    """The request (``api.tco``'s keywords) the form last submitted, kept across reruns,
+    with the currency its amounts were typed in (the sidebar's then)."""
     with st.form("tco_form"):
         first = st.columns(4)
         gpu = first[0].text_input(t(lang, "tco_gpu"), value=DEFAULT_GPU, key="tco_gpu")
         price = first[1].number_input(
-            t(lang, "tco_price"), min_value=0.0, value=None, step=100.0, key="tco_price"
+            f"{t(lang, 'tco_price')} ({currency})",
+            min_value=0.0,
+            value=None,
+            step=100.0,
+            key="tco_price",
         )
         hours = first[2].number_input(
             t(lang, "tco_hours"),
@@ -47,7 +52,7 @@ def _form(lang: Lang) -> dict[str, object] | None:
             key="tco_hours",
         )
         power = first[3].number_input(
-            t(lang, "tco_power_price"),
+            f"{t(lang, 'tco_power_price')} ({currency})",
             min_value=0.0,
             value=None,
             step=0.05,
@@ -78,7 +83,11 @@ def _form(lang: Lang) -> dict[str, object] | None:
             key="tco_host",
         )
         rent = second[4].number_input(
-            t(lang, "tco_rent_price"), min_value=0.0, value=0.0, step=0.1, key="tco_rent"
+            f"{t(lang, 'tco_rent_price')} ({currency})",
+            min_value=0.0,
+            value=0.0,
+            step=0.1,
+            key="tco_rent",
         )
         submitted = st.form_submit_button(t(lang, "tco_submit"), type="primary")
     if submitted:
@@ -96,6 +105,7 @@ def _form(lang: Lang) -> dict[str, object] | None:
             "watts": Decimal(int(watts)) if watts else None,
             "host_watts": Decimal(int(host)),
             "rent_price": _decimal(rent) if rent else None,
+            "currency": currency,
         }
     request = st.session_state.get("tco_request")
     return dict(request) if request is not None else None
@@ -184,12 +194,17 @@ def render(ctx: Ctx) -> None:
     lang = ctx.lang
     st.title(t(lang, "page_tco"))
     st.caption(t(lang, "tco_intro"))
-    request = _form(lang)
+    request = _form(lang, ctx.currency)
     if request is None:
         return
+    # The amounts were typed in the currency of their submission: a later change of the
+    # sidebar must not read 15000 CNY as 15000 USD (the verdict would flip). The answer
+    # stays in that currency until the form is sent again.
+    typed_in = str(request.pop("currency", ctx.currency))
+    if typed_in != ctx.currency:
+        st.caption(t(lang, "tco_typed_in", typed=typed_in, shown=ctx.currency))
     try:
-        # The currency follows the sidebar, also for an answer given before it changed.
-        answer = data.buy_or_rent(ctx.db, request, ctx.currency)
+        answer = data.buy_or_rent(ctx.db, request, typed_in)
     except api.ApiError as exc:
         st.error(t(lang, "tco_error", error=md_escape(exc)))
         return

@@ -88,6 +88,7 @@ def offer_rows(
     workload: Workload,
     load: Load,
     cheapest_api: Mapping[str, Any] | None,
+    hours_paid: Decimal | None = None,
 ) -> list[dict[str, Any]]:
     """Each offer's cost per request under ``load`` and its break-even use against the
     cheapest API (None without an API or a speed)."""
@@ -99,9 +100,10 @@ def offer_rows(
             "card": offer["card"],
             "gpu_count": offer["gpu_count"],
             "true_hourly": offer["true_hourly"],
+            "per_hour_used": _hour_used(offer, hours_paid),
             "currency": offer["cost_currency"],
         }
-        speed = _speed(offer)
+        speed = _speed(offer, row["per_hour_used"])
         cost = None if speed is None else rental_cost(workload, speed, load)
         if speed is None or cost is None:
             rows.append(row | {"why": NO_SPEED})
@@ -135,6 +137,7 @@ def comparison(
     today: date,
     *,
     every_offer: bool = True,
+    hours_paid: Decimal | None = None,
 ) -> dict[str, Any]:
     """The whole rent-or-API document of a size answer. ``every_offer``: ``offers`` hold
     every offer that fits or, ranked per token, the cheapest ones per request (the cost of a
@@ -156,14 +159,23 @@ def comparison(
         "cheapest_api": None
         if cheapest is None
         else {k: cheapest[k] for k in ("provider", "api_model", "per_request")},
-        "offers": offer_rows(offers, workload, load, cheapest),
+        "offers": offer_rows(offers, workload, load, cheapest, hours_paid),
         "old_prices": sum(1 for r in (*apis, *apart) if r["old"]),
     }
 
 
-def _speed(offer: Mapping[str, Any]) -> RentalSpeed | None:
-    hourly, ttft, worst, per_user = (
-        offer.get("true_hourly"),
+def _hour_used(offer: Mapping[str, Any], hours_paid: Decimal | None) -> Decimal | None:
+    """What an hour of the rental costs: its true monthly over the hours paid
+    (``TrueCost.per_hour_used_display``: a month package that makes always-on use cheaper
+    than the hourly rate is in it); the true hourly when the hours are not given."""
+    if hours_paid is not None and offer.get("true_monthly") is not None:
+        return (Decimal(offer["true_monthly"]) / hours_paid).quantize(MONEY_PLACES)
+    hourly = offer.get("true_hourly")
+    return None if hourly is None else Decimal(hourly)
+
+
+def _speed(offer: Mapping[str, Any], hourly: Decimal | None) -> RentalSpeed | None:
+    ttft, worst, per_user = (
         offer.get("ttft_ms"),
         offer.get("ttft_worst_ms"),
         offer.get("tokens_per_s_per_user"),
@@ -171,7 +183,7 @@ def _speed(offer: Mapping[str, Any]) -> RentalSpeed | None:
     if hourly is None or ttft is None or worst is None or per_user is None:
         return None
     return RentalSpeed(
-        hourly=Decimal(hourly),
+        hourly=hourly,
         ttft_ms=Decimal(str(ttft)),
         tokens_per_s_per_user=Decimal(str(per_user)),
         ttft_worst_ms=Decimal(str(worst)),

@@ -336,7 +336,9 @@ def _fit(offer: CostedOffer, placement: Placement) -> RankedOffer | None:
         else serving_latency(est.arch, est.precision, est.workload, sku, Serving(cards, degree))
     )
     total = None if lat is None else lat.tokens_per_s
-    per_token = cost_per_million_tokens(offer.cost.hourly_display, total) if total else None
+    # An hour as the usage rents it (packages, minimums in), as rent-or-API counts it too.
+    hourly = offer.cost.per_hour_used_display
+    per_token = cost_per_million_tokens(hourly, total) if total else None
     return RankedOffer(offer, placement, sku, usable, lat, per_token)
 
 

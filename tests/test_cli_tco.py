@@ -48,7 +48,7 @@ def test_the_table_shows_each_part_the_verdict_and_the_assumption(market: Path) 
     assert "15,000.00" in out and "3,153.60" in out and "18,153.60" in out
     # 1.75 a card-hour x 8760 h: the median of 4 offers of 2 providers.
     assert "1.75/card-hour x 8,760 h (median of 4 offers)" in out
-    assert "median true cost per card-hour of 4 offers of 2 providers" in out
+    assert "median price of a card-hour of 4 offers of 2 providers" in out
     assert "(1.25 to 3.00 CNY)" in out
     assert "15,330.00" in out
     assert "At 8 h a day renting is cheaper over 3 years, by 2,823.60 CNY" in out

@@ -155,8 +155,10 @@ def test_load_fx_table_applies_env_overrides_over_defaults() -> None:
     fx = load_fx_table({FX_ENV_VAR: "USD/CNY=7.50"}, today=today)
     used = fx.rate("USD", "CNY")
     assert used.rate == D("7.50") and used.source == FX_ENV_VAR and used.rate_date == today
-    # Before the override's date the defaults still answer.
-    assert fx.rate("USD", "CNY", date(2026, 11, 28)).rate == DEFAULT_RATES[0].rate
+    # An override has no date: it is the rate of past days too, so a day's converted
+    # figure does not change with the day it is computed on.
+    assert fx.rate("USD", "CNY", date(2026, 11, 28)).rate == D("7.50")
+    assert fx.rate("USD", "CNY", date(2020, 1, 1)).rate == D("7.50")
     assert load_fx_table({}, today=today).rates == DEFAULT_RATES
 
 
@@ -194,3 +196,90 @@ def test_round_trip_with_an_exactly_invertible_rate_is_exact(
     there, _ = fx.convert(amount, "EUR", "USD")
     back, _ = fx.convert(there, "USD", "EUR")
     assert back == amount
+
+
+# ---------------------------------------------------------------- one value per currency
+
+
+def test_a_pair_of_two_other_currencies_is_the_product_of_their_usd_rates() -> None:
+    fx = FxTable.default()
+    used = fx.rate("EUR", "CNY")
+    assert used.rate == D("8.236") and used.derived  # 1.16 x 7.10
+    assert "EUR/USD 1.16 x USD/CNY 7.10" in used.source
+    assert fx.rate("CNY", "EUR").rate == D("0.121418164158")  # 1 / 8.236, 12 digits
+
+
+def test_an_override_of_usd_moves_every_pair_with_it() -> None:
+    """The docs' own example: EUR/CNY follows the overrides, not a built-in rate."""
+    fx = load_fx_table({FX_ENV_VAR: "USD/CNY=7.20,EUR/USD=1.08"}, today=DEC)
+    assert fx.rate("EUR", "CNY").rate == D("7.776")
+
+
+_money = st.decimals(min_value=D("0.01"), max_value=D("100000"), places=2, allow_nan=False)
+
+
+@given(
+    prices=st.lists(st.tuples(_money, st.sampled_from(["CNY", "USD", "EUR", "HKD"])), max_size=12),
+    usd_cny=st.decimals(min_value=D("5"), max_value=D("9"), places=4),
+    eur_usd=st.decimals(min_value=D("0.8"), max_value=D("1.5"), places=4),
+    hkd_cny=st.decimals(min_value=D("0.8"), max_value=D("1.0"), places=4),
+)
+def test_the_cheapest_first_is_the_same_in_every_display_currency(
+    prices: list[tuple[Decimal, str]], usd_cny: Decimal, eur_usd: Decimal, hkd_cny: Decimal
+) -> None:
+    """Whatever the rates, converting prices into one currency or another never swaps
+    two of them (beyond the 12-digit rounding of derived rates): each currency has one
+    value, in USD."""
+    fx = FxTable(
+        [
+            FxRate("USD", "CNY", usd_cny, NOV, "p"),
+            FxRate("EUR", "USD", eur_usd, NOV, "p"),
+            FxRate("HKD", "CNY", hkd_cny, NOV, "p"),  # reaches USD through CNY
+        ]
+    )
+    views = {
+        shown: [fx.convert(amount, ccy, shown)[0] for amount, ccy in prices]
+        for shown in ("CNY", "USD", "EUR", "HKD")
+    }
+    base = views["USD"]
+    for shown, values in views.items():
+        factor = fx.rate("USD", shown).rate
+        for value, usd in zip(values, base, strict=True):
+            assert abs(value - usd * factor) <= abs(usd * factor) * D("1e-10"), shown
+
+
+def test_an_override_between_two_other_currencies_values_its_base() -> None:
+    fx = load_fx_table({FX_ENV_VAR: "EUR/CNY=8.00"}, today=DEC)
+    assert fx.rate("EUR", "CNY").rate == D("8")
+    assert fx.rate("USD", "CNY").rate == D("7.10"), "CNY keeps its own rate"
+    assert fx.rate("EUR", "USD").rate == D("1.12676056338")  # 8.00 / 7.10
+
+
+def test_an_override_beats_a_dated_rate_of_any_day() -> None:
+    stored = FxRate("USD", "CNY", D("7.30"), date(2027, 1, 1), "stored, dated later")
+    fx = FxTable([*DEFAULT_RATES, stored]).with_rates(
+        parse_fx_overrides("CNY/USD=0.125", rate_date=DEC)
+    )
+    assert fx.rate("USD", "CNY").rate == D("8"), "the other direction of the override wins too"
+    assert fx.rate("USD", "CNY", date(2027, 6, 1)).rate == D("8")
+
+
+def test_overrides_that_contradict_each_other_are_refused() -> None:
+    with pytest.raises(FxParseError, match="contradicts"):
+        parse_fx_overrides("USD/CNY=7.20,EUR/USD=1.08,EUR/CNY=8", rate_date=DEC)
+    agreeing = parse_fx_overrides("USD/CNY=7.20,EUR/USD=1.08,EUR/CNY=7.776", rate_date=DEC)
+    assert FxTable(agreeing).rate("EUR", "CNY").rate == D("7.776")
+
+
+def test_a_currency_with_no_usd_path_is_missing_and_says_so() -> None:
+    with pytest.raises(FxRateMissing, match="against USD"):
+        FxTable.default().rate("GBP", "CNY")
+
+
+def test_the_first_date_a_cross_pair_can_be_converted() -> None:
+    fx = FxTable(
+        [FxRate("USD", "CNY", D("7.2"), NOV, "a"), FxRate("EUR", "USD", D("1.1"), DEC, "b")]
+    )
+    assert fx.first_date("EUR", "CNY") == DEC
+    assert fx.first_date("USD", "CNY") == NOV
+    assert fx.first_date("GBP", "CNY") is None

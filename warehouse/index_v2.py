@@ -494,10 +494,10 @@ class PinnedFx(FxConverter):
     published."""
 
     def before_first(self, base: str, quote: str) -> FxRate:
-        dates = [r.rate_date for r in self.fx.rates if {r.base, r.quote} == {base, quote}]
-        if not dates:
+        first = self.fx.first_date(base, quote)
+        if first is None:
             raise FxRateMissing(f"no {base}/{quote} rate")
-        return self.fx.rate(base, quote, min(dates))
+        return self.fx.rate(base, quote, first)
 
     def fraction(self, base: str, quote: str, day: date) -> Fraction | None:
         found = self.rate(base, quote, day)

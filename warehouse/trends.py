@@ -22,6 +22,7 @@ import duckdb
 import polars as pl
 
 from gpurent_core import providers as registry
+from gpurent_core.cost.card_hour import card_hour_rate, card_hour_use, quotes_card_hour
 from gpurent_core.cost.usage import UsageProfile
 from gpurent_core.fx import FxTable
 from gpurent_core.model import StockStatus
@@ -537,11 +538,12 @@ def rental_heat(
     not see them, or failed) are left out of every figure and counted.
 
     form_factor (the most common one listed, if any), offers, in_stock_share (in stock or
-    low / listed), free_cards (cards surely free: machines' counts summed, a pooled count
+    low / offers whose stock is known; None when no offer's stock is known: unknown is not
+    sold out), unknown_stock (offers whose stock the provider does not say), free_cards (cards surely free: machines' counts summed, a pooled count
     once per provider and region, ``_free_cards``; None when no in-stock offer gives one),
     providers (listing it),
-    providers_in_stock, median_true_hourly (per card, ``profile`` default: always on, 50 GB
-    kept) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past;
+    providers_in_stock, median_true_hourly (the median price of a card-hour,
+    ``_median_true_hourly``; ``profile`` default: always on) and its change over TREND_DAYS days (trend_7d, a fraction; None without a past;
     the past read from what was confirmed then), stale_left_out (the GPU's stale offers).
 
     ``by_form_factor``: one row per model, VRAM and form factor as listed (H100 PCIe and
@@ -570,6 +572,7 @@ def rental_heat(
     for key, group in groups:
         model, vram = key[0], key[1]
         in_stock = group.filter(pl.col("status").is_in(_RENTABLE))
+        known = group.filter(pl.col("status") != StockStatus.UNKNOWN.value).height
         now_median = medians_now.get(tuple(key))
         then_median = medians_then.get(tuple(key))
         trend = None
@@ -582,7 +585,8 @@ def rental_heat(
                 "gpu_vram_gb": vram,
                 "form_factor": form,
                 "offers": group.height,
-                "in_stock_share": round(in_stock.height / group.height, 4),
+                "in_stock_share": round(in_stock.height / known, 4) if known else None,
+                "unknown_stock": group.height - known,
                 "free_cards": _free_cards(in_stock),
                 "providers": group["provider"].n_unique(),
                 "providers_in_stock": in_stock["provider"].n_unique(),
@@ -636,13 +640,20 @@ def _median_true_hourly(
     fx: FxTable,
     keys: list[str],
 ) -> dict[tuple[Any, ...], Decimal]:
+    """Per card, the median price of a card-hour (``gpurent_core.cost.card_hour``, as `tco`
+    prices renting): rentable offers priced on demand, no storage or traffic, the
+    profile's hours as rented (packages in)."""
+    use = card_hour_use(profile)
     per_card: dict[tuple[Any, ...], list[Decimal]] = defaultdict(list)
     for row in offers.filter(pl.col("status").is_in(_RENTABLE)).iter_rows(named=True):
-        costed = cost_offer(row, profile, display_currency=currency, fx=fx)
-        if costed is None:
+        if not quotes_card_hour(row["price_kind"]):
             continue
+        costed = cost_offer(row, use, display_currency=currency, fx=fx)
+        if costed is None or not costed.rentable:
+            continue
+        rate = card_hour_rate(costed.cost.monthly_display, use, costed.gpus_rented)
         per_card[tuple(row[k] for k in keys)].append(
-            costed.cost.hourly_display / costed.gpus_rented
+            _money(Decimal(rate.numerator) / Decimal(rate.denominator))
         )
     return {k: _money(median(v)) for k, v in per_card.items()}
 

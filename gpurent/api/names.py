@@ -215,10 +215,18 @@ def resolve_currency(value: str | None) -> str | None:
 
 
 def display_currency(value: str | None) -> str:
-    """The currency to rank in: ``value`` checked, else the settings' (``GPURENT_CURRENCY``)."""
+    """The currency to rank in: ``value`` checked, else the settings' (``GPURENT_CURRENCY``),
+    checked the same way (read as "usd" or "GBP" it would fail later in the FX table, under
+    the name of an option nobody gave)."""
     from gpurent_core.config import load_settings
 
-    return resolve_currency(value) or load_settings().currency
+    if value is not None:
+        return resolve_currency(value) or value
+    configured = load_settings().currency
+    try:
+        return resolve_currency(configured) or configured
+    except UnknownName as exc:
+        raise UnknownName(f"GPURENT_CURRENCY: {exc}") from exc
 
 
 def human_age(then: datetime | None, now: datetime) -> str:

@@ -133,8 +133,9 @@ def tco(
     or a share of the price: a number below 1 (0.3) or a percentage ('30%').
 
     The rental price is ``rent_price`` (per card-hour) when given (the warehouse is not
-    read), else the median true cost per card-hour of the card's confirmed, rentable,
-    on-demand offers (``NoWarehouse`` without a warehouse); with none, the renting figures
+    read), else the median price of a card-hour of the card's confirmed, rentable,
+    on-demand offers rented ``hours_per_day`` a day (``gpurent_core.cost.card_hour``;
+    ``NoWarehouse`` without a warehouse); with none, the renting figures
     are None. ``currency`` (default: the settings') is the currency of every amount, given
     and answered. Numbers it cannot take raise ``BadUsage`` naming the keyword.
     """
@@ -159,7 +160,11 @@ def tco(
         given_rate = _given(rent_price, "rent_price") if rent_price is not None else None
         if given_rate is not None and given_rate <= 0:
             raise BadFigure("rent_price", f"rent_price must be above 0, got {rent_price}")
-        rate = _Rate(given_rate) if given_rate is not None else _tracked_rate(gpu, code, db)
+        rate = (
+            _Rate(given_rate)
+            if given_rate is not None
+            else _tracked_rate(gpu, code, db, given_hours)
+        )
         found = compare(owning, given_hours, rate.per_card_hour)
     except BadFigure as exc:
         argument = {"card_watts": "watts"}.get(exc.name, exc.name)
@@ -296,27 +301,21 @@ def _board(name: GpuName) -> tuple[Decimal, str]:
     )
 
 
-def _tracked_rate(gpu: str, currency: str, db: Path | str | None) -> _Rate:
-    """The median true cost per card-hour of ``gpu``'s confirmed, rentable, on-demand
-    offers in ``currency`` (``offers(in_stock=True)``), with what it left out.
-
-    The card-hour is priced as owning is counted: the card and its mandatory add-ons, no
-    storage and no traffic (an owner's disks and line are not in ``own_cost`` either). With
-    the default 50 GB some offers would carry their disk and others, whose storage price is
-    unknown, would not, and one median would mix the two."""
+def _tracked_rate(gpu: str, currency: str, db: Path | str | None, hours_per_day: Decimal) -> _Rate:
+    """The median price of a card-hour of ``gpu`` for ``hours_per_day`` of use, over its
+    confirmed, rentable, on-demand offers in ``currency`` (``offers(in_stock=True)``;
+    ``gpurent_core.cost.card_hour``: no storage, no traffic, packages and minimums in),
+    with what it left out."""
     from statistics import median
 
     from gpurent.api.pricing import offers
+    from gpurent_core.cost.card_hour import card_hour_profile, card_hour_rate, quotes_card_hour
     from gpurent_core.cost.money import quantize_money
-    from gpurent_core.cost.usage import UsageProfile
-    from gpurent_core.enums import PriceKind
 
-    card_hours = UsageProfile(storage_gb=Decimal(0), egress_gb_per_month=Decimal(0))
-    found = offers(
-        gpu=gpu, in_stock=True, include_stale=False, usage=card_hours, currency=currency, db=db
-    )
-    on_demand = [o for o in found if o.price_kind == PriceKind.ON_DEMAND.value]
-    rates = sorted(Fraction(o.true_hourly) / o.gpu_count for o in on_demand)
+    use = card_hour_profile(hours_per_day)
+    found = offers(gpu=gpu, in_stock=True, include_stale=False, usage=use, currency=currency, db=db)
+    on_demand = [o for o in found if quotes_card_hour(o.price_kind)]
+    rates = sorted(card_hour_rate(o.true_monthly, use, o.gpu_count) for o in on_demand)
     if not rates:
         return _Rate(
             None,

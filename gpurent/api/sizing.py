@@ -375,7 +375,7 @@ def size(
         raise CannotSize(str(exc)) from exc
     if compare_api or utilisation is not None or requests_per_day is not None:
         report["rent_or_api"] = _rent_or_api(
-            report, arch, workload, utilisation, requests_per_day, path
+            report, arch, workload, utilisation, requests_per_day, path, query.usage
         )
     return SizeAnswer.from_report(report)
 
@@ -406,12 +406,13 @@ def _rent_or_api(
     utilisation: float | Decimal | None,
     requests_per_day: int | None,
     path: Path,
+    usage: UsageProfile,
 ) -> dict[str, Any]:
-    """The rent-or-API document for ``report``'s offers (``sizing.api_comparison``)."""
+    """The rent-or-API document for ``report``'s offers (``sizing.api_comparison``): a
+    rental's hour costs its true monthly over the usage's hours (packages in)."""
     from datetime import UTC
     from datetime import datetime as clock
 
-    from gpurent_core.fx import load_fx_table
     from sizing import rent_or_api
     from sizing.api_comparison import comparison
     from sizing.api_prices import (
@@ -437,13 +438,32 @@ def _rent_or_api(
         shape,
         load,
         report["currency"],
-        load_fx_table(),
+        _fx_table(path),
         clock.now(UTC).date(),
         # Per token, the first offers are the cheapest a request; by another objective they
         # are only the first of that ranking.
         every_offer=report["objective"] == "per-token"
         or report["offers_total"] <= len(report["offers"]),
+        hours_paid=usage.hours_per_month,
     )
+
+
+def _fx_table(path: Path) -> Any:
+    """The rates the rentals beside the API prices were converted at: the warehouse's
+    table (stored rates too), so the two sides of a break-even share one rate."""
+    from gpurent_core.fx import load_fx_table
+    from warehouse.costed import fx_table_for
+    from warehouse.errors import WarehouseError
+
+    @retried_read
+    def read() -> Any:
+        with open_warehouse(path) as con:
+            return fx_table_for(con)
+
+    try:
+        return read()
+    except (NoWarehouse, WarehouseBusy, WarehouseDamaged, WarehouseError):
+        return load_fx_table()  # no warehouse, no rentals: the API prices alone
 
 
 def _market(query: SizeQuery, path: Path) -> Market:

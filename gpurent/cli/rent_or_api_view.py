@@ -16,7 +16,7 @@ API_COLUMNS = ("api", "model", "serves", "in/M", "out/M", "per request", "as of"
 OFFER_COLUMNS = (
     "provider",
     "card",
-    "true/h",
+    "per hour used",
     "req/h full",
     "use",
     "per request",
@@ -88,14 +88,14 @@ def _offer_row(row: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "provider": row["provider"],
             "card": card,
-            "true/h": f"{row['true_hourly']:.2f}",
+            "per hour used": _hour(row),
         } | {"per request": row["why"]}
     rentals = f" on {row['rentals']} rentals" if row["rentals"] > 1 else ""
     share = row.get("break_even_utilisation")
     return {
         "provider": row["provider"],
         "card": card,
-        "true/h": f"{row['true_hourly']:.2f}",
+        "per hour used": _hour(row),
         "req/h full": f"{row['capacity_per_hour']:,.0f}",
         "use": f"{row['utilisation'] * 100:.1f} %{rentals}",
         "per request": plain_money(row["per_request"]),
@@ -103,3 +103,8 @@ def _offer_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "out/M": plain_money(row["per_million_output"]),
         "break-even use": "" if share is None else f"{share * 100:.1f} %",
     }
+
+
+def _hour(row: Mapping[str, Any]) -> str:
+    hour = row.get("per_hour_used")
+    return "" if hour is None else f"{hour:.2f}"

@@ -148,11 +148,13 @@ def notes(answer: api.TcoAnswer) -> list[str]:
         offers = "offer" if answer.rent_offers == 1 else "offers"
         providers = "provider" if answer.rent_providers == 1 else "providers"
         lines.append(
-            f"Rent: the median true cost per card-hour of {answer.rent_offers} {offers} of "
+            f"Rent: the median price of a card-hour of {answer.rent_offers} {offers} of "
             f"{answer.rent_providers} {providers} that can be rented now, as their provider's "
             f"latest run confirmed them ({_money(answer.rent_lowest)} to "
-            f"{_money(answer.rent_highest)} {answer.currency}): the card and its mandatory "
-            "add-ons, no storage or traffic (owning counts no disks or line either)."
+            f"{_money(answer.rent_highest)} {answer.currency}), rented "
+            f"{_number(answer.hours_per_day)} h a day (a day or month package, a minimum "
+            "rental counted as the offer sells them): the card and its mandatory add-ons, no "
+            "storage or traffic (owning counts no disks or line either)."
         )
     if answer.watts_from == "catalog":
         lines.append(
@@ -273,9 +275,10 @@ def tco(
     board power (the GPU catalog's, or --watts) and the host's share (--host-watts, an
     assumption) for --hours-per-day, 365 days a year, at --power-price a kWh.
 
-    Renting the same hours: at the median true cost per card-hour (as `cheapest` costs it,
-    with no storage or traffic: owning counts no disks or line either) of the card's offers
-    that can be rented now on demand, as their provider's latest run confirmed them; stale
+    Renting the same hours: at the median price of a card-hour of the card's offers that
+    can be rented now on demand, as their provider's latest run confirmed them, rented those
+    hours a day (as `cheapest` costs it, a day or month package where cheaper; with no
+    storage or traffic: owning counts no disks or line either); stale
     rows, sold-out offers and unknown stock never count. With no
     such offer there is no rental price, and it says so; --rent-price gives one by hand.
 

@@ -50,7 +50,7 @@ DEFAULT_SEED = 20261101
 RANK_COLUMNS = [
     "perf_rank", "heat_rank", "gpu_model", "gpu_vram_gb", "form_factor", "figures_of",
     "mem_bandwidth_gbps", "compute_tflops", "compute_basis", "bf16_dense_tflops",
-    "fp8_dense_tflops", "fp8", "interconnect", "in_stock_share", "free_cards",
+    "fp8_dense_tflops", "fp8", "interconnect", "in_stock_share", "unknown_stock", "free_cards",
     "median_true_hourly", "trend_7d", "cost_currency", "providers", "providers_in_stock",
     "offers", "stale_left_out",
 ]  # fmt: skip
@@ -161,16 +161,38 @@ def write_index_csv(
     out.write_bytes(text.encode("utf-8-sig" if excel_bom else "utf-8"))
 
 
-def check_out_path(out: Path) -> None:
+DUCKDB_MAGIC = b"DUCK"
+"""What a DuckDB database file holds at bytes 8-11 (its header's magic)."""
+
+
+def check_out_path(out: Path, db: Path | None = None) -> None:
     """Refuse, in one line (exit 2) and before any work, an --out that cannot be written as
     given: a folder, or a file in a folder that does not exist. A mistyped folder is not
-    created: the file would land somewhere the user does not look."""
+    created: the file would land somewhere the user does not look. Nor is a database
+    written over, the warehouse above all (``--out`` given its path turned it into a CSV):
+    an existing CSV is replaced, as an export again is meant to."""
+    from gpurent.api.warehouse import resolve_db
+
     if out.is_dir():
         refuse(f"--out {out} is a folder: give the CSV file's path (e.g. {out / 'index.csv'})")
     folder = out.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         refuse(f"--out {out}: the folder {folder} {what}; create it first or choose another path")
+    warehouse = resolve_db(db).resolve()
+    target = out.resolve()
+    if target in (warehouse, warehouse.with_name(warehouse.name + ".wal")):
+        refuse(f"--out {out} is the warehouse itself: choose another file for the CSV")
+    if target.is_file() and (target.suffix == ".wal" or _is_duckdb(target)):
+        refuse(f"--out {out} is a DuckDB database: it is not written over; choose a CSV path")
+
+
+def _is_duckdb(path: Path) -> bool:
+    try:
+        with path.open("rb") as head:
+            return head.read(12)[8:12] == DUCKDB_MAGIC
+    except OSError:
+        return False
 
 
 def _csv_cell(value: Any) -> str:
@@ -232,9 +254,15 @@ def rank_rows(db: Path | None, currency: str) -> tuple[list[dict[str, Any]], int
         r["perf_rank"] = n
     for r in unknown:
         r["perf_rank"] = None
-    by_heat = sorted(rows, key=lambda r: (r["in_stock_share"], -r["offers"]))
+    # Heat: the scarcest first, among cards some offer's stock is known of; a card whose
+    # offers all leave stock unknown is not scarce, it is unknown: unranked, last.
+    told = [r for r in rows if r["in_stock_share"] is not None]
+    by_heat = sorted(told, key=lambda r: (r["in_stock_share"], -r["offers"]))
     for n, r in enumerate(by_heat, start=1):
         r["heat_rank"] = n
+    for r in rows:
+        if r["in_stock_share"] is None:
+            r["heat_rank"] = None
     return known + unknown, heat.stale_left_out
 
 
@@ -412,7 +440,7 @@ def index_export(
 
     The same history gives the same bytes. The folder of --out must exist: it is not
     created."""
-    check_out_path(out)
+    check_out_path(out, db)
     rows = index_rows(
         db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), method=method
     )
@@ -617,11 +645,15 @@ def rank(
     One row per card and form factor listed (H100 PCIe and SXM apart). perf_rank orders by
     the dense 16-bit TFLOPS sizing uses (BF16, else FP16, else FP32 without tensor cores);
     a card the catalog has no compute figure for is "?" and comes last. heat_rank puts the
-    scarcest GPU first (lowest share of offers in stock). free_cards are the cards surely
+    scarcest GPU first (lowest share in stock of the offers whose stock is known; offers
+    of unknown stock are counted apart, unknown_stock, never as sold out: a card none of
+    whose offers says is "?" and comes last). free_cards are the cards surely
     free: machines' free counts added up, a count of a pool (a region's, a data centre's, a
     platform's, which several offers repeat) once per provider and region.
-    median_true_hourly is per card, always on, 50 GB kept; trend_7d is its change over
-    seven days.
+    median_true_hourly is the median price of a card-hour, as `tco` prices renting: offers
+    that can be rented now on demand (spot, member and committed prices left out), always
+    on as each sells it (a month package where cheaper), no storage or traffic; trend_7d
+    is its change over seven days.
 
     Only offers their provider's latest run confirmed count: stale ones (that run failed or
     could not read them) are left out and counted under the table (on stderr with --format
@@ -646,17 +678,25 @@ def rank(
            empty_message=f"{empty}\n{note}" if note else empty, footnote=note)  # fmt: skip
 
 
+def _share(share: Decimal | float | None, unknown: int) -> str:
+    """The share in stock of the offers whose stock is known, with how many are not
+    ("40% (+3 ?)"); "?" when none is."""
+    if share is None:
+        return "?"
+    return f"{share:.0%}" + (f" (+{unknown} ?)" if unknown else "")
+
+
 def rank_table(rows: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
     """The rank rows as the table shows them."""
     return [
         {
             "perf": "?" if r["perf_rank"] is None else r["perf_rank"],
-            "heat": r["heat_rank"],
+            "heat": "?" if r["heat_rank"] is None else r["heat_rank"],
             "gpu": rank_gpu(r),
             "16-bit TF": _rank_compute(r),
             "GB/s": "?" if r["mem_bandwidth_gbps"] is None else r["mem_bandwidth_gbps"],
             "FP8": {True: "yes", False: "no", None: ""}[r["fp8"]],
-            "in stock": f"{r['in_stock_share']:.0%}",
+            "in stock": _share(r["in_stock_share"], r["unknown_stock"]),
             "free": r["free_cards"],
             f"{display}/h": _money(r["median_true_hourly"]),
             "7d": "" if r["trend_7d"] is None else f"{r['trend_7d']:+.1%}",

@@ -76,6 +76,17 @@ class TrueCost:
     unknown_terms: tuple[str, ...] = ()
     """Billing terms of the provider that were not on file, and what was assumed instead."""
 
+    @property
+    def per_hour_used_display(self) -> Decimal:
+        """What an hour of the profile's use really costs, in the display currency: the true
+        monthly over the profile's hours, so a day or month package, a minimum rental and
+        the billing granularity are in it (``hourly`` is the listed rate plus add-ons, the
+        price of an hour metered alone). The figure every per-hour comparison uses: buy or
+        rent, the market's median, cost per token, rent or API."""
+        return quantize_money(
+            to_fraction(self.monthly_display) / to_fraction(self.profile.hours_per_month)
+        )
+
     @cached_property
     def lines(self) -> tuple[str, ...]:
         """The breakdown line by line, written on first use."""

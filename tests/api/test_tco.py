@@ -194,3 +194,35 @@ def test_an_unknown_card_or_currency_is_refused_with_suggestions(market: Path) -
     assert unknown.value.argument == "gpu"
     with pytest.raises(api.UnknownName, match="no exchange rate"):
         api.tco("RTX 4090", D(15000), db=market, **(ASK | {"currency": "XYZ"}))
+
+
+def test_the_card_hour_is_priced_for_the_hours_asked_as_the_offer_sells_them(
+    tmp_path: Path,
+) -> None:
+    """Two cards at 2.00 an hour; one also sells a month for 730 (1.00 an hour always on).
+    Always on, that card's hour costs what the month package makes it (as `cheapest` costs
+    the month); two hours a day, the package would cost more than the hours: 2.00."""
+    from gpurent_core.model import BillingUnit, PriceBasis, PriceKind, PricePlan
+    from tests.api.tco_kit import card
+    from tests.warehouse.wh_kit import FeedKit
+    from warehouse.db import writing
+    from warehouse.load import load_run
+
+    month = PricePlan(
+        price=D("730"), currency="CNY", billing_unit=BillingUnit.MONTH,
+        price_basis=PriceBasis.GPU, price_kind=PriceKind.ON_DEMAND,
+    )  # fmt: skip
+    kit = FeedKit(tmp_path)
+    db = tmp_path / "packages.duckdb"
+    with writing(db) as con:
+        run = kit.run(1, provider="autodl")
+        load_run(con, run, kit.write("autodl", [
+            card(kit, run, "hourly-only", "2.00"),
+            card(kit, run, "with-month", "2.00", plans=(month,)),
+        ]))  # fmt: skip
+    always = api.tco("RTX 4090", D(15000), db=db, **(ASK | {"hours_per_day": D(24)}))
+    assert (always.rent_lowest, always.rent_highest) == (D("1.00"), D("2.00"))
+    assert always.rent_per_card_hour == D("1.50")
+    assert always.rent_cost == D("1.50") * 24 * int(DAYS_A_YEAR) * DEFAULT_TCO_YEARS
+    short = api.tco("RTX 4090", D(15000), db=db, **(ASK | {"hours_per_day": D(2)}))
+    assert short.rent_lowest == short.rent_highest == short.rent_per_card_hour == D("2.00")

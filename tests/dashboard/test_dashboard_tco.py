@@ -31,7 +31,8 @@ def page(db: str) -> None:
     from dashboards.state import Ctx
 
     lang = Lang(st.session_state.get("lang", "en"))
-    pages_tco.render(Ctx(db=Path(db), lang=lang, currency="CNY"))
+    currency = st.session_state.get("currency", "CNY")  # the sidebar's, as the app keeps it
+    pages_tco.render(Ctx(db=Path(db), lang=lang, currency=currency))
 
 
 def compared(db: Path, lang: str = "en", **inputs: Any) -> AppTest:
@@ -132,3 +133,17 @@ def test_the_price_and_the_power_price_are_asked_for(market: Path) -> None:
     assert not app.exception
     assert "Enter the purchase price and the power price." in texts(app.info)
     assert not app.metric
+
+
+def test_amounts_stay_in_the_currency_they_were_typed_in(market: Path) -> None:
+    """15,000 typed while the sidebar said CNY is 15,000 CNY after it says USD: the answer
+    stays in CNY and says so (read as 15,000 USD, owning a 4090 flipped to dearer)."""
+    app = compared(market)
+    before = {m.label: m.value for m in app.metric}
+    assert app.number_input(key="tco_price").label.endswith("(CNY)")
+    app.session_state["currency"] = "USD"
+    app.run()
+    assert not app.exception, app.exception
+    after = {m.label: m.value for m in app.metric}
+    assert after == before and after["Owning, 3 years"] == "¥18,153.60"
+    assert any("entered in CNY" in c and "USD" in c for c in texts(app.caption))

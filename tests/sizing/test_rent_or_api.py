@@ -322,3 +322,19 @@ def test_old_prices_are_counted() -> None:
 def test_a_price_for_the_answer_reads_as_apiprice() -> None:
     p = ApiPrice("x", "x/m", "Llama-3.1-8B", Decimal("1"), Decimal("3"), "USD", TODAY, "https://x")
     assert p.request_cost(1000, 100) == Decimal("0.0013")
+
+
+def test_a_rental_hour_costs_its_true_monthly_over_the_hours_paid() -> None:
+    """A card at 2 an hour that also sells the month for 730: always on, an hour of it
+    costs 1 (as `cheapest` costs the month), so a request costs half what the hourly rate
+    says; without the hours paid the true hourly is all there is."""
+    packaged = _offer("a", "2") | {"true_monthly": Decimal("730")}
+    paid = comparison(
+        [packaged], [_matched("1")], "bf16", SHAPE, FULL_LOAD, "USD", FX, TODAY,
+        hours_paid=Decimal(730),
+    )  # fmt: skip
+    hourly = _doc([_offer("a", "2")], [_matched("1")])
+    [row], [metered] = paid["offers"], hourly["offers"]
+    assert row["per_hour_used"] == Decimal("1.000000") and metered["per_hour_used"] == 2
+    assert abs(row["per_request"] * 2 - metered["per_request"]) <= Decimal("0.000001")
+    assert row["break_even_utilisation"] < metered["break_even_utilisation"]

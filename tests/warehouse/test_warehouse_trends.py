@@ -141,10 +141,13 @@ def test_hour_ranges(hours: set[int], text: str) -> None:
 
 def test_rental_heat_and_its_seven_day_trend(con: duckdb.DuckDBPyConnection, kit: FeedKit) -> None:
     then, now = kit.run(1), kit.run(1 + 24 * 8)
-    load_run(con, then, kit.write("then", [kit.offer(then, "a"), kit.offer(then, "b")]))
+    hourly = {"plans": ()}  # no month plan: the hour is the hourly price (see below)
+    load_run(con, then, kit.write("then", [
+        kit.offer(then, "a", **hourly), kit.offer(then, "b", **hourly)
+    ]))  # fmt: skip
     load_run(con, now, kit.write("now", [
-        kit.offer(now, "a", price=D("2.99")),
-        kit.offer(now, "b", status=StockStatus.SOLD_OUT, available_count=None),
+        kit.offer(now, "a", price=D("2.99"), **hourly),
+        kit.offer(now, "b", status=StockStatus.SOLD_OUT, available_count=None, **hourly),
         kit.offer(now, "c", gpu_model="RTX 4090", gpu_vram_gb=24, available_count=None),
     ]))  # fmt: skip
     moment = now.started_at + timedelta(hours=1)
@@ -155,11 +158,10 @@ def test_rental_heat_and_its_seven_day_trend(con: duckdb.DuckDBPyConnection, kit
     h100 = rows["H100"]
     assert (h100["offers"], h100["in_stock_share"], h100["free_cards"]) == (2, 0.5, 3)
     assert (h100["providers"], h100["providers_in_stock"]) == (1, 1)
-    # 50 GB kept, 20 included: 30 x 0.0001369863 = 0.004109589 a hour on top of the price.
-    assert h100["median_true_hourly"] == D("2.994110")
-    assert h100["trend_7d"] == ((D("2.994110") - D("2.494110")) / D("2.494110")).quantize(
-        D("0.0001")
-    )
+    # The price of a card-hour, as `tco` prices renting: no storage (the 50 GB of the
+    # profile would add 0.004109589 an hour on offers that publish a disk price only).
+    assert h100["median_true_hourly"] == D("2.990000")
+    assert h100["trend_7d"] == ((D("2.99") - D("2.49")) / D("2.49")).quantize(D("0.0001"))
     rtx = rows["RTX 4090"]
     assert rtx["free_cards"] is None  # in stock, count not given: unknown, not zero
     assert rtx["trend_7d"] is None  # nothing a week ago

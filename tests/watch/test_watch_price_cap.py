@@ -167,3 +167,24 @@ def test_an_alert_says_when_its_true_price_leaves_storage_out(
     body = alert.body
     assert "storage NOT counted" in body and "cap was checked without it" in body
     assert "50 GB storage, add-ons included" not in body
+
+
+def test_an_alert_says_when_its_month_is_a_twelfth_of_a_year_paid_up_front(
+    con: duckdb.DuckDBPyConnection, market: Market
+) -> None:
+    """Audit (money): a 650 a month cap met by a year's package of 7300 (608.33 a month)
+    alerted as if a month cost 608.33; the renter must pay the year. The alert says so, as
+    `cheapest` marks such a month."""
+    from gpurent_core.model import BillingUnit, PriceKind, PricePlan
+
+    year = PricePlan(
+        price=D("7300"), currency="CNY", billing_unit=BillingUnit.YEAR,
+        price_basis=PriceBasis.GPU, price_kind=PriceKind.ON_DEMAND,
+    )  # fmt: skip
+    capped(con, "650", "month")
+    free = market.offer("h1", price=D("1.28"), plans=(year,))
+    market.poll([free | {"status": StockStatus.SOLD_OUT, "available_count": 0}])
+    market.poll([free])
+    now = market.start + timedelta(minutes=market.n, seconds=30)
+    (alert,) = evaluate_watches(con, now=now).alerts
+    assert "twelfth of a year's package, paid up front: 7,300.00 CNY for the year" in alert.body

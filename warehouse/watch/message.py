@@ -12,6 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from gpurent_core.enums import BillingUnit
 from gpurent_core.fx import FxError, FxTable
 from warehouse.costed import CostedOffer, cost_offer, plain
 from warehouse.watch.criteria import Watch
@@ -85,6 +86,13 @@ def compose(
             f"{c.display_currency}/hour, {_money(c.monthly_display)} {c.display_currency}/month "
             f"{held}."
         )
+        if c.plan.billing_unit is BillingUnit.YEAR:
+            # A month that is a twelfth of a year paid up front is no price of a month: the
+            # renter pays the year to get it (`cheapest` marks it, as this says).
+            lines.append(
+                f"That month is a twelfth of a year's package, paid up front: "
+                f"{_money(c.plan.offer_price)} {c.plan.currency} for the year."
+            )
         if c.display_currency != c.currency:
             lines.append(
                 f"In {c.currency}: {_money(c.hourly)}/hour, {_money(c.monthly)}/month"
