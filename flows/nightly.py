@@ -205,13 +205,24 @@ def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> Loade
             recent_counts=recent_offer_counts(con, outcome.provider),
         )
     )
+    lost = verdict.status in (RunStatus.OK, RunStatus.PARTIAL) and not outcome.feed_path.exists()
+    if lost:
+        # The report says what was read, but what was read is not here (a feed deleted, a
+        # manifest pointing elsewhere): a look whose findings are lost saw nothing. As ok it
+        # would close every offer it "no longer lists" (rule of truth 2: a failed fetch is
+        # no state change); as failed its offers stay, stale.
+        verdict = Verdict(
+            RunStatus.FAILED,
+            f"feed missing: {outcome.feed_path} (the crawl reported "
+            f"{int((report or {}).get('offers') or 0)} offers; none could be read)",
+        )
     run = ProviderRun(
         run_id=outcome.run_id,
         provider=outcome.provider,
         started_at=outcome.started_at,
         finished_at=outcome.finished_at,
         status=verdict.status,
-        offers=int((report or {}).get("offers") or 0),
+        offers=0 if lost else int((report or {}).get("offers") or 0),
         quarantined=int((report or {}).get("quarantined") or 0),
         http_errors=len((report or {}).get("errors") or []),
         message=verdict.message,

@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import apprise
 
@@ -33,6 +33,39 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Pieces of a URL at least this long are treated as possible secrets when scrubbing errors.
 _SECRET_PIECE_MIN = 6
 _PIECES = re.compile(r"[/:@?&=#,;]+")
+_SECRET_WORDS = frozenset(
+    [
+        "token",
+        "key",
+        "secret",
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "signature",
+        "sig",
+        "sign",
+        "session",
+        "apikey",
+        "appkey",
+        "accesskey",
+        "secretkey",
+        "authkey",
+    ]
+)
+"""Words of URL option names that carry a credential (a `+Header=` is an option to apprise):
+``token``, ``access_token``, ``X-Api-Key``, ``+Authorization``; ``monkey`` is not one."""
+
+
+def _secret_option(name: str) -> bool:
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    return any(w in _SECRET_WORDS or w.endswith(("token", "secret")) for w in words)
+
+
 CONFIG_SCHEME = "apprise-config"
 """Stored form of an apprise configuration file: ``apprise-config:///absolute/path``."""
 
@@ -120,6 +153,18 @@ def literal_secrets(url: str, env: Mapping[str, str] | None = None) -> list[str]
     password = urlsplit(url).password
     if password and _ENV_REF.sub("", password):
         found.append("a password in the address")
+    # Whatever the service, a query option named like a credential (`?token=`, `?apikey=`,
+    # a `+Authorization=` header of a json:// webhook) is one: apprise's privacy mode hides
+    # only the parts it knows of each service, and a generic webhook's options are not.
+    named = sorted(
+        {
+            name
+            for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True)
+            if _secret_option(name) and _ENV_REF.sub("", value)
+        }
+    )
+    if named:
+        found.append(f"a credential in the option(s) {', '.join(n.strip() for n in named)}")
     source = os.environ if env is None else env
     try:
         expanded = expand_url(url, source)

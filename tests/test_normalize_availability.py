@@ -136,7 +136,10 @@ def test_availability_from_flag(
 @pytest.mark.parametrize(
     "text",
     ["空闲 (9/8)", "空闲 3/0", "已用 9/8", "剩余: -1", "available: -2", "-3 free", "空闲 -1/8",
-     "可用 2000000 卡"],
+     "可用 2000000 卡",
+     # A total said in words after the count is checked as a fraction's is (audit: "9 free
+     # of 8" read as 9 free cards, though `normalize --help` gives it as an error).
+     "9 free of 8", "9 available out of 8", "available: 9 of 8"],
 )  # fmt: skip
 def test_impossible_counts_in_text_are_refused_with_a_reason(text: str) -> None:
     with pytest.raises(AvailabilityParseError) as caught:

@@ -47,8 +47,13 @@ def raise_interrupted(signum: int, frame: object) -> None:
 
 def debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
     """(debug on?, argv without the flag): `--debug` may stand anywhere on the line."""
-    wanted = DEBUG_FLAG in argv or os.environ.get("GPURENT_DEBUG", "") not in ("", "0")
+    said = os.environ.get("GPURENT_DEBUG", "").strip().lower()
+    # Off is said many ways ("0", "no", "false", "off"): only a yes turns tracebacks on.
+    wanted = DEBUG_FLAG in argv or said in DEBUG_ON
     return wanted, [arg for arg in argv if arg != DEBUG_FLAG]
+
+
+DEBUG_ON = frozenset({"1", "yes", "true", "on", "y"})
 
 
 # The installable part (pyproject's extras) that brings each optional package.

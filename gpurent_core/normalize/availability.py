@@ -211,6 +211,10 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
+_TOTAL_AFTER_RE = re.compile(r"\s*(?:out\s+)?of\s+([0-9]+)(?![0-9])")
+"""A total right after a count: " of 8", " out of 8"."""
+
+
 def _checked_count(text: str, count: int, total: int | None = None) -> int:
     if count > MAX_COUNT:
         raise AvailabilityParseError(text, f"free count {count} is past any real offer")
@@ -245,7 +249,10 @@ def _free_count(text: str) -> int | None:
         if match:
             if match["sign"]:
                 raise AvailabilityParseError(text, "negative free count")
-            return _checked_count(text, int(match[2]))
+            # A total said after the count ("9 free of 8", "3 available out of 8") is
+            # checked as the fraction's is: the phrasing must not decide what is checked.
+            total = _TOTAL_AFTER_RE.match(text, match.end())
+            return _checked_count(text, int(match[2]), int(total[1]) if total else None)
     return None
 
 

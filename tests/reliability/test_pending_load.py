@@ -95,3 +95,23 @@ def test_gpurent_load_refuses_what_is_not_a_manifest_in_one_line(tmp_path: Path)
     assert "not a readable pending-load manifest" in done.stderr
     missing = run_gpurent("load", str(tmp_path / "nowhere"), "--db", str(tmp_path / "x.duckdb"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_a_run_whose_feed_is_missing_is_failed_and_closes_nothing(tmp_path: Path) -> None:
+    """Audit (CLI): a manifest entry whose feed file was gone loaded as `ok` with 0 offers
+    beside a message of "11 offers". Its report says what was read, but what was read is
+    lost: the run is failed, and the offers of the run before it stay (stale), not closed."""
+    from warehouse.db import reading
+    from warehouse.queries import latest_offers
+
+    db = tmp_path / "gpurent.duckdb"
+    first = make_outcome(tmp_path / "feeds", "run-1", "acme", 3)
+    assert load_and_track(db, [first]).busy is None
+    second = make_outcome(tmp_path / "feeds", "run-2", "acme", 3, hour=1)
+    second.feed_path.unlink()
+    [loaded] = load_and_track(db, [second]).summaries
+    assert loaded.status == "failed" and loaded.offers == 0
+    assert "feed missing" in loaded.message and "reported 3 offers" in loaded.message
+    with reading(db) as con:
+        latest = latest_offers(con).filter(latest_offers(con)["provider"] == "acme")
+    assert latest.height == 3 and latest["stale"].all(), "kept, stale: not closed"

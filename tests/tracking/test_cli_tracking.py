@@ -258,3 +258,27 @@ def test_index_export_refuses_a_folder_that_does_not_exist(db: Path, tmp_path: P
     assert not (tmp_path / "no").exists()  # a mistyped folder is not created
     folder = refused(app, "index", "export", "--out", str(tmp_path), "--db", str(db))
     assert "is a folder" in folder
+
+
+def test_index_export_never_writes_over_the_warehouse_or_a_database(
+    db: Path, tmp_path: Path
+) -> None:
+    """Audit (CLI): `index export --out W --db W` turned the 8 MB warehouse into a CSV."""
+    import shutil
+
+    app = typer.Typer()
+    app.add_typer(tracking.app)
+    before = db.read_bytes()
+    itself = refused(app, "index", "export", "--out", str(db), "--db", str(db))
+    assert "is the warehouse itself" in itself
+    wal = refused(app, "index", "export", "--out", f"{db}.wal", "--db", str(db))
+    assert "is the warehouse itself" in wal
+    other = tmp_path / "another.duckdb"
+    shutil.copy(db, other)
+    said = refused(app, "index", "export", "--out", str(other), "--db", str(db))
+    assert "is a DuckDB database" in said
+    assert db.read_bytes() == before and other.read_bytes() == before
+    csv = tmp_path / "index.csv"
+    csv.write_text("an earlier export\n", encoding="utf-8")
+    CliRunner().invoke(app, ["index", "export", "--out", str(csv), "--db", str(db)])
+    assert csv.read_text(encoding="utf-8").startswith("date,"), "a CSV is replaced"

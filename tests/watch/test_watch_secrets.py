@@ -76,3 +76,27 @@ def test_a_literal_secret_is_refused_before_anything_is_written(tmp_path: Path) 
     cli("watch", "add", "--gpu", "RTX 4090", "--db", str(db),
         "--notify", f"json://gpurent:{PASSWORD}@127.0.0.1:9/hook", code=2)  # fmt: skip
     assert PASSWORD.encode() not in file_bytes(db)
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("json://hooks.example.com/x?token=hunter2", "token"),
+        ("json://hooks.example.com/x?access_token=hunter2", "access_token"),
+        ("json://hooks.example.com/x?X-Api-Key=hunter2", "X-Api-Key"),
+        ("json://hooks.example.com/x?+Authorization=Bearer%20hunter2", "Authorization"),
+        ("json://hooks.example.com/x?token=${HOOK_TOKEN}", None),  # a reference: stored
+        ("json://hooks.example.com/x?format=markdown&monkey=1", None),  # no credential
+    ],
+)
+def test_a_credential_in_a_url_option_is_a_literal_secret(url: str, secret: str | None) -> None:
+    """Audit (CLI): `?token=` got through (apprise's privacy mode hides only the parts it
+    knows of each service, and a generic webhook's options are not among them)."""
+    from gpurent_core.notify import literal_secrets
+
+    found = literal_secrets(url, {"HOOK_TOKEN": "from-the-environment"})
+    if secret is None:
+        assert found == []
+    else:
+        assert any("option" in f and secret in f for f in found), found
+        assert "hunter2" not in " ".join(found)  # described, never quoted
