@@ -154,6 +154,15 @@ def write_manifest(path: Path, outcomes: list[CrawlOutcome], *, db_path: Path) -
     os.replace(tmp, path)
 
 
+def manifest_db(path: Path) -> Path | None:
+    """The warehouse a manifest's runs were crawled for (None: not said, or unreadable)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return Path(doc["db"]) if isinstance(doc, dict) and isinstance(doc.get("db"), str) else None
+
+
 def read_manifest(path: Path) -> list[CrawlOutcome]:
     """The runs a manifest still lists; ``ManifestError`` names what is wrong with it."""
     try:

@@ -12,6 +12,9 @@ from typing import Any
 
 from gpurent_core.model import RunStatus
 
+EVERY_OFFER = ""
+"""The unread prefix every offer key starts with (``spiders.ledger.EVERY_OFFER``)."""
+
 # A good run yielding under this share of the provider's usual offer count is treated as a
 # layout change rather than as a market event: real markets do not lose half their listings
 # between two polls, pages that stopped parsing do.
@@ -196,18 +199,43 @@ class RunScope:
 def run_scope(report: Mapping[str, Any] | None, status: RunStatus) -> RunScope:
     """The run's scope from its report. A report written before reports said what they
     could not read (no ``unread_prefixes`` field) leaves every offer of a partial run
-    unread, as partial runs were loaded then."""
+    unread, as partial runs were loaded then. A run whose key was refused closes nothing
+    it did not list, whatever its spider noted: a refusal is no listing (docs/truth.md)."""
     if report is None:
         return RunScope({}, (), (), ())
     if "unread_prefixes" not in report:
         legacy = ("",) if status is RunStatus.PARTIAL else ()
         return RunScope(skipped_counts(report), (), legacy, ())
+    prefixes = tuple(str(p) for p in report.get("unread_prefixes") or ())
+    if status is RunStatus.AUTH_REQUIRED and EVERY_OFFER not in prefixes:
+        prefixes = (*prefixes, EVERY_OFFER)
     return RunScope(
         skipped=skipped_counts(report),
         unread_keys=tuple(str(k) for k in report.get("unread_keys") or ()),
-        unread_prefixes=tuple(str(p) for p in report.get("unread_prefixes") or ()),
+        unread_prefixes=prefixes,
         sold_out_unlisted=tuple(str(p) for p in report.get("sold_out_unlisted") or ()),
     )
+
+
+CLEAN_FINISH = "finished"
+"""Scrapy's close reason for a crawl that ran out of requests: its listing read to the end."""
+
+
+def as_read(report: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The report as what its run read. A crawl that closed for another reason (stopped by
+    a signal: ``shutdown``; a close-spider limit; memory) dropped the requests it had not
+    sent, and no errback marks those unread: it read its listing in part, whatever its
+    pages said. Every offer it did not list is then unread (kept, stale), never gone."""
+    if report is None:
+        return None
+    reason = report.get("finish_reason")
+    if reason in (None, CLEAN_FINISH):
+        return report
+    return {
+        **report,
+        "unread_prefixes": [*(report.get("unread_prefixes") or ()), EVERY_OFFER],
+        "errors": [*(report.get("errors") or ()), f"crawl stopped before its end ({reason})"],
+    }
 
 
 def _partial_message(

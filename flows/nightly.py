@@ -17,9 +17,10 @@ import contextlib
 import logging
 import secrets
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 from prefect import flow, task
@@ -35,14 +36,14 @@ from flows.crawl import (
     run_crawl,
     write_manifest,
 )
-from flows.health import Verdict, classify_run, run_scope
+from flows.health import Verdict, as_read, classify_run, run_scope
 from flows.providers import check_names, provider_infos
 from gpurent_core.model import ProviderRun, RunStatus, utcnow
 from replay import ReplayServer
 from warehouse.db import connect
 from warehouse.errors import WarehouseLocked
 from warehouse.lake import flush_inlined_data, is_lake, retrying_writes
-from warehouse.load import LoadResult, load_run
+from warehouse.load import LOADING_STATUSES, LoadResult, load_run
 from warehouse.queries import recent_offer_counts
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,9 @@ class LoadReport:
 
 
 def load_later_command(manifest: Path, db_path: Path) -> str:
-    return f"gpurent load {shlex.quote(str(manifest))} --db {shlex.quote(str(db_path))}"
+    # Absolute paths: the line is run later, from cron or another folder.
+    where, target = manifest.absolute(), db_path.expanduser().absolute()
+    return f"gpurent load {shlex.quote(str(where))} --db {shlex.quote(str(target))}"
 
 
 def load_and_track(
@@ -195,7 +198,7 @@ def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> Loade
     """Classify one crawler outcome and store it (a run already stored is left as it is)."""
     # A run its crawler timed with a clock that is off (flows.clock) saw nothing that can be
     # placed in history: a failed look in the loader's own times, its feed left unread.
-    report = None if outcome.refused else outcome.report()
+    report = None if outcome.refused else as_read(outcome.report())
     verdict = (
         Verdict(RunStatus.FAILED, outcome.refused)
         if outcome.refused
@@ -205,24 +208,20 @@ def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> Loade
             recent_counts=recent_offer_counts(con, outcome.provider),
         )
     )
-    lost = verdict.status in (RunStatus.OK, RunStatus.PARTIAL) and not outcome.feed_path.exists()
-    if lost:
-        # The report says what was read, but what was read is not here (a feed deleted, a
-        # manifest pointing elsewhere): a look whose findings are lost saw nothing. As ok it
-        # would close every offer it "no longer lists" (rule of truth 2: a failed fetch is
-        # no state change); as failed its offers stay, stale.
-        verdict = Verdict(
-            RunStatus.FAILED,
-            f"feed missing: {outcome.feed_path} (the crawl reported "
-            f"{int((report or {}).get('offers') or 0)} offers; none could be read)",
-        )
+    lost = _feed_problem(outcome, report) if verdict.status in LOADING_STATUSES else None
+    if lost is not None:
+        # The report says what was read, but what was read is not all here (a feed deleted,
+        # cut short by a full disk, a manifest pointing elsewhere): as ok or partial the run
+        # would close, or turn sold out, every offer the feed "no longer lists" (rule of
+        # truth 2: a failed fetch is no state change). As failed its offers stay, stale.
+        verdict = Verdict(RunStatus.FAILED, lost)
     run = ProviderRun(
         run_id=outcome.run_id,
         provider=outcome.provider,
         started_at=outcome.started_at,
         finished_at=outcome.finished_at,
         status=verdict.status,
-        offers=0 if lost else int((report or {}).get("offers") or 0),
+        offers=0 if lost is not None else int((report or {}).get("offers") or 0),
         quarantined=int((report or {}).get("quarantined") or 0),
         http_errors=len((report or {}).get("errors") or []),
         message=verdict.message,
@@ -239,6 +238,35 @@ def load_outcome(con: duckdb.DuckDBPyConnection, outcome: CrawlOutcome) -> Loade
         message="already stored" if result.skipped_duplicate_run else verdict.message,
     )
     return LoadedRun(outcome, summary, result)
+
+
+OFFER_LINE = b'{"kind":"offer"'
+QUARANTINE_LINE = b'{"kind":"quarantine"'
+
+
+def _feed_problem(outcome: CrawlOutcome, report: Mapping[str, Any] | None) -> str | None:
+    """Why the feed cannot stand for the run its report describes, else None: missing, or
+    holding fewer whole offer or quarantine lines than the crawl counted (a write that
+    failed part-way: Scrapy logs the error and the crawl still ends "finished")."""
+    counted = int((report or {}).get("offers") or 0)
+    set_aside = int((report or {}).get("quarantined") or 0)
+    if not outcome.feed_path.exists():
+        if report is not None and report.get("auth") in ("missing", "rejected") and not counted:
+            return None  # a refused key that read nothing has nothing to lose
+        return f"feed missing: {outcome.feed_path} (the crawl counted {counted} offers; none read)"
+    offers = quarantined = 0
+    with outcome.feed_path.open("rb") as feed:
+        for line in feed:
+            whole = line.rstrip().endswith(b"}")
+            offers += whole and line.startswith(OFFER_LINE)
+            quarantined += whole and line.startswith(QUARANTINE_LINE)
+    if offers < counted or quarantined < set_aside:
+        return (
+            f"feed cut short: the crawl counted {counted} offers and {set_aside} set aside, "
+            f"the feed holds {offers} and {quarantined} (a write that failed: full disk?); "
+            "nothing of it is trusted"
+        )
+    return None
 
 
 def _not_loaded(outcome: CrawlOutcome, later: str) -> RunSummary:

@@ -192,6 +192,14 @@ class ProviderSpider(scrapy.Spider):
         if response.status not in statuses:
             return False
         self.note_auth("rejected", f"HTTP {response.status} from {source}")
+        # What the refused page would have listed is unread, as for a page given up on (a
+        # 401 on page 2 of a listing closed the offers of that page as "no longer listed").
+        request = getattr(response, "request", None)
+        unread = request.meta.get(UNREAD_META) if request is not None else None
+        if isinstance(unread, dict):
+            self.note_unread(keys=unread.get("keys", ()), prefixes=unread.get("prefixes"))
+        else:
+            self.note_unread()
         return True
 
     def json_page(

@@ -26,8 +26,11 @@ def invoke_json(*args: str) -> Any:
     return json.loads(invoke(*args, "--format", "json").stdout)
 
 
-def run_gpurent(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """`python -m gpurent ARGS` in its own process, talking to this session's Prefect API.
+def run_gpurent(
+    *args: str, timeout: float = 300, expect: int = 0
+) -> subprocess.CompletedProcess[str]:
+    """`python -m gpurent ARGS` in its own process, talking to this session's Prefect API;
+    it must exit ``expect`` (a crawl in which a provider failed exits 3).
 
     Flows run out of process because Prefect's log handlers keep the stream they first see,
     which an in-process runner closes between invocations.
@@ -46,12 +49,12 @@ def run_gpurent(*args: str, timeout: float = 300) -> subprocess.CompletedProcess
         env=env,
         check=False,
     )
-    if proc.returncode != 0:
+    if proc.returncode != expect:
         raise AssertionError(
             f"gpurent {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
         )
     return proc
 
 
-def run_gpurent_json(*args: str) -> Any:
-    return json.loads(run_gpurent(*args, "--format", "json").stdout)
+def run_gpurent_json(*args: str, expect: int = 0) -> Any:
+    return json.loads(run_gpurent(*args, "--format", "json", expect=expect).stdout)

@@ -27,6 +27,7 @@ import duckdb
 
 from gpurent_core.config import SettingError, load_settings
 from warehouse.errors import (
+    NO_EXTENSION_FETCH,
     WarehouseDamaged,
     WarehouseError,
     WarehouseLocked,
@@ -199,7 +200,7 @@ LOCK_WORDS = re.compile(r"\block\b", re.IGNORECASE)
 def _try_open(db_path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection | str:
     """A connection, or the lock error's text when another process holds the file."""
     try:
-        return duckdb.connect(str(db_path), read_only=read_only)
+        return duckdb.connect(str(db_path), read_only=read_only, config=NO_EXTENSION_FETCH)
     except duckdb.IOException as exc:
         message = str(exc)
         if "does not exist" in message.lower():

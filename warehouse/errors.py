@@ -40,12 +40,24 @@ def damaged_message(path: object) -> str:
     )
 
 
+NO_EXTENSION_FETCH: dict[str, str | bool | int | float | list[str]] = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
+"""DuckDB's settings for every file gpurent opens: a file of another database (SQLite) made
+DuckDB download the extension that reads it from the internet. What gpurent needs (JSON,
+Parquet, ICU) is built in; the lake's extensions come from PyPI (``warehouse.lake``)."""
+
+
 def unreadable_message(message: str, path: object) -> str | None:
     """One line for a file DuckDB will not open as a database (not a DuckDB file, or one a
     newer DuckDB wrote), from DuckDB's ``message``; None for any other error. The CLI and
     the library API both say it (neither shows DuckDB's own words)."""
     lowered = message.lower()
-    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered:
+    # Another database's file (SQLite, say) makes DuckDB reach for the extension that reads
+    # it; extensions are never fetched here (``NO_EXTENSION_FETCH``): it is no warehouse.
+    foreign = "extension" in lowered and ("not found" in lowered or "install it" in lowered)
+    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered or foreign:
         return (
             f"{path} is not a gpurent warehouse (not a DuckDB file): point --db at the "
             "warehouse file, or give a new path and run `gpurent crawl --replay`"

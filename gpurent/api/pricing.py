@@ -162,12 +162,16 @@ class OfferList(list[Offer]):
 
     ``spot_left_out``: ``cheapest`` without ``include_spot`` only: spot (interruptible,
     preemptible) offers left out; a month at a price the provider may take back at any
-    time is no month's rent."""
+    time is no month's rent.
+
+    ``market_seen``: False when the warehouse holds no offer at all (no provider has had a
+    good run yet): an empty answer then says nothing of the market, it is blind."""
 
     stale_left_out: int
     cards_left_out: int
     unpublished_left_out: int
     spot_left_out: int
+    market_seen: bool
 
     def __init__(
         self,
@@ -177,12 +181,14 @@ class OfferList(list[Offer]):
         cards_left_out: int = 0,
         unpublished_left_out: int = 0,
         spot_left_out: int = 0,
+        market_seen: bool = True,
     ) -> None:
         super().__init__(offers)
         self.stale_left_out = stale_left_out
         self.cards_left_out = cards_left_out
         self.unpublished_left_out = unpublished_left_out
         self.spot_left_out = spot_left_out
+        self.market_seen = market_seen
 
 
 _NOT_FROM_ROW = {"offer_id", "status", "raw_gpu_name", "fees", "plans", "cost"}
@@ -253,6 +259,7 @@ def _costed(
     spot: bool | None = None,
 ) -> OfferList:
     from warehouse.costed import costed_latest_offers, left_out
+    from warehouse.db import fetch_one
 
     check_limit(limit)
     shown_in = display_currency(currency)
@@ -293,12 +300,15 @@ def _costed(
         # Each reason an offer the filters keep is not in the answer, counted so the answer
         # can say why (16 cards are never assumed from a card price, spot is no month's rent).
         out = left_out(con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters)
+        any_offer = fetch_one(con, "SELECT EXISTS (SELECT 1 FROM current_offers)")
+        seen = bool(costed) or bool(any_offer and any_offer[0])
     return OfferList(
         (Offer.from_costed(c) for c in costed),
         stale_left_out=out.stale,
         cards_left_out=out.cards,
         unpublished_left_out=out.unpublished,
         spot_left_out=out.spot,
+        market_seen=seen,
     )
 
 

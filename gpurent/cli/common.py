@@ -117,19 +117,42 @@ def writable_db(db: Path | None) -> Path:
 
 
 def check_db_file(path: Path) -> None:
-    """Refuse, in one line, a ``path`` that is a folder or a file that is not a DuckDB
-    database, without writing it; a missing one, or one another process holds, passes."""
+    """Refuse, in one line, a ``path`` that is a folder, a file that is not a DuckDB
+    database, or another program's DuckDB database, without writing it; a missing one, an
+    empty one, or one another process holds, passes."""
     with as_usage_errors():
         api_warehouse.refuse_directory(path)
     if not path.is_file() or api_warehouse.lake_chosen():
         return
     import duckdb
 
+    from warehouse.errors import NO_EXTENSION_FETCH, unreadable_message
+
     try:
-        duckdb.connect(str(path), read_only=True).close()
+        con = duckdb.connect(str(path), read_only=True, config=NO_EXTENSION_FETCH)
+        try:
+            tables = {
+                name
+                for (name,) in con.execute(
+                    "SELECT table_name FROM information_schema.tables"
+                ).fetchall()
+            }
+        finally:
+            con.close()
     except duckdb.IOException as exc:
-        if "lock" not in str(exc).lower():
-            raise  # said in one line by the front door (gpurent.cli.errors)
+        if "lock" in str(exc).lower():
+            return
+        unreadable = unreadable_message(str(exc), path)
+        if unreadable is not None:
+            raise typer.BadParameter(unreadable, param_hint="--db") from exc
+        raise  # said in one line by the front door (gpurent.cli.errors)
+    if tables and "schema_migrations" not in tables:
+        # Another program's database: a writer would add gpurent's tables beside its own.
+        raise typer.BadParameter(
+            f"{path} is a DuckDB database of another program ({len(tables)} table(s), no "
+            "gpurent warehouse in it): it is not written to; give a new path for gpurent",
+            param_hint="--db",
+        )
 
 
 @contextmanager

@@ -162,7 +162,9 @@ def crawl(
     """Run the crawl flow once: each provider in its own process, then load the warehouse.
 
     Provider runs end ok, partial, failed, auth_required or layout_changed; only good runs
-    change what `offers` and `cheapest` show.
+    change what `offers` and `cheapest` show. Exit 0: every run stored, none failed; 1:
+    every provider failed or was refused (nothing read); 2: runs left for `gpurent load`
+    (the warehouse was busy); 3: some provider failed or changed its layout.
     """
     path = writable_db(db)  # a bad --db is said before the crawl, not after it
     replay_dir = Path(replay).expanduser() if replay else None
@@ -189,10 +191,27 @@ def crawl(
     # (Runs kept for a later load because the warehouse was busy were read: not this.)
     if later is None and rows and all(row["status"] in NOTHING_READ for row in rows):
         refuse("every provider failed or was refused: nothing was read", code=1)
+    # A nightly job's exit says whether it needs a look (cron mails on it): the runs left
+    # for a later load, and a provider that failed or changed its layout, are not "done".
+    if later is not None:
+        raise typer.Exit(NOT_ALL_STORED)
+    broken = [row["provider"] for row in rows if row["status"] in BROKEN]
+    if broken:
+        refuse(
+            f"{len(broken)} provider(s) failed or changed layout ({', '.join(broken)}): their "
+            "previous offers are kept, stale; `gpurent providers` says why",
+            code=SOME_FAILED,
+        )
 
 
 # Statuses of a run that read nothing the warehouse could use.
 NOTHING_READ = frozenset({"failed", "layout_changed", "auth_required"})
+# Statuses that want a look: a missing key (auth_required) is configuration, said as such.
+BROKEN = frozenset({"failed", "layout_changed"})
+NOT_ALL_STORED = 2
+"""Exit code: runs crawled but left for `gpurent load` (the warehouse was busy)."""
+SOME_FAILED = 3
+"""Exit code: some provider failed or changed its layout; the others were stored."""
 
 
 def check_request(providers: list[str], replay_dir: Path | None, scene: str, step: int) -> None:

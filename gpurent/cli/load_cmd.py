@@ -23,14 +23,23 @@ LOAD_COLUMNS = ["provider", "run_id", "status", "offers", "quarantined", "result
 
 def load_manifests(db: Path, paths: list[Path]) -> tuple[list[dict[str, Any]], str | None]:
     """Load every run the manifests under ``paths`` list: (one row per run, busy line)."""
-    from flows.crawl import ManifestError, find_manifests, read_manifest
+    from flows.crawl import ManifestError, find_manifests, manifest_db, read_manifest
     from flows.nightly import load_and_track
+    from warehouse.db import configured_lake
 
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise typer.BadParameter(f"{missing[0]} does not exist", param_hint="FEEDS")
     rows: list[dict[str, Any]] = []
     for manifest in find_manifests(paths):
+        meant = manifest_db(manifest)
+        if meant is not None and configured_lake() is None and not _same_file(meant, db):
+            # The runs were crawled for another warehouse: stored here, they would be gone
+            # from the pending list there (nothing says so), and mix two histories.
+            raise typer.BadParameter(
+                f"{manifest} lists runs crawled for {meant}, not {db}: give --db {meant}",
+                param_hint="--db",
+            )
         try:
             outcomes = read_manifest(manifest)
         except ManifestError as exc:
@@ -52,6 +61,10 @@ def load_manifests(db: Path, paths: list[Path]) -> tuple[list[dict[str, Any]], s
         if report.busy is not None:
             return rows, report.busy
     return rows, None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.expanduser().resolve() == b.expanduser().resolve()
 
 
 # The commands of this module; the console script (gpurent.cli.app) adds them to its app.

@@ -22,6 +22,7 @@ from gpurent.cli.common import (
     reader,
     resolve_db,
 )
+from gpurent.cli.errors import refuse
 from gpurent.cli.host_options import (
     HOST_OPTION_OF,
     HostingOption,
@@ -377,6 +378,7 @@ def offers(
             include_stale=True if include_stale else None,
             **_api_host(host),
         )
+    _refuse_blind(shown)
     rows, columns = _rows(shown, fmt, host, wide=wide)
     asked = [
         *([f"--gpu {name.describe()}"] if name else []),
@@ -470,6 +472,7 @@ def cheapest(
             include_spot=include_spot,
             **_api_host(host),
         )
+    _refuse_blind(shown)
     rows, columns = _rows(shown, fmt, host, wide=wide)
     footnote = answer_footnote(shown, fmt, gpus=gpus, host=host)
     render(
@@ -483,6 +486,21 @@ def cheapest(
         ),
         footnote=footnote,
     )
+
+
+BLIND = (
+    "no provider has a good run on record (every run failed, or none ran): nothing is known "
+    "of the market yet, so no answer is given; `gpurent providers` says why, `gpurent crawl` "
+    "reads it"
+)
+
+
+def _refuse_blind(shown: Any) -> None:
+    """An empty answer from a warehouse that holds no offer at all is no answer (never
+    "none fits" while blind): one line on stderr and exit 1, in every format, so a script
+    reading `[]` cannot take it for an empty market."""
+    if not shown and not shown.market_seen:
+        refuse(BLIND, code=1)
 
 
 def _api_host(host: dict[str, Any]) -> dict[str, Any]:

@@ -112,6 +112,15 @@ def _day(value: datetime | None) -> date | None:
     return value.date() if value is not None else None
 
 
+def _span(start: datetime | None, end: datetime | None) -> tuple[date | None, date | None]:
+    """--from and --to as days; refused in one line when --from comes after --to (an empty
+    answer would blame the GPU's name or the history)."""
+    first, last = _day(start), _day(end)
+    if first is not None and last is not None and first > last:
+        raise typer.BadParameter(f"{first} is after --to {last}", param_hint="--from")
+    return first, last
+
+
 def index_rows(
     db: Path | None,
     *,
@@ -370,10 +379,11 @@ def index_show(
 ) -> None:
     """Show the index: per UTC day and GPU (gpi-2, gpi-3: and form factor, price kind, market).
 
-    Without --from, the last SHOW_DAYS days of history (`index export` writes it all).
+    Without --from, the last 30 days of history (`index export` writes it all).
     """
+    first, last = _span(start, end)
     rows = index_rows(
-        db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), last_days=SHOW_DAYS,
+        db, gpu=gpu, currency=currency, start=first, end=last, last_days=SHOW_DAYS,
         method=method,
     )  # fmt: skip
     if fmt is OutputFormat.TABLE and method is not IndexMethod.GPI_1:
@@ -441,9 +451,8 @@ def index_export(
     The same history gives the same bytes. The folder of --out must exist: it is not
     created."""
     check_out_path(out, db)
-    rows = index_rows(
-        db, gpu=gpu, currency=currency, start=_day(start), end=_day(end), method=method
-    )
+    first, last = _span(start, end)
+    rows = index_rows(db, gpu=gpu, currency=currency, start=first, end=last, method=method)
     write_index_csv(rows, out, excel_bom=excel_bom, columns=index_columns(method))
     dates = sorted({r["date"] for r in rows})
     span = f"{dates[0]} .. {dates[-1]}" if dates else "no dates"
@@ -498,7 +507,8 @@ def history(
     The restock forecast (last line; `--by forecast` for every provider) gives the chance
     the card is rentable again within 1, 6 and 24 h and the median wait, from its sold-out
     spells (confirmed polls only), by provider and hour of week; below 5 spells it says
-    "not enough history". --region and --gpus narrow the forecast only.
+    "not enough history". --region and --gpus narrow the forecast only; --from and --to do
+    not narrow it (it reads every spell on record).
     """
     from gpurent import api
     from gpurent.cli.api_errors import as_usage_errors
@@ -519,7 +529,7 @@ def history(
             fg="yellow",
         )
     label = f"{gpu} {vram}G" if vram else gpu
-    first, last = _day(start), _day(end)
+    first, last = _span(start, end)
     code = normalise_currency(currency)  # refused before the warehouse is opened
     with reader(db) as con:
         # A provider as `offers` reads it too: a typo is refused with close names.

@@ -110,3 +110,47 @@ def test_a_file_that_is_no_warehouse_is_an_api_error_naming_it(
     path.write_bytes(content)
     with pytest.raises(api.NotAWarehouse, match="is not a gpurent warehouse"):
         READS[read](path)
+
+
+def test_another_databases_file_is_no_warehouse_and_nothing_is_fetched(tmp_path: Path) -> None:
+    """Audit (CLI): a SQLite file as --db made DuckDB download its SQLite extension from the
+    internet, then print a raw error naming the extension's path. Extensions are never
+    fetched (warehouse.errors.NO_EXTENSION_FETCH): it is refused in one line naming it."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from gpurent.cli.app import build_app
+
+    lite = tmp_path / "lite.db"
+    with sqlite3.connect(lite) as con:
+        con.execute("CREATE TABLE t (x)")
+    with pytest.raises(api.NotAWarehouse, match=str(lite)):
+        api.offers(db=lite)
+    result = CliRunner().invoke(
+        build_app(),
+        ["watch", "add", "--gpu", "4090", "--notify", "json://h:9/x", "--db", str(lite)],
+    )
+    assert result.exit_code == 2 and str(lite) in result.stderr
+    assert "extension" not in result.stderr
+
+
+def test_a_writer_leaves_another_programs_duckdb_database_alone(tmp_path: Path) -> None:
+    """Audit (CLI): `watch add --db theirs.duckdb` added gpurent's ~30 tables beside theirs."""
+    import duckdb
+    from typer.testing import CliRunner
+
+    from gpurent.cli.app import build_app
+
+    theirs = tmp_path / "theirs.duckdb"
+    with duckdb.connect(str(theirs)) as con:
+        con.execute("CREATE TABLE foo (x INTEGER)")
+    result = CliRunner().invoke(
+        build_app(),
+        ["watch", "add", "--gpu", "4090", "--notify", "json://h:9/x", "--db", str(theirs)],
+    )
+    assert result.exit_code == 2 and "another program" in result.stderr
+    with duckdb.connect(str(theirs), read_only=True) as con:
+        assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [
+            ("foo",)
+        ]

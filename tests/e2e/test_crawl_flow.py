@@ -200,8 +200,9 @@ def test_a_provider_outage_keeps_its_last_good_offers_and_others_load(db: Path) 
         r["offer_key"]: r for r in invoke_json("offers", "--provider", "vastai", "--db", str(db))
     }
     summary = run_gpurent_json(
-        "crawl", "--replay", "--scene", "outage-vastai", *BESIDE_THE_FAULT, "--db", str(db)
-    )
+        "crawl", "--replay", "--scene", "outage-vastai", *BESIDE_THE_FAULT, "--db", str(db),
+        expect=3,  # a provider failed: the nightly job's exit says so
+    )  # fmt: skip
     status = {r["provider"]: r for r in summary}
     assert status["vastai"]["status"] == "failed"
     assert "500" in status["vastai"]["message"]
@@ -249,8 +250,9 @@ def test_a_crawl_in_which_every_provider_failed_exits_non_zero(db: Path) -> None
 def test_a_changed_layout_writes_no_sold_out_rows(db: Path) -> None:
     before = latest_state(db)
     summary = run_gpurent_json(
-        "crawl", "--replay", "--scene", "layout-cudo", *BESIDE_THE_FAULT, "--db", str(db)
-    )
+        "crawl", "--replay", "--scene", "layout-cudo", *BESIDE_THE_FAULT, "--db", str(db),
+        expect=3,  # a provider changed its layout
+    )  # fmt: skip
     cudo = next(r for r in summary if r["provider"] == "cudo")
     assert cudo["status"] == "layout_changed"
     con = connect(db, read_only=True)
@@ -295,7 +297,9 @@ def test_a_crawl_whose_load_cannot_get_the_lock_keeps_its_runs_for_gpurent_load(
     args = [a for p in providers for a in ("--provider", p)]
     monkeypatch.setenv("GPURENT_LOCK_WAIT_S", "1")
     with writer_held(path):  # another process writes the warehouse all along
-        crawl = run_gpurent("crawl", "--replay", *args, "--db", str(path), "--format", "json")
+        crawl = run_gpurent(
+            "crawl", "--replay", *args, "--db", str(path), "--format", "json", expect=2
+        )  # runs left for `gpurent load`: exit 2
     summary = {r["provider"]: r for r in json.loads(crawl.stdout)}
     assert {summary[p]["status"] for p in providers} == {"failed"}
     assert all("not loaded, warehouse busy" in summary[p]["message"] for p in providers)

@@ -250,3 +250,25 @@ def test_a_failed_big_region_is_partial_not_a_layout_change() -> None:
     assert classify_run(quiet, returncode=0, recent_counts=[18]).status is (
         RunStatus.LAYOUT_CHANGED
     )
+
+
+def test_a_crawl_stopped_before_its_end_read_its_listing_in_part() -> None:
+    """Scrapy's `shutdown` (a SIGTERM), a close-spider limit: requests not yet sent were
+    dropped with no errback, so nothing marked them unread; the report as read says so."""
+    from flows.health import as_read
+
+    cut = as_read(report(finish_reason="shutdown", unread_prefixes=[]))
+    assert cut is not None
+    verdict = classify_run(cut, returncode=0)
+    assert verdict.status is RunStatus.PARTIAL and "(shutdown)" in verdict.message
+    assert run_scope(cut, verdict.status).unread_prefixes == ("",)
+    whole = report(finish_reason="finished", unread_prefixes=[])
+    assert as_read(whole) is whole and classify_run(whole, returncode=0).status is RunStatus.OK
+
+
+def test_a_refused_key_closes_nothing_it_did_not_list() -> None:
+    """auth_required keeps every offer it did not list, whatever its spider noted."""
+    refused = report(auth="rejected", offers=4, unread_prefixes=[])
+    verdict = classify_run(refused, returncode=0)
+    assert verdict.status is RunStatus.AUTH_REQUIRED
+    assert "" in run_scope(refused, verdict.status).unread_prefixes

@@ -111,7 +111,74 @@ def test_a_run_whose_feed_is_missing_is_failed_and_closes_nothing(tmp_path: Path
     second.feed_path.unlink()
     [loaded] = load_and_track(db, [second]).summaries
     assert loaded.status == "failed" and loaded.offers == 0
-    assert "feed missing" in loaded.message and "reported 3 offers" in loaded.message
+    assert "feed missing" in loaded.message and "counted 3 offers" in loaded.message
     with reading(db) as con:
         latest = latest_offers(con).filter(latest_offers(con)["provider"] == "acme")
     assert latest.height == 3 and latest["stale"].all(), "kept, stale: not closed"
+
+
+def test_a_feed_cut_short_is_failed_and_turns_nothing_sold_out(tmp_path: Path) -> None:
+    """Audit (operations): a feed write that failed part-way (a full disk: Scrapy logs the
+    error, the crawl still ends "finished", its report counts 9 offers) was loaded as the
+    whole listing: 6 offers the provider listed turned confirmed sold out or closed."""
+    from warehouse.db import reading
+    from warehouse.queries import latest_offers
+
+    db = tmp_path / "gpurent.duckdb"
+    first = make_outcome(tmp_path / "feeds", "run-1", "acme", 4)
+    assert load_and_track(db, [first]).busy is None
+    with reading(db) as con:
+        before = dict(latest_offers(con).select("offer_key", "status").iter_rows())
+    second = make_outcome(tmp_path / "feeds", "run-2", "acme", 4, hour=1)
+    lines = second.feed_path.read_bytes().splitlines(keepends=True)
+    second.feed_path.write_bytes(b"".join(lines[:2]) + lines[2][:40])  # two whole, one cut
+    [loaded] = load_and_track(db, [second]).summaries
+    assert loaded.status == "failed" and "feed cut short" in loaded.message
+    assert "counted 4 offers" in loaded.message and "holds 2" in loaded.message
+    with reading(db) as con:
+        acme = latest_offers(con).filter(latest_offers(con)["provider"] == "acme")
+    assert acme.height == 4 and acme["stale"].all()
+    assert dict(acme.select("offer_key", "status").iter_rows()) == before, "no state changed"
+
+
+def test_a_crawl_stopped_before_its_end_closes_nothing_it_did_not_list(tmp_path: Path) -> None:
+    """Audit (operations): a crawler stopped by SIGTERM (report `finish_reason: shutdown`)
+    was loaded ok and closed the offers of the pages it never reached."""
+    from warehouse.db import reading
+    from warehouse.queries import latest_offers
+
+    db = tmp_path / "gpurent.duckdb"
+    first = make_outcome(tmp_path / "feeds", "run-1", "acme", 5)
+    assert load_and_track(db, [first]).busy is None
+    second = make_outcome(tmp_path / "feeds", "run-2", "acme", 5, hour=1)
+    lines = second.feed_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    second.feed_path.write_text("".join(lines[:3]), encoding="utf-8")  # pages 2-3 never read
+    doc = json.loads(second.report_path.read_text(encoding="utf-8"))
+    doc |= {"offers": 3, "finish_reason": "shutdown", "unread_prefixes": []}
+    second.report_path.write_text(json.dumps(doc), encoding="utf-8")
+    [loaded] = load_and_track(db, [second]).summaries
+    assert loaded.status == "partial" and "stopped before its end (shutdown)" in loaded.message
+    with reading(db) as con:
+        acme = latest_offers(con).filter(latest_offers(con)["provider"] == "acme")
+    assert acme.height == 5, "the two it did not reach are kept, not closed"
+    assert acme.filter(acme["stale"]).height == 2
+
+
+def test_gpurent_load_refuses_runs_crawled_for_another_warehouse(tmp_path: Path) -> None:
+    """Audit (operations): `gpurent load` stored a manifest's runs into whatever --db it was
+    given and deleted the manifest: the warehouse they were crawled for never got them."""
+    import pytest
+    import typer
+
+    from flows.crawl import write_manifest
+    from gpurent.cli.load_cmd import load_manifests
+
+    meant, other = tmp_path / "meant.duckdb", tmp_path / "other.duckdb"
+    outcome = make_outcome(tmp_path / "feeds", "run-3", "acme", 2)
+    manifest = tmp_path / "feeds" / "run-3" / PENDING_MANIFEST
+    write_manifest(manifest, [outcome], db_path=meant)
+    with pytest.raises(typer.BadParameter, match=f"crawled for {meant}"):
+        load_manifests(other, [manifest])
+    assert manifest.exists() and not other.exists()
+    rows, busy = load_manifests(meant, [manifest])
+    assert busy is None and [r["result"] for r in rows] == ["loaded"]

@@ -81,3 +81,23 @@ def test_expired_token_401_is_rejected_not_sold_out(
     result = crawl_scene("gpushare", tmp_path, faults=[Fault("gpushare", PATH, status=401)])
     assert [r.status for r in result.calls] == [401]  # read, not retried
     assert_auth_rejected(result, TOKEN)
+
+
+def test_a_401_on_a_later_page_leaves_that_page_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Audit (operations): page 2 of the machine list answering 401 (an expired token mid
+    crawl, a web firewall's 403) closed the offers page 2 lists as "no longer listed": a
+    refused page is a page not read (every offer may have been on it), as a page given up
+    on is."""
+    from crawl_kit import answer
+    from scrapy.utils.test import get_crawler
+
+    from spiders.ledger import EVERY_OFFER
+    from spiders.providers.gpushare.spider import GpushareSpider
+
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    crawler = get_crawler(GpushareSpider, {"GPURENT_BASE_URL": "http://replay/gpushare"})
+    spider = GpushareSpider.from_crawler(crawler)
+    page_two = spider.page_request(2, seen=50)
+    assert list(spider.parse_page(answer(page_two, b'{"msg": "token expired"}', 401), 2, 50)) == []
+    assert spider.ledger.auth == "rejected"
+    assert EVERY_OFFER in spider.ledger.unread_prefixes

@@ -282,3 +282,19 @@ def test_index_export_never_writes_over_the_warehouse_or_a_database(
     csv.write_text("an earlier export\n", encoding="utf-8")
     CliRunner().invoke(app, ["index", "export", "--out", str(csv), "--db", str(db)])
     assert csv.read_text(encoding="utf-8").startswith("date,"), "a CSV is replaced"
+
+
+def test_from_after_to_is_refused_not_an_empty_answer(db: Path, tmp_path: Path) -> None:
+    """Audit (CLI): `history --from 2026-12-01 --to 2026-11-01` said "No history of RTX 4090
+    yet (check the name)"; `index export` wrote 0 rows and exited 0."""
+    app = typer.Typer()
+    app.add_typer(tracking.app)
+    reversed_span = ["--from", "2026-12-10", "--to", "2026-12-01", "--db", str(db)]
+    for command in (
+        ["history", "--gpu", "4090"],
+        ["index", "show"],
+        ["index", "export", "--out", str(tmp_path / "i.csv")],
+    ):
+        said = refused(app, *command, *reversed_span)
+        assert "2026-12-10 is after --to 2026-12-01" in said, command
+    assert not (tmp_path / "i.csv").exists()
