@@ -327,3 +327,8 @@ def test_quarantine_shows_each_problem_once_in_80_columns(db: Path, monkeypatch:
         "price_unparsed: '面议': no number in price text",
         "price_unparsed: '询价': no number in price text",
     }
+    # Cut short by --limit, the list says so (a program took the first 50 for all of them).
+    cut = invoke("quarantine", "--limit", "1", "--format", "json", "--db", str(db))
+    assert len(json.loads(cut.stdout)) == 1 and "the newest 1 lines shown" in cut.stderr
+    whole = invoke("quarantine", "--limit", "2", "--format", "json", "--db", str(db))
+    assert len(json.loads(whole.stdout)) == 2 and whole.stderr == ""

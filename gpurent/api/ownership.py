@@ -233,7 +233,14 @@ def _given(value: object, keyword: str) -> Decimal:
     number = Decimal(value)
     if not number.is_finite():
         raise BadUsage(f"{keyword} must be a finite number, got {value}", argument=keyword)
+    if abs(number) > LARGEST_FIGURE:
+        # A typo, not a figure: 1e400 was taken, and the answer printed 400 digits.
+        raise BadUsage(f"{keyword} is at most {LARGEST_FIGURE:,}, got {value}", argument=keyword)
     return number
+
+
+LARGEST_FIGURE = 10**12
+"""The largest price, power price, watts or hours a buy-or-rent figure takes."""
 
 
 def _resale(value: Decimal | int | str | None, price: Decimal) -> tuple[Decimal, Decimal | None]:

@@ -655,8 +655,9 @@ def quarantine(
     """What was set aside instead of loaded (unknown GPU names, unparseable prices), and why.
 
     The table shows each distinct problem once (provider, the reason without the item's
-    own value, how many items had it, when it was last seen); --all lists every line.
-    JSON and CSV give every line with all its fields, plus its `problem`.
+    own value, how many items had it, when it was last seen); --all lists the lines. JSON
+    and CSV give the lines with all their fields, plus their `problem`. Lines are the
+    newest --limit (50); a line on stderr says when more were left out.
     """
     from warehouse.queries import problem_of, quarantine_problems, quarantine_rows
 
@@ -666,7 +667,14 @@ def quarantine(
         if fmt is OutputFormat.TABLE and not every_line:
             problems = quarantine_problems(con, provider=name)
         else:
-            lines = quarantine_rows(con, provider=name, limit=limit).to_dicts()
+            # One past the limit: a list cut short says so (a program took 50 for all).
+            lines = quarantine_rows(con, provider=name, limit=limit + 1).to_dicts()
+    if (every_line or fmt is not OutputFormat.TABLE) and len(lines) > limit:
+        lines = lines[:limit]
+        typer.echo(
+            f"the newest {limit} lines shown; more were set aside: --limit N shows more",
+            err=True,
+        )
     empty = "Nothing quarantined."
     if fmt is not OutputFormat.TABLE:
         render([r | {"problem": problem_of(r["reason"])} for r in lines], fmt, empty_message=empty)

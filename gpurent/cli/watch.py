@@ -112,6 +112,12 @@ def _resolve_gpu(
     The form factor is kept where the name pins one down that the model leaves open
     ("H100 SXM"): the watch then alerts only on offers that say SXM."""
     if gpu is None:
+        largest = max((sku.vram_gb for sku in _catalog().all() if sku.vram_gb), default=0)
+        if min_vram is not None and largest and min_vram > largest:
+            raise typer.BadParameter(
+                f"no card has {min_vram} GB: the catalog's largest has {largest} GB",
+                param_hint="--min-vram",
+            )
         return None, min_vram, None
     from gpurent.api.names import read_gpu
     from gpurent.cli.api_errors import as_usage_errors
@@ -120,7 +126,30 @@ def _resolve_gpu(
         name = read_gpu(gpu)
     # "A100 80GB" names a size: watch that size unless --min-vram says otherwise.
     vram = min_vram if min_vram is not None else name.identity.vram_gb
+    sizes = _catalog_sizes(name.model)
+    if min_vram is not None and sizes and min_vram > max(sizes):
+        # A watch that can never fire waits for ever: "RTX 4090 >= 80 GB" is no card.
+        raise typer.BadParameter(
+            f"no {name.model} has {min_vram} GB (the catalog's: "
+            f"{', '.join(f'{s} GB' for s in sorted(sizes))})",
+            param_hint="--min-vram",
+        )
     return name.model, vram, name.form_factor
+
+
+def _catalog() -> Any:
+    from gpurent_core.catalog.gpus import get_catalog
+
+    return get_catalog()
+
+
+def _catalog_sizes(model: str) -> set[int]:
+    return {sku.vram_gb for sku in _catalog().variants(model) if sku.vram_gb}
+
+
+OUTBOX_STATUSES = ("pending", "sent", "cancelled", "expired")
+MAX_CAP = 10**9
+"""A price cap at or past this is a typo (the watches table stores DECIMAL(18,8))."""
 
 
 def _price_cap(
@@ -141,6 +170,8 @@ def _price_cap(
         ) from exc
     if not value.is_finite() or value <= 0:
         raise typer.BadParameter("must be a positive number", param_hint="--max-price")
+    if value >= MAX_CAP:  # the stored DECIMAL(18,8) holds less (a raw CHECK error before)
+        raise typer.BadParameter(f"must be below {MAX_CAP:,}", param_hint="--max-price")
     code = normalise_currency(currency) or settings().currency
     try:
         unit = CapUnit.parse(per or CapUnit.CARD_HOUR.value)
@@ -315,6 +346,9 @@ def add(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--provider") from exc
     destinations = _destinations(list(notify or []), list(notify_config or []))
+    regions = [r.strip() for r in region or []]
+    if any(not r for r in regions):  # "" matches every region: an unset shell variable
+        raise typer.BadParameter("a region is empty text", param_hint="--region")
 
     def attempt() -> Any:
         with _writer(db) as con:
@@ -329,7 +363,7 @@ def add(
                 currency=code,
                 price_per=unit,
                 providers=providers,
-                regions=list(region or []),
+                regions=regions,
                 gpu_form_factor=form,
                 include_spot=include_spot,
             )
@@ -557,13 +591,21 @@ def outbox(
         str | None,
         typer.Option("--status", help="Only pending, sent, cancelled or expired notifications."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="Notifications to show, newest first.")
+    ] = 50,
     db: DbOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Notifications, newest first: sent, pending (with attempts and the last error), cancelled."""
     from warehouse.watch.outbox import outbox_rows
 
+    if status is not None:
+        status = status.strip().lower()
+        if status not in OUTBOX_STATUSES:  # a typo showed an empty outbox
+            raise typer.BadParameter(
+                f"{status!r}: one of {', '.join(OUTBOX_STATUSES)}", param_hint="--status"
+            )
     with _reader(db) as con:
         rows = outbox_rows(con, status=status, limit=limit).to_dicts()
     if fmt is OutputFormat.TABLE:

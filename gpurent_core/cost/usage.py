@@ -21,6 +21,14 @@ from gpurent_core.defaults import (
 )
 from gpurent_core.units import HOURS_PER_MONTH
 
+LIMITS: tuple[tuple[str, int, str], ...] = (
+    ("storage_gb", 1_000_000, "GB (a petabyte)"),
+    ("egress_gb_per_month", 10_000_000, "GB a month"),
+    ("boot_minutes", 24 * 60, "minutes (a day)"),
+)
+"""The largest figure each usage number takes."""
+SHORTEST_SESSION_H = Decimal(1) / 3600
+
 
 @dataclass(frozen=True)
 class UsageProfile:
@@ -44,12 +52,19 @@ class UsageProfile:
     def __post_init__(self) -> None:
         for name in ("hours_per_month", "storage_gb", "egress_gb_per_month", "boot_minutes"):
             object.__setattr__(self, name, self._check_number(name, getattr(self, name)))
+        # Past these a figure is a typo, not a use: 1e20 GB of storage overflowed the money
+        # arithmetic into a raw error, or printed a true monthly of 31 digits.
+        for name, most, unit in LIMITS:
+            if getattr(self, name) > most:
+                raise ValueError(f"{name} is at most {most:,} {unit}, got {getattr(self, name)}")
         if not 0 < self.hours_per_month <= HOURS_PER_MONTH:
             raise ValueError(f"hours_per_month must be in (0, 730], got {self.hours_per_month}")
         if self.gpus < 1:
             raise ValueError(f"gpus must be >= 1, got {self.gpus}")
         if self.session_hours is not None:
             session = self._check_number("session_hours", self.session_hours)
+            if session < SHORTEST_SESSION_H:
+                raise ValueError(f"session_hours is at least one second (1/3600 h), got {session}")
             if not 0 < session <= self.hours_per_month:
                 raise ValueError(
                     f"session_hours must be > 0 and at most hours_per_month "
