@@ -207,3 +207,15 @@ def test_index_export_into_a_missing_folder_refuses_in_one_line(tmp_path: Path) 
     assert proc.returncode == USER_ERROR, proc.stderr[-800:]
     assert len(lines) == 1 and "does not exist" in lines[0], lines
     assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize(("host", "said"), [("", "is empty"), ("999.1.1.1", "no address")])
+def test_a_dashboard_host_that_is_no_address_is_refused(host: str, said: str) -> None:
+    """Audit (CLI): `--host ''` (an unset shell variable) served the dashboard, which has no
+    login, on every interface; `999.1.1.1` printed its URL, then Streamlit's traceback."""
+    from typer.testing import CliRunner
+
+    from gpurent.cli.app import build_app
+
+    result = CliRunner().invoke(build_app(), ["dashboard", "--host", host])
+    assert result.exit_code == 2 and said in result.stderr

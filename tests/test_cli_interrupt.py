@@ -88,3 +88,52 @@ def test_ctrl_c_during_a_crawl(tmp_path: Path) -> None:
     rows = json.loads(done.stdout)
     assert [row["provider"] for row in rows] == ["vastai"]
     assert rows[0]["offers"] > 0
+
+
+def _streamlit_serving(port: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"streamlit" in b" ".join(cmdline) and str(port).encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def _answers(port: int) -> bool:
+    import socket
+
+    with socket.socket() as client:
+        client.settimeout(1)
+        return client.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stopped_dashboard_leaves_no_server_behind(tmp_path: Path, how: int) -> None:
+    """Audit (CLI): `timeout 20 gpurent dashboard` ended gpurent, and its Streamlit server
+    (no login) kept serving for minutes. A SIGTERM now unwinds as Ctrl-C does, ending what
+    the command started; a SIGKILL of the command takes the server with it (Linux)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpurent", "dashboard", "--port", str(port),
+         "--db", str(tmp_path / "none.duckdb")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: bool(_streamlit_serving(port)), "the dashboard's server")
+        wait_for(lambda: _answers(port), "the dashboard to answer on its port")
+        os.kill(proc.pid, how)  # the command alone, as `kill PID` or a service manager does
+        proc.communicate(timeout=WAIT_S)
+        wait_for(lambda: not _streamlit_serving(port), "the server to end with the command")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _streamlit_serving(port):
+            os.kill(pid, signal.SIGKILL)

@@ -174,6 +174,10 @@ def main() -> None:
         _exit_after_cleanup(0)
     keep_pandas_out(argv)
     signal.signal(signal.SIGINT, raise_interrupted)
+    # A service manager, `timeout` or `kill PID` stops a command with SIGTERM: it unwinds as
+    # Ctrl-C does, ending what it started (a SIGTERM left the temporary Prefect server of a
+    # crawl, and a dashboard's server, running for good).
+    signal.signal(signal.SIGTERM, raise_interrupted)
     try:
         # Not standalone: usage errors come back here, to be said in one line.
         result = command_for(argv).main(
