@@ -116,7 +116,13 @@ def _fitted_widths(columns: Sequence[tuple[bool, int, int]], width: int) -> list
 
 
 def _csv_cell(value: Any) -> str:
-    """A CSV cell: text neutralised against formulas (``gpurent_core.csvsafe``), numbers as is."""
+    """A CSV cell: text neutralised against formulas (``gpurent_core.csvsafe``), numbers as is;
+    times and truth values as JSON gives them (ISO 8601 to the microsecond, true/false): a
+    program joining the two must not meet "2026-12-04 22:44 UTC" beside its full time."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime | date):
+        return value.isoformat()
     return _cell(neutralise_cell(value))
 
 
