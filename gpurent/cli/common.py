@@ -51,7 +51,8 @@ DisplayCurrencyOption = Annotated[
     str | None,
     typer.Option(
         "--currency",
-        help="Display currency for costs and ranking (CNY or USD); prices keep their native "
+        help="Display currency for costs and ranking (CNY, USD, EUR, or one GPURENT_FX adds); "
+        "prices keep their native "
         f"currency too. Default: $GPURENT_CURRENCY, else {DEFAULT_CURRENCY}.",
         show_default=False,
     ),

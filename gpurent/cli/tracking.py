@@ -83,7 +83,8 @@ IndexCurrencyOption = Annotated[
     str | None,
     typer.Option(
         "--currency",
-        help="Index currency (CNY or USD). Default: gpi-2 and gpi-3 give each market in its "
+        help="Index currency (CNY, USD, EUR, or one GPURENT_FX adds). Default: gpi-2 and gpi-3 "
+        "give each market in its "
         "own (CN in CNY, intl in USD), gpi-1 both.",
         show_default=False,
     ),

@@ -71,7 +71,7 @@ _OPTIONS: tuple[tuple[str, Any, Any], ...] = (
             typer.Option(
                 "--hours-per-month",
                 click_type=NUMBER,
-                help=f"Hours you run the card a month ({DEFAULT_HOURS_PER_MONTH} = always on).",
+                help=f"Hours you run the card a month, at most {DEFAULT_HOURS_PER_MONTH} (always on).",
             ),
         ],
         DEFAULT_HOURS_PER_MONTH,
