@@ -211,7 +211,12 @@ class Forecast:
             wait = f"expected wait over {_h(self.longest_h)}"
         else:
             wait = f"expected wait about {_h(self.median_wait_h)}"
-        return f"{wait}, from {self.spells} sold-out spell{'s' * (self.spells != 1)}"
+        said = f"{wait}, from {self.spells} sold-out spell{'s' * (self.spells != 1)}"
+        if self.provider_spells is None or self.provider_spells == self.spells:
+            return said
+        # At one provider the figure blends its own spells with every provider's: say how
+        # many are its own (a sentence "at vastai ... from 317 spells" when vastai had 17).
+        return f"{said} of every provider ({self.provider_spells} at this one)"
 
     def chances_text(self) -> str:
         """ "35% within 1 h, 70% within 6 h, 95% within 24 h" (- where too few spells)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from gpurent_core.cost.stock import rentable
+from gpurent_core.cost.stock import could_supply, rentable
 from gpurent_core.enums import StockStatus
 from gpurent_core.forecast import Poll, PollState, Spell, spells_from_polls
 from warehouse.db import query_rows
@@ -163,6 +163,10 @@ def _ended(until: datetime | None, at: datetime) -> bool:
 
 def _offer_state(version: Mapping[str, Any], gpus: int) -> PollState:
     if version["status"] == StockStatus.UNKNOWN.value:
+        return PollState.UNKNOWN
+    if not could_supply(version, gpus):
+        # A 1-card offer is no sight of 8 cards on one machine: not "sold out" for them
+        # (`--gpus 100` read every provider as sold out).
         return PollState.UNKNOWN
     return PollState.RENTABLE if rentable(version, gpus) else PollState.SOLD_OUT
 

@@ -40,6 +40,18 @@ def cards_to_rent(offer: Mapping[str, Any], wanted: int) -> int | None:
     return wanted if int(free) >= wanted else None
 
 
+def could_supply(offer: Mapping[str, Any], wanted: int) -> bool:
+    """Whether ``offer`` is of a kind that can supply ``wanted`` cards at all, free or not:
+    a machine of fewer cards, or a card price with no per-machine free count, never can, so
+    a look at it says nothing of ``wanted`` cards (it is not "sold out" for them)."""
+    count = int(offer["gpu_count"])
+    if wanted <= count:
+        return True
+    if str(offer["price_basis"]) == PriceBasis.INSTANCE.value:
+        return False
+    return offer.get("provider") in registry.PER_MACHINE_FREE_COUNTS
+
+
 def rentable(offer: Mapping[str, Any], cards_needed: int = 1) -> bool:
     """Whether ``offer`` can be rented now by someone who needs ``cards_needed`` cards.
 

@@ -27,7 +27,8 @@ LIMITS: tuple[tuple[str, int, str], ...] = (
     ("boot_minutes", 24 * 60, "minutes (a day)"),
 )
 """The largest figure each usage number takes."""
-SHORTEST_SESSION_H = Decimal(1) / 3600
+SHORTEST_SESSION_H = Decimal("0.0001")
+"""A session shorter than this (0.36 s) is a typo: 1e-30 h made 7e32 sessions a month."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class UsageProfile:
         if self.session_hours is not None:
             session = self._check_number("session_hours", self.session_hours)
             if session < SHORTEST_SESSION_H:
-                raise ValueError(f"session_hours is at least one second (1/3600 h), got {session}")
+                raise ValueError(f"session_hours is at least {SHORTEST_SESSION_H} h, got {session}")
             if not 0 < session <= self.hours_per_month:
                 raise ValueError(
                     f"session_hours must be > 0 and at most hours_per_month "

@@ -350,8 +350,9 @@ def test_dashboard_command_prints_the_url_and_runs_streamlit(
 ) -> None:
     calls: list[list[str]] = []
 
-    def fake_call(cmd: list[str]) -> int:
+    def fake_call(cmd: list[str], **how: object) -> int:
         calls.append(cmd)
+        assert callable(how.get("preexec_fn")), "the server dies with the command"
         return 0
 
     monkeypatch.setattr(dashboard_cli.subprocess, "call", fake_call)

@@ -311,3 +311,27 @@ def test_a_poll_that_quarantined_a_keyless_item_is_not_sold_out(tmp_path: Path) 
     finally:
         con.close()
     assert states == [PollState.SOLD_OUT, PollState.UNKNOWN]
+
+
+def test_a_provider_forecast_says_how_many_spells_are_its_own() -> None:
+    """Audit (CLI): "at vastai ... from 317 sold-out spells" when vastai had 17: the figure
+    blends every provider's spells, and says how many are the one asked."""
+    spells = [spell(2, at=k) for k in range(6)] + [
+        spell(2, at=k, provider="other") for k in range(9)
+    ]
+    found = RestockModel(spells, prior=1e9).forecast("acme", MONDAY)
+    assert found.wait_text().endswith("from 15 sold-out spells of every provider (6 at this one)")
+
+
+def test_a_machine_too_small_for_the_cards_asked_is_no_sight_of_them() -> None:
+    """Audit (CLI): `--gpus 100` read every provider as sold out; a 1-card offer, or a card
+    price with no per-machine count, says nothing of 100 cards on one machine."""
+    from gpurent_core.cost.stock import could_supply
+
+    one = {"gpu_count": 1, "price_basis": "instance", "provider": "lambda"}
+    eight = {"gpu_count": 8, "price_basis": "instance", "provider": "lambda"}
+    card = {"gpu_count": 1, "price_basis": "gpu", "provider": "vastai"}
+    machine_counted = {"gpu_count": 1, "price_basis": "gpu", "provider": "autodl"}
+    assert could_supply(eight, 8) and not could_supply(one, 2)
+    assert not could_supply(card, 2) and could_supply(card, 1)
+    assert could_supply(machine_counted, 4), "its free count may show 4 on one machine"
