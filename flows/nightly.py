@@ -137,8 +137,8 @@ def load_and_track(
     ``lock_wait_s`` overrides GPURENT_LOCK_WAIT_S for each connection.
     """
     manifest = manifest or manifest_path(outcomes)
-    if manifest is not None:
-        write_manifest(manifest, outcomes, db_path=db_path)
+    if manifest is not None and not _listed(manifest, outcomes, db_path):
+        manifest = None  # the runs are loaded all the same; only a resume is lost
     runs: list[LoadedRun] = []
     busy = None
     for index, outcome in enumerate(outcomes):
@@ -147,13 +147,34 @@ def load_and_track(
         except WarehouseLocked as exc:
             busy = str(exc)
             break
-        if manifest is not None:
-            write_manifest(manifest, outcomes[index + 1 :], db_path=db_path)
+        if manifest is not None and not _listed(manifest, outcomes[index + 1 :], db_path):
+            manifest = None
     left = outcomes[len(runs) :]
-    if busy is not None and manifest is not None:
-        later = load_later_command(manifest, db_path)
+    if busy is not None:
+        later = (
+            f"`{load_later_command(manifest, db_path)}`"
+            if manifest is not None
+            else "a crawl again (the pending-load list could not be written)"
+        )
         runs += [LoadedRun(o, _not_loaded(o, later), None) for o in left]
     return LoadReport(runs=runs, manifest=manifest if left else None, busy=busy)
+
+
+def _listed(manifest: Path, pending: list[CrawlOutcome], db_path: Path) -> bool:
+    """Write the pending-load list; False, said in the log, when it cannot be written (a
+    full feeds disk): the runs crawled are loaded all the same (before, the whole load
+    aborted and every provider's finished run was lost), only a resume is not possible."""
+    try:
+        write_manifest(manifest, pending, db_path=db_path)
+    except OSError as exc:
+        log.warning(
+            "cannot write the pending-load list %s (%s): loading without it; a load that "
+            "stops now cannot be finished with `gpurent load`",
+            manifest,
+            exc.strerror or exc,
+        )
+        return False
+    return True
 
 
 def _load_retrying(db_path: Path, outcome: CrawlOutcome, lock_wait_s: float | None) -> LoadedRun:
@@ -279,7 +300,7 @@ def _not_loaded(outcome: CrawlOutcome, later: str) -> RunSummary:
         quarantined=0,
         duration_s=round(seconds, 2),
         message=f"not loaded, warehouse busy: {crawled} offers crawled, feed kept; "
-        f"load it later with `{later}`",
+        f"load it later with {later}",
     )
 
 

@@ -182,3 +182,17 @@ def test_gpurent_load_refuses_runs_crawled_for_another_warehouse(tmp_path: Path)
     assert manifest.exists() and not other.exists()
     rows, busy = load_manifests(meant, [manifest])
     assert busy is None and [r["result"] for r in rows] == ["loaded"]
+
+
+def test_a_pending_list_that_cannot_be_written_loses_no_run(tmp_path: Path) -> None:
+    """Audit (operations): with the feeds disk full, writing the pending-load list failed
+    and the whole load aborted: every provider's finished run was lost, and `providers`
+    went on showing the previous ok. The runs are loaded all the same."""
+    db = tmp_path / "gpurent.duckdb"
+    outcomes = [make_outcome(tmp_path / "feeds", "run-9", p, 3) for p in PROVIDERS[:2]]
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the list's folder would be", encoding="utf-8")
+    report = load_and_track(db, outcomes, manifest=blocked / PENDING_MANIFEST)
+    assert report.busy is None and [s.status for s in report.summaries] == ["ok", "ok"]
+    for outcome in outcomes:
+        assert stored_keys(db, outcome.provider, "run-9") == feed_keys(outcome)
