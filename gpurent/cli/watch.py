@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -536,6 +536,7 @@ def poll(
     )
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(to_jsonable(result), ensure_ascii=False, indent=2) + "\n")
+        _refuse_blind_poll(result)
         return
     render(result["providers"], fmt, columns=POLL_COLUMNS, title=f"watch poll {result['run_id']}")
     if fmt is OutputFormat.TABLE:
@@ -561,6 +562,18 @@ def poll(
             f"failed {delivery['failed']} (retried on later polls)",
             markup=False,
         )
+    _refuse_blind_poll(result)
+
+
+def _refuse_blind_poll(result: Mapping[str, Any]) -> None:
+    """A poll whose every crawl failed saw nothing: "0 alert(s)" with exit 0 read as a
+    quiet market. Exit 1 with a line saying so (a skipped provider was not due: no crawl)."""
+    crawled = [p for p in result["providers"] if p.get("action") == "polled"]
+    if crawled and all(p.get("status") in BLIND_STATUSES for p in crawled):
+        refuse("every provider polled failed or was refused: this poll saw nothing", code=1)
+
+
+BLIND_STATUSES = frozenset({"failed", "layout_changed", "auth_required"})
 
 
 @watch_app.command("deliver")

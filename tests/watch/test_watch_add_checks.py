@@ -52,3 +52,19 @@ def test_an_outbox_status_that_is_no_status_is_refused(tmp_path: Path) -> None:
     code, err = _run("watch", "outbox", "--status", "nosuch", "--db", str(db))
     assert code == 2 and "one of pending, sent" in err
     assert _run("watch", "outbox", "--status", "PENDING", "--db", str(db))[0] == 0
+
+
+def test_a_poll_whose_every_crawl_failed_is_no_quiet_market() -> None:
+    """Audit (operations): `watch poll` exited 0 with "0 alert(s)" when every provider it
+    polled failed: a cron job could not tell a blind poll from a quiet market."""
+    import typer
+
+    from gpurent.cli.watch import _refuse_blind_poll
+
+    failed = {"provider": "vastai", "action": "polled", "status": "failed"}
+    skipped = {"provider": "autodl", "action": "skipped", "status": None}
+    with pytest.raises(typer.Exit) as stopped:
+        _refuse_blind_poll({"providers": [failed, skipped]})
+    assert stopped.value.exit_code == 1
+    _refuse_blind_poll({"providers": [failed, failed | {"provider": "x", "status": "ok"}]})
+    _refuse_blind_poll({"providers": [skipped]})  # nothing was due: not blind
