@@ -194,12 +194,7 @@ class ProviderSpider(scrapy.Spider):
         self.note_auth("rejected", f"HTTP {response.status} from {source}")
         # What the refused page would have listed is unread, as for a page given up on (a
         # 401 on page 2 of a listing closed the offers of that page as "no longer listed").
-        request = getattr(response, "request", None)
-        unread = request.meta.get(UNREAD_META) if request is not None else None
-        if isinstance(unread, dict):
-            self.note_unread(keys=unread.get("keys", ()), prefixes=unread.get("prefixes"))
-        else:
-            self.note_unread()
+        self.note_unread_of(getattr(response, "request", None))
         return True
 
     def json_page(
@@ -333,6 +328,15 @@ class ProviderSpider(scrapy.Spider):
             prefixes = [EVERY_OFFER]
         self.ledger.note_unread(keys=keys, prefixes=prefixes or ())
 
+    def note_unread_of(self, request: Any) -> None:
+        """What ``request`` would have listed is unread: its ``UNREAD_META``, else every
+        offer (a request that was not read cannot say what it would have held)."""
+        unread = request.meta.get(UNREAD_META) if request is not None else None
+        if isinstance(unread, dict):
+            self.note_unread(keys=unread.get("keys", ()), prefixes=unread.get("prefixes"))
+        else:
+            self.note_unread()
+
     def note_page_parsed(self) -> None:
         self.ledger.pages_parsed += 1
 
@@ -355,11 +359,7 @@ class ProviderSpider(scrapy.Spider):
         what it would have listed is unread (its ``UNREAD_META``, else every offer)."""
         self.ledger.requests_gave_up += 1
         request = getattr(failure, "request", None)
-        unread = request.meta.get(UNREAD_META) if request is not None else None
-        if isinstance(unread, dict):
-            self.note_unread(keys=unread.get("keys", ()), prefixes=unread.get("prefixes"))
-        else:
-            self.note_unread()
+        self.note_unread_of(request)
         where = self.provider_path(request.url) if request is not None else "?"
         if isinstance(failure.value, HttpError):
             status = failure.value.response.status
