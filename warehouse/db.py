@@ -252,8 +252,9 @@ def busy_message(db_path: Path, lock_error: str, *, waited_s: float) -> str:
     pid = re.search(r"PID (\d+)", lock_error)
     holder = f", PID {pid.group(1)}," if pid else ""
     return (
-        f"warehouse busy: a crawl or load is writing {db_path} (held by another process"
-        f"{holder} for the {waited_s:.1f} s waited); try again shortly (or set {LOCK_WAIT_ENV})"
+        f"warehouse busy: another process{holder} holds {db_path} (a crawl or load, or another "
+        f"program with it open) for the {waited_s:.1f} s waited; try again shortly (or set "
+        f"{LOCK_WAIT_ENV})"
     )
 
 

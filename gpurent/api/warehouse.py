@@ -111,9 +111,7 @@ def open_warehouse(db: Path | str | None) -> Iterator[duckdb.DuckDBPyConnection]
     except WarehouseMissing as exc:
         raise NoWarehouse(str(exc), argument="db") from exc
     except WarehouseLocked as exc:
-        raise WarehouseBusy(
-            f"{exc}: a crawl or load is writing; try again when it is done", argument="db"
-        ) from exc
+        raise WarehouseBusy(str(exc), argument="db") from exc
     except Damaged as exc:
         raise WarehouseDamaged(str(exc), argument="db") from exc
     except Exception as exc:
