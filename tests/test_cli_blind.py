@@ -5,6 +5,7 @@ at all (every run failed, or none ran) say so on stderr and exit 1, in every for
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,24 @@ def test_an_empty_answer_from_a_seen_market_is_an_answer(tmp_path: Path) -> None
     db = build_market(tmp_path)
     code, out, _ = _run("cheapest", "--min-vram", "1000", "--db", str(db), "--format", "json")
     assert (code, out.strip()) == (0, "[]")
+
+
+def test_an_offer_no_rate_converts_is_left_out_and_counted(tmp_path: Path) -> None:
+    """Audit (money): one offer in a currency with no rate (GBP) made `offers`, `cheapest`,
+    `rank` and `size` refuse the whole market. One rule now: left out, and counted."""
+    from tests.api.tco_kit import card
+
+    kit = FeedKit(tmp_path)
+    db = tmp_path / "gbp.duckdb"
+    with writing(db) as con:
+        run = kit.run(1, provider="autodl")
+        load_run(con, run, kit.write("autodl", [
+            card(kit, run, "in-cny", "2.00"),
+            card(kit, run, "in-gbp", "0.20", currency="GBP"),
+        ]))  # fmt: skip
+    code, out, err = _run("cheapest", "--min-vram", "1", "--db", str(db), "--format", "json")
+    assert code == 0
+    assert [r["offer_key"] for r in json.loads(out)] == ["in-cny"]
+    assert "1 offer(s) left out: priced in GBP" in err
+    code, out, _ = _run("rank", "--db", str(db), "--format", "json")
+    assert code == 0, out

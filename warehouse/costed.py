@@ -4,7 +4,7 @@ dashboard all read, so every surface shows the same numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 from functools import partial
@@ -26,7 +26,7 @@ from gpurent_core.enums import (
     PriceKind,
     StockStatus,
 )
-from gpurent_core.fx import FxError, FxRate, FxTable, load_fx_table
+from gpurent_core.fx import FxError, FxRate, FxRateMissing, FxTable, load_fx_table
 from gpurent_core.host import HOST_FIELDS, HostFilter
 from gpurent_core.terms import FeeTerms, PlanTerms
 from warehouse.queries import latest_offer_conditions, latest_offers
@@ -37,6 +37,7 @@ from warehouse.ranking import (
     latest_rows,
     spot_to_rank,
     stale_to_rank,
+    unconvertible_to_rank,
     unpublished_to_rank,
 )
 
@@ -203,7 +204,8 @@ def cost_offer(
     cost: TrueCost | None
     try:
         cost = true_cost(inp, profile, display_currency=display_currency, fx=fx)
-    except DoesNotFit:
+    except (DoesNotFit, FxRateMissing):
+        # Too few cards, or a price no rate converts (left out and counted: LeftOut).
         cost = None
     if cache is not None:
         cache[key] = cost
@@ -337,6 +339,27 @@ class LeftOut:
     spot: int = 0
     """Spot (interruptible) headline prices ``spot=False`` leaves out: what ``spot=None``
     would add. 0 unless ``spot`` is False."""
+    unconvertible: int = 0
+    """Priced in a currency the FX table cannot convert to the display one (one rule for a
+    missing rate: left out and counted, never the whole answer refused, never a silent
+    drop, never shown in the wrong currency)."""
+    unconvertible_currencies: tuple[str, ...] = ()
+
+
+def unconvertible_currencies(
+    con: duckdb.DuckDBPyConnection, display_currency: str, fx: FxTable | None = None
+) -> list[str]:
+    """The currencies offers are priced in that the FX table cannot convert to
+    ``display_currency`` (GBP with no GBP rate): their offers are left out of a ranking."""
+    table = fx or fx_table_for(con)
+    listed = [c for (c,) in con.execute("SELECT DISTINCT currency FROM current_offers").fetchall()]
+    missing = []
+    for code in sorted(str(c) for c in listed if c):
+        try:
+            table.rate(code, display_currency)
+        except FxRateMissing:
+            missing.append(code)
+    return missing
 
 
 def left_out(
@@ -352,11 +375,17 @@ def left_out(
     include_stale: bool = False,
     host: HostFilter | None = None,
     spot: bool | None = None,
+    unconvertible: Sequence[str] = (),
 ) -> LeftOut:
-    """What ``costed_latest_offers`` with the same arguments leaves out, by reason."""
+    """What ``costed_latest_offers`` with the same arguments leaves out, by reason
+    (``unconvertible``: the currencies ``unconvertible_currencies`` found)."""
     filters = _filters(gpu_model, min_vram_gb, provider, gpu_vram_gb, gpu_form_factor, host, spot)
     scope: dict[str, Any] = {"filters": filters, "in_stock_only": in_stock_only}
     return LeftOut(
+        unconvertible=unconvertible_to_rank(
+            con, profile, **scope, currencies=unconvertible, include_stale=include_stale
+        ),
+        unconvertible_currencies=tuple(unconvertible),
         stale=0 if include_stale else stale_to_rank(con, profile, **scope),
         cards=_short_of_cards(con, profile, filters, include_stale) if in_stock_only else 0,
         unpublished=unpublished_to_rank(con, profile, **scope, include_stale=include_stale),

@@ -42,6 +42,7 @@ confirmed by the provider's latest look, rule of truth 11) are ranked only when 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
@@ -393,6 +394,25 @@ def spot_to_rank(
     leaves them out (``spot=False``) would list with them."""
     spot_only = {**filters, "spot": True}
     return _count_to_rank(con, profile, spot_only, in_stock_only, _ranked(include_stale))
+
+
+def unconvertible_to_rank(
+    con: duckdb.DuckDBPyConnection,
+    profile: UsageProfile,
+    *,
+    filters: Mapping[str, Any],
+    in_stock_only: bool,
+    currencies: Sequence[str],
+    include_stale: bool = False,
+) -> int:
+    """How many offers a ranking for ``profile`` and ``filters`` leaves out because they are
+    priced in one of ``currencies``, which the FX table cannot convert to the display one."""
+    codes = [c for c in currencies if re.fullmatch(r"[A-Z]{3}", c)]  # inlined: codes only
+    if not codes:
+        return 0
+    listed = ", ".join(f"'{c}'" for c in codes)
+    where = f"{_ranked(include_stale) or 'WHERE TRUE'} AND o.currency IN ({listed})"
+    return _count_to_rank(con, profile, filters, in_stock_only, where)
 
 
 def unpublished_to_rank(

@@ -165,13 +165,19 @@ class OfferList(list[Offer]):
     time is no month's rent.
 
     ``market_seen``: False when the warehouse holds no offer at all (no provider has had a
-    good run yet): an empty answer then says nothing of the market, it is blind."""
+    good run yet): an empty answer then says nothing of the market, it is blind.
+
+    ``unconvertible_left_out``: offers priced in a currency no rate converts to the one
+    asked (``unconvertible_currencies`` names them): left out and counted, never the whole
+    answer refused for one of them."""
 
     stale_left_out: int
     cards_left_out: int
     unpublished_left_out: int
     spot_left_out: int
     market_seen: bool
+    unconvertible_left_out: int
+    unconvertible_currencies: tuple[str, ...]
 
     def __init__(
         self,
@@ -182,6 +188,8 @@ class OfferList(list[Offer]):
         unpublished_left_out: int = 0,
         spot_left_out: int = 0,
         market_seen: bool = True,
+        unconvertible_left_out: int = 0,
+        unconvertible_currencies: tuple[str, ...] = (),
     ) -> None:
         super().__init__(offers)
         self.stale_left_out = stale_left_out
@@ -189,6 +197,8 @@ class OfferList(list[Offer]):
         self.unpublished_left_out = unpublished_left_out
         self.spot_left_out = spot_left_out
         self.market_seen = market_seen
+        self.unconvertible_left_out = unconvertible_left_out
+        self.unconvertible_currencies = unconvertible_currencies
 
 
 _NOT_FROM_ROW = {"offer_id", "status", "raw_gpu_name", "fees", "plans", "cost"}
@@ -258,7 +268,7 @@ def _costed(
     host: HostFilter | None = None,
     spot: bool | None = None,
 ) -> OfferList:
-    from warehouse.costed import costed_latest_offers, left_out
+    from warehouse.costed import costed_latest_offers, left_out, unconvertible_currencies
     from warehouse.db import fetch_one
 
     check_limit(limit)
@@ -299,7 +309,10 @@ def _costed(
         )
         # Each reason an offer the filters keep is not in the answer, counted so the answer
         # can say why (16 cards are never assumed from a card price, spot is no month's rent).
-        out = left_out(con, profile, in_stock_only=in_stock, include_stale=include_stale, **filters)
+        out = left_out(
+            con, profile, in_stock_only=in_stock, include_stale=include_stale,
+            unconvertible=unconvertible_currencies(con, shown_in), **filters,
+        )  # fmt: skip
         any_offer = fetch_one(con, "SELECT EXISTS (SELECT 1 FROM current_offers)")
         seen = bool(costed) or bool(any_offer and any_offer[0])
     return OfferList(
@@ -309,6 +322,8 @@ def _costed(
         unpublished_left_out=out.unpublished,
         spot_left_out=out.spot,
         market_seen=seen,
+        unconvertible_left_out=out.unconvertible,
+        unconvertible_currencies=out.unconvertible_currencies,
     )
 
 

@@ -194,6 +194,7 @@ def answer_footnote(
             cards_note(found.cards_left_out, gpus),
             spot_note(getattr(found, "spot_left_out", 0)),
             unpublished_note(getattr(found, "unpublished_left_out", 0), host or {}),
+            unconvertible_note(found),
         )
         if n
     ]
@@ -203,6 +204,19 @@ def answer_footnote(
         counts = []
     notes = [n for n in (storage_footnote(found), fx_footnote(found), *counts) if n]
     return "\n".join(notes) or None
+
+
+def unconvertible_note(found: Any) -> str | None:
+    """How many offers were left out for a currency no rate converts, and how to add one."""
+    left = getattr(found, "unconvertible_left_out", 0)
+    if not left:
+        return None
+    codes = ", ".join(found.unconvertible_currencies)
+    first = found.unconvertible_currencies[0] if found.unconvertible_currencies else "XXX"
+    return (
+        f"{left} offer(s) left out: priced in {codes}, which no exchange rate converts "
+        f'(GPURENT_FX="{first}/USD=<rate>" adds one)'
+    )
 
 
 def fx_footnote(costed: Sequence[Any]) -> str | None:

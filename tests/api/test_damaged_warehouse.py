@@ -131,8 +131,9 @@ def test_another_databases_file_is_no_warehouse_and_nothing_is_fetched(tmp_path:
         build_app(),
         ["watch", "add", "--gpu", "4090", "--notify", "json://h:9/x", "--db", str(lite)],
     )
-    assert result.exit_code == 2 and str(lite) in result.stderr
-    assert "extension" not in result.stderr
+    said = "".join(result.stderr.split())  # the box may wrap a long path anywhere
+    assert result.exit_code == 2 and "lite.db" in said and "notagpurentwarehouse" in said
+    assert "extension" not in said
 
 
 def test_a_writer_leaves_another_programs_duckdb_database_alone(tmp_path: Path) -> None:
@@ -149,7 +150,7 @@ def test_a_writer_leaves_another_programs_duckdb_database_alone(tmp_path: Path) 
         build_app(),
         ["watch", "add", "--gpu", "4090", "--notify", "json://h:9/x", "--db", str(theirs)],
     )
-    assert result.exit_code == 2 and "another program" in result.stderr
+    assert result.exit_code == 2 and "anotherprogram" in "".join(result.stderr.split())
     with duckdb.connect(str(theirs), read_only=True) as con:
         assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [
             ("foo",)

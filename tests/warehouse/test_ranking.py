@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from wh_kit import REPO_ROOT, FeedKit
 
 from gpurent_core.cost.usage import UsageProfile
-from gpurent_core.fx import FxRateMissing
 from gpurent_core.model import (
     AddonFee,
     BillingUnit,
@@ -274,16 +273,24 @@ def test_ties_beyond_the_limit_rank_by_provider_and_key(
     assert [c.offer["provider"] for c in full[1:62]] == ["acme"] * 60 + ["autodl"]
 
 
-def test_a_missing_fx_rate_fails_as_costing_everything_does(
+def test_an_offer_no_rate_converts_is_left_out_and_counted_with_a_limit_or_not(
     market_db: tuple[duckdb.DuckDBPyConnection, FeedKit],
 ) -> None:
+    """One rule for a missing rate (audit, money): left out and counted (it refused the
+    whole ranking), the same with the bound query (a limit) as without."""
+    from warehouse.costed import left_out, unconvertible_currencies
+
     con, kit = market_db
     run = kit.run(1)
     pounds = kit.offer(run, "b", gpu_model="A100", currency="GBP")
     load_run(con, run, kit.write("r1", [kit.offer(run, "a"), pounds]))
     for limit in (None, 1):
-        with pytest.raises(FxRateMissing):
-            costed_latest_offers(con, UsageProfile(), display_currency="CNY", limit=limit)
+        got = costed_latest_offers(con, UsageProfile(), display_currency="CNY", limit=limit)
+        assert [c.offer["offer_key"] for c in got] == ["a"]
+    missing = unconvertible_currencies(con, "CNY")
+    assert missing == ["GBP"]
+    out = left_out(con, UsageProfile(), unconvertible=missing)
+    assert (out.unconvertible, out.unconvertible_currencies) == (1, ("GBP",))
     # Filtered out, the GBP offer needs no rate.
     fast = costed_latest_offers(
         con, UsageProfile(), display_currency="CNY", gpu_model="H100", limit=1
