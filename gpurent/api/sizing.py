@@ -550,6 +550,12 @@ def _resolve_model(
         with_fp8_blocks,
         with_group_size,
     )
+
+    if precision is not None and not precision.strip():
+        # "" read as "no precision given" sized bf16 without a word (an unset variable).
+        raise CannotSize(
+            "precision is empty: give one (bf16, fp8, int4, ...)", argument="precision"
+        )
     from sizing.report import ModelInfo
 
     given = [x for x in (model, config, params_b) if x is not None]

@@ -369,9 +369,15 @@ def add(
             )
 
     # On a lake, beside another machine's writes: a refused commit takes the next id.
+    from gpurent.api.warehouse import lake_chosen, resolve_db
+
+    target = resolve_db(db)
+    new_file = not lake_chosen() and not target.exists()
     watch = retrying_writes(
         attempt, what="the watch was added", log=logging.getLogger(__name__).info
     )
+    if new_file:  # a mistyped --db would otherwise hold the only watch, unseen
+        typer.echo(f"created a new warehouse at {target} (no crawl has filled it yet)", err=True)
     _render_watches([watch], fmt, title="watch added")
     if fmt is OutputFormat.TABLE:
         Console(stderr=True).print(

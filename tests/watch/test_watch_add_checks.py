@@ -68,3 +68,20 @@ def test_a_poll_whose_every_crawl_failed_is_no_quiet_market() -> None:
     assert stopped.value.exit_code == 1
     _refuse_blind_poll({"providers": [failed, failed | {"provider": "x", "status": "ok"}]})
     _refuse_blind_poll({"providers": [skipped]})  # nothing was due: not blind
+
+
+def test_a_watch_added_to_a_new_path_says_it_created_a_warehouse(tmp_path: Path) -> None:
+    """Audit (CLI): a mistyped --db made a new warehouse holding the only watch, unsaid."""
+    db = tmp_path / "typo.duckdb"
+    result = CliRunner().invoke(build_app(), ["watch", "add", "--gpu", "4090", "--notify", HOOK,
+                                              "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0 and "created a new warehouse" in result.stderr
+    again = CliRunner().invoke(build_app(), ["watch", "add", "--gpu", "H100", "--notify", HOOK,
+                                             "--db", str(db)])  # fmt: skip
+    assert again.exit_code == 0 and "created a new warehouse" not in again.stderr
+
+
+def test_an_empty_precision_is_refused_not_read_as_bf16(tmp_path: Path) -> None:
+    code, err = _run("size", "--model", "llama-3.1-8b", "--precision", "", "--prompt-tokens",
+                     "100", "--gen-tokens", "10", "--db", str(tmp_path / "none.duckdb"))  # fmt: skip
+    assert code == 2 and "precision is empty" in err
