@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.crawl import (
@@ -364,11 +365,15 @@ def crawl_all(
     work_dir: Path,
     replay_url: str | None,
     env: tuple[tuple[str, str | None], ...],
+    pending_for: Path | None = None,
 ) -> list[CrawlOutcome]:
     """Crawl providers in parallel tasks (inside a flow); one outcome per provider, always.
 
     ``replay_url``: the root of a replay server (each spider gets ``<root>/<provider>``);
     None crawls the real providers. Shared by the nightly crawl and the watch poll.
+    ``pending_for``: the warehouse the runs are for; each run is then listed in the run's
+    pending-load list as its crawler ends, so a crawl stopped before its load (a SIGTERM
+    while slower providers still crawl) leaves what had finished to `gpurent load`.
     """
     specs = [
         CrawlSpec(
@@ -381,17 +386,25 @@ def crawl_all(
         for p in providers
     ]
     futures = [crawl_provider.submit(spec) for spec in specs]
-    outcomes = []
-    for spec, future in zip(specs, futures, strict=True):
-        future.wait()
+    ended: dict[str, CrawlOutcome] = {}
+    spec_of = {id(future): spec for spec, future in zip(specs, futures, strict=True)}
+    for future in as_completed(futures):
+        spec = spec_of[id(future)]
         if future.state.is_completed():
-            outcomes.append(future.result())
+            ended[spec.provider] = future.result()
         else:
             # Retries exhausted: record the provider as failed, keep the others going.
             _, feed, report, log = crawl_command(spec)
             now = utcnow()
-            outcomes.append(CrawlOutcome(spec.provider, run_id, now, now, None, feed, report, log))
-    return outcomes
+            ended[spec.provider] = CrawlOutcome(
+                spec.provider, run_id, now, now, None, feed, report, log
+            )
+        if pending_for is not None:
+            done = [ended[s.provider] for s in specs if s.provider in ended]
+            manifest = manifest_path(done)
+            if manifest is not None:
+                _listed(manifest, done, pending_for)
+    return [ended[spec.provider] for spec in specs]
 
 
 @flow(
@@ -425,6 +438,7 @@ def nightly_crawl(
             work_dir=work_dir,
             replay_url=server.url if server else None,
             env=env,
+            pending_for=db_path,
         )
     summaries = load_outcomes(db_path, outcomes, lock_wait_s)
     create_markdown_artifact(

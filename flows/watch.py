@@ -199,6 +199,7 @@ def watch_poll(
                 work_dir=work_dir,
                 replay_url=replay_url or (server.url if server else None),
                 env=env,
+                pending_for=db_path,
             )
         timings["crawl"] = time.perf_counter() - clock
         clock = time.perf_counter()

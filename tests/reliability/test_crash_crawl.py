@@ -89,3 +89,56 @@ def test_a_crawl_killed_mid_crawl_or_mid_load_loses_nothing_stored(
     assert not list(feeds.glob(f"*/{PENDING_MANIFEST}"))
     integrity = check_integrity(db)
     assert integrity.runs >= len(PROVIDERS)
+
+
+def test_a_crawl_stopped_while_a_provider_still_crawls_leaves_the_finished_ones_to_load(
+    prefect_harness: None, tmp_path: Path
+) -> None:
+    """Audit (operations): SIGTERM to a crawl whose Vast.ai crawler still waited lost the
+    providers that had finished: the pending-load list was written only when the load
+    began. Each run is now listed as its crawler ends. Vast.ai's answer is held for an hour
+    (and Scrapy waits as long): it cannot finish before the crawl is stopped."""
+    import os
+    import signal
+
+    from replay.loader import copy_default_scene
+
+    root = tmp_path / "recordings"
+    copy_default_scene(root)
+    slow = root / "slow-vastai" / "vastai"
+    slow.mkdir(parents=True)
+    (root / "slow-vastai" / "scene.json").write_text(
+        json.dumps({"description": "Vast.ai answers after an hour", "extends": "default",
+                    "steps": 1}), encoding="utf-8",
+    )  # fmt: skip
+    (slow / "routes.json").write_text(
+        json.dumps([{"method": "POST", "path": "/api/v0/bundles/", "status": 500,
+                     "body_text": "{}", "fault": {"delay_s": 3600}}]), encoding="utf-8",
+    )  # fmt: skip
+    db = tmp_path / "var" / "gpurent.duckdb"
+    feeds = db.parent / "feeds"
+    args = ["crawl", "--replay", str(root), "--scene", "slow-vastai", "--db", str(db),
+            "--provider", "cudo", "--provider", "vastai"]  # fmt: skip
+    crawl = subprocess.Popen(
+        [sys.executable, "-m", "gpurent", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+        env={**crawl_env(), "DOWNLOAD_TIMEOUT": "3600"}, start_new_session=True,
+    )  # fmt: skip
+    try:
+        listed = lambda: any(  # noqa: E731
+            "cudo" in m.read_text(encoding="utf-8") for m in feeds.glob(f"*/{PENDING_MANIFEST}")
+        )
+        assert wait_until(listed, while_alive=crawl), crawl.communicate()[1][-3000:]
+        os.kill(crawl.pid, signal.SIGTERM)  # the command, as a service manager stops it
+        crawl.communicate(timeout=300)
+    finally:
+        if crawl.poll() is None:
+            kill_hard(crawl, group=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpurent", "load", str(feeds), "--db", str(db), "--format", "json"],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=child_env(), timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {r["provider"]: r for r in json.loads(done.stdout)}
+    assert rows["cudo"]["result"] == "loaded" and rows["cudo"]["offers"] > 0
+    assert "vastai" not in rows, "a crawler that never ended lists nothing"
