@@ -273,6 +273,22 @@ def take_write_lease(con: duckdb.DuckDBPyConnection) -> None:
     start_sequences(con)
 
 
+@contextmanager
+def leased_transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One write transaction holding the write lease (``take_write_lease``): committed when
+    the block ends, rolled back on any error (a commit the lake refused has ended it
+    already). Must be entered outside an open transaction."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        take_write_lease(con)
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
+
+
 WRITE_TRIES = 5
 """How many times a lake write meets another writer's commit before it gives up, busy."""
 
@@ -595,6 +611,7 @@ __all__ = [
     "is_read_conflict",
     "is_write_conflict",
     "lake_sql",
+    "leased_transaction",
     "load_extensions",
     "migrate_lake",
     "reading_lake",

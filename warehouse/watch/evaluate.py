@@ -42,7 +42,7 @@ import duckdb
 
 from gpurent_core.fx import FxTable
 from warehouse.costed import fx_table_for
-from warehouse.lake import take_write_lease
+from warehouse.lake import leased_transaction
 from warehouse.watch.criteria import Watch, assess
 from warehouse.watch.machine import (
     AlertKind,
@@ -250,12 +250,10 @@ def evaluate_watches(
         return result
     fx = fx or fx_table_for(con)
 
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with leased_transaction(con):
         # On a lake, two pollers evaluating at once would both queue each alert (no keys
         # there) with ids from the same sequence: the second to commit is refused, and its
         # caller's retry (``warehouse.lake.retrying_writes``) finds the runs evaluated.
-        take_write_lease(con)
         states = _States(con)
         cursors = _cursors(con)
         new_cursors: dict[tuple[int, str], RunRef] = {}
@@ -327,13 +325,6 @@ def evaluate_watches(
                 [watch_id, provider, run.run_id, run.started_at, run.finished_at, now],
             )
         result.queued = enqueue(con, notifications, now=now)
-        con.execute("COMMIT")
-    except BaseException:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error as exc:  # keep the original error
-            log.debug("rollback after a failed evaluation: %s", exc)
-        raise
     return result
 
 

@@ -25,7 +25,6 @@ least once).
 
 from __future__ import annotations
 
-import contextlib
 import random
 import re
 import time
@@ -37,7 +36,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from warehouse.lake import WRITE_TRIES, is_read_conflict, is_write_conflict, take_write_lease
+from warehouse.lake import WRITE_TRIES, is_read_conflict, is_write_conflict, leased_transaction
 from warehouse.queries import frame
 
 Sender = Callable[[str, str, str], None]
@@ -257,15 +256,8 @@ def _mark(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> None:
 
 def _leased(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[Any]:
     """``sql`` in a transaction of its own holding the write lease; its result rows."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        take_write_lease(con)
+    with leased_transaction(con):
         rows = con.execute(sql, params).fetchall()
-        con.execute("COMMIT")
-    except duckdb.Error:
-        with contextlib.suppress(duckdb.Error):  # a refused commit has ended it already
-            con.execute("ROLLBACK")
-        raise
     return rows
 
 

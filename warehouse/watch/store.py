@@ -14,7 +14,6 @@ secrets are refused rather than stored and deleted later.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -23,7 +22,7 @@ from typing import Any
 import duckdb
 
 from warehouse.db import fetch_one
-from warehouse.lake import take_write_lease
+from warehouse.lake import leased_transaction
 from warehouse.watch.criteria import PricePer, Watch
 
 _COLUMNS = (
@@ -93,9 +92,7 @@ def add_watch(
     # Under the write lease: two machines adding a watch to one lake at once would take the
     # same id from their own copies of the sequence; the second commit is refused, and its
     # retry on a fresh connection (``warehouse.lake.retrying_writes``) takes the next id.
-    con.execute("BEGIN TRANSACTION")
-    try:
-        take_write_lease(con)
+    with leased_transaction(con):
         taken = fetch_one(con, "SELECT nextval('watch_ids')")
         assert taken is not None  # nextval always gives a row
         watch_id = int(taken[0])
@@ -122,11 +119,6 @@ def add_watch(
                 include_spot,
             ],
         )
-        con.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):  # a refused commit has ended it already
-            con.execute("ROLLBACK")
-        raise
     return get_watch(con, watch_id)
 
 
@@ -149,9 +141,8 @@ def remove_watch(con: duckdb.DuckDBPyConnection, watch_id: int) -> int:
     Must be called outside an open transaction (it owns BEGIN / COMMIT).
     """
     get_watch(con, watch_id)  # raises WatchNotFound
-    con.execute("BEGIN TRANSACTION")
-    try:
-        take_write_lease(con)  # beside a poll on another machine: one of the two commits
+    # Beside a poll on another machine: one of the two commits.
+    with leased_transaction(con):
         cancelled = fetch_one(
             con,
             "SELECT count(*) FROM outbox WHERE watch_id = ? AND status = 'pending'",
@@ -164,11 +155,6 @@ def remove_watch(con: duckdb.DuckDBPyConnection, watch_id: int) -> int:
         con.execute("DELETE FROM watch_offer_states WHERE watch_id = ?", [watch_id])
         con.execute("DELETE FROM watch_cursors WHERE watch_id = ?", [watch_id])
         con.execute("DELETE FROM watches WHERE watch_id = ?", [watch_id])
-        con.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):  # a refused commit has ended it already
-            con.execute("ROLLBACK")
-        raise
     # The deleted URLs out of the WAL and into the file's free blocks (see the docstring).
     con.execute("CHECKPOINT")
     return int(cancelled[0]) if cancelled else 0
